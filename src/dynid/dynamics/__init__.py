@@ -1,0 +1,24 @@
+"""Batched rigid-body dynamics of a serial chain: kinematics, RNEA, regressor, M, c, g, ABA-free
+forward dynamics. Every function takes ``(robot, q, ...)`` with joint arrays ``(*, n)``."""
+
+from dynid.dynamics.forward import forward_dynamics as forward_dynamics
+from dynid.dynamics.kinematics import forward_kinematics as forward_kinematics
+from dynid.dynamics.kinematics import tool_pose as tool_pose
+from dynid.dynamics.mass_matrix import mass_matrix as mass_matrix
+from dynid.dynamics.regressor import parameter_names as parameter_names
+from dynid.dynamics.regressor import regressor as regressor
+from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
+from dynid.dynamics.rnea import gravity_torque as gravity_torque
+from dynid.dynamics.rnea import rnea as rnea
+
+__all__ = [
+    "coriolis_torque",
+    "forward_dynamics",
+    "forward_kinematics",
+    "gravity_torque",
+    "mass_matrix",
+    "parameter_names",
+    "regressor",
+    "rnea",
+    "tool_pose",
+]

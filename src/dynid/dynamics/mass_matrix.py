@@ -1,0 +1,22 @@
+"""The joint-space inertia matrix ``M(q)``, batched."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.dynamics import _kernels
+from dynid.dynamics._chain import chain_arrays
+from dynid.dynamics._inputs import joint_arrays, link_parameters
+from dynid.robot import Robot
+
+__all__ = ["mass_matrix"]
+
+
+def mass_matrix(robot: Robot, q: ArrayLike, *, parameters: ArrayLike | None = None) -> NDArray:
+    """``M(q)`` ``(*, n, n)``, symmetric (positive definite for physical parameters)."""
+    (q,), shape = joint_arrays(robot, q=q)
+    n = robot.n_joints
+    out = np.empty((q.shape[0], n, n))
+    _kernels.mass_matrix(*chain_arrays(robot), link_parameters(robot, parameters), q, out)
+    return out.reshape(*shape, n, n)

@@ -1,0 +1,46 @@
+"""The joint-torque regressor, batched: ``tau = Y(q, dq, ddq) pi``.
+
+``Y`` has shape ``(*, n, 10 n)``; column ``10 j + k`` multiplies entry k of link j's standard
+parameters (layout ``dynid.inertia.PARAMETER_NAMES``, link frame, inertia about the origin), so
+``pi = robot.parameters.ravel()``. Rows below the block diagonal (link j below joint i) are zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.dynamics import _kernels
+from dynid.dynamics._chain import chain_arrays
+from dynid.dynamics._inputs import gravity_vector, joint_arrays
+from dynid.inertia import PARAMETER_NAMES
+from dynid.robot import Robot
+
+__all__ = ["parameter_names", "regressor"]
+
+
+def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
+              gravity: ArrayLike | None = None, out: NDArray | None = None) -> NDArray:
+    """Regressor ``(*, n, 10 n)`` at ``q, dq, ddq`` ``(*, n)``.
+
+    ``out``: an optional C-contiguous float64 ``(N, n, 10 n)`` array to write into (N samples
+    flattened), for repeated calls on large batches without reallocating.
+    """
+    (q, dq, ddq), shape = joint_arrays(robot, q=q, dq=dq, ddq=ddq)
+    n = robot.n_joints
+    expected = (q.shape[0], n, 10 * n)
+    if out is None:
+        out = np.empty(expected)
+    elif (not isinstance(out, np.ndarray) or out.shape != expected or out.dtype != np.float64
+          or not out.flags.c_contiguous):
+        got = getattr(out, "shape", type(out).__name__)
+        raise ValueError(
+            f"`out` must be a C-contiguous float64 array of shape {expected}, got {got}"
+        )
+    _kernels.regressor(*chain_arrays(robot), q, dq, ddq, gravity_vector(robot, gravity), out)
+    return out.reshape(*shape, n, 10 * n)
+
+
+def parameter_names(robot: Robot) -> list[str]:
+    """Names of the regressor's columns, e.g. ``m1, mx1, ..., Izz7`` (link index 1-based)."""
+    return [f"{name}{j + 1}" for j in range(robot.n_joints) for name in PARAMETER_NAMES]

@@ -1,0 +1,46 @@
+"""Recursive Newton–Euler inverse dynamics, batched: ``tau = M(q) ddq + c(q, dq) + g(q)``.
+
+Rigid-body torques only; joint friction is the robot's ``friction`` model, added by callers
+that want it (``robot.friction.torque(dq)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.dynamics import _kernels
+from dynid.dynamics._chain import chain_arrays
+from dynid.dynamics._inputs import gravity_vector, joint_arrays, link_parameters
+from dynid.robot import Robot
+
+__all__ = ["coriolis_torque", "gravity_torque", "rnea"]
+
+
+def rnea(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
+         parameters: ArrayLike | None = None, gravity: ArrayLike | None = None) -> NDArray:
+    """Joint torques ``(*, n)`` for ``q, dq, ddq`` ``(*, n)``.
+
+    ``parameters`` ``(n, 10)`` overrides the robot's link parameters, ``gravity`` ``(3,)`` its
+    gravity vector (base frame, m/s^2).
+    """
+    (q, dq, ddq), shape = joint_arrays(robot, q=q, dq=dq, ddq=ddq)
+    tau = np.empty_like(q)
+    _kernels.rnea(*chain_arrays(robot), link_parameters(robot, parameters), q, dq, ddq,
+                  gravity_vector(robot, gravity), tau)
+    return tau.reshape(*shape, robot.n_joints)
+
+
+def gravity_torque(robot: Robot, q: ArrayLike, *, parameters: ArrayLike | None = None) -> NDArray:
+    """``g(q)`` ``(*, n)``: the torques that hold the robot still at ``q``."""
+    (q,), shape = joint_arrays(robot, q=q)
+    zero = np.zeros_like(q)
+    return rnea(robot, q, zero, zero, parameters=parameters).reshape(*shape, robot.n_joints)
+
+
+def coriolis_torque(robot: Robot, q: ArrayLike, dq: ArrayLike, *,
+                    parameters: ArrayLike | None = None) -> NDArray:
+    """``c(q, dq)`` ``(*, n)``: Coriolis and centrifugal torques (``C(q, dq) dq``)."""
+    (q, dq), shape = joint_arrays(robot, q=q, dq=dq)
+    tau = rnea(robot, q, dq, np.zeros_like(q), parameters=parameters, gravity=np.zeros(3))
+    return tau.reshape(*shape, robot.n_joints)

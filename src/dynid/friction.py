@@ -1,0 +1,261 @@
+"""Joint friction models, one interface: ``model.torque(dq) -> (N, n)``.
+
+Models linear in their parameters (``ViscousCoulomb``, ``Arctan``) also give regressor columns,
+``model.regressor(dq) -> (N, n, k n)`` with ``torque == regressor @ coefficients``, so they can be
+identified jointly with the inertial parameters. Coefficient vectors are type-major
+(e.g. ``fv_1..fv_n, fc_1..fc_n, fo_1..fo_n``, as in Gaz 2019 Table III rows 44-64).
+
+Friction torque adds to the rigid-body torque: ``tau = M(q) ddq + c(q, dq) + g(q) + tau_f(dq)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._validation import as_batch, as_vector
+
+__all__ = [
+    "FRICTION_MODELS",
+    "Arctan",
+    "FrictionModel",
+    "NoFriction",
+    "Sigmoid",
+    "ViscousCoulomb",
+    "friction_from_dict",
+]
+
+
+class FrictionModel:
+    """Base of all friction models: per-joint parameter vectors, ``torque(dq)``."""
+
+    name: ClassVar[str]
+    linear: ClassVar[bool] = False
+
+    @property
+    def n_joints(self) -> int:
+        return len(getattr(self, fields(self)[0].name))  # type: ignore[arg-type]
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """``{"model": name, "parameters": {field: list}}``, the robot-file form."""
+        return {
+            "model": self.name,
+            "parameters": {
+                f.name: np.asarray(getattr(self, f.name)).tolist() for f in fields(self)
+            },
+        }
+
+    def _vectors(self) -> None:
+        lengths = set()
+        for f in fields(self):
+            value = as_vector(f"{self.name}.{f.name}", getattr(self, f.name),
+                              len(np.atleast_1d(getattr(self, f.name))))
+            value.setflags(write=False)
+            object.__setattr__(self, f.name, value)
+            lengths.add(value.size)
+        if len(lengths) > 1:
+            raise ValueError(
+                f"{self.name} friction: all parameter vectors need one length per joint"
+            )
+
+    def _dq(self, dq: ArrayLike) -> tuple[NDArray, tuple[int, ...]]:
+        return as_batch("dq", dq, self.n_joints)
+
+
+@dataclass(frozen=True)
+class NoFriction(FrictionModel):
+    """No joint friction (``n_joints`` only sets the shape of the zero torque)."""
+
+    joints: int = 0
+    name: ClassVar[str] = "none"
+    linear: ClassVar[bool] = True
+
+    @property
+    def n_joints(self) -> int:
+        return self.joints
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        return np.zeros_like(values).reshape(*shape, self.joints)
+
+    def to_dict(self) -> dict:
+        return {"model": self.name}
+
+    @property
+    def coefficients(self) -> NDArray:
+        return np.zeros(0)
+
+    def coefficient_names(self) -> list[str]:
+        return []
+
+    def regressor(self, dq: ArrayLike) -> NDArray:
+        values, _ = self._dq(dq)
+        return np.zeros((values.shape[0], self.joints, 0))
+
+
+@dataclass(frozen=True)
+class ViscousCoulomb(FrictionModel):
+    """``tau_f = fv dq + fc sign(dq) + fo`` per joint (Gaz et al. 2019, eq. 24)."""
+
+    fv: NDArray
+    fc: NDArray
+    fo: NDArray
+    name: ClassVar[str] = "viscous-coulomb"
+    linear: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self._vectors()
+
+    @staticmethod
+    def columns(dq: NDArray) -> tuple[NDArray, ...]:
+        return dq, np.sign(dq), np.ones_like(dq)
+
+    @property
+    def coefficients(self) -> NDArray:
+        return np.concatenate([self.fv, self.fc, self.fo])
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        out = self.fv * values + self.fc * np.sign(values) + self.fo
+        return out.reshape(*shape, self.n_joints)
+
+    def coefficient_names(self) -> list[str]:
+        return _names(("fv", "fc", "fo"), self.n_joints)
+
+    def regressor(self, dq: ArrayLike) -> NDArray:
+        values, _ = self._dq(dq)
+        return _diagonal_blocks(self.columns(values))
+
+    @classmethod
+    def zeros(cls, n_joints: int) -> ViscousCoulomb:
+        """All coefficients zero: the template whose columns an identification fills."""
+        return cls(*np.zeros((3, n_joints)))
+
+    @classmethod
+    def from_coefficients(cls, coefficients: ArrayLike, n_joints: int) -> ViscousCoulomb:
+        c = as_vector("coefficients", coefficients, 3 * n_joints)
+        return cls(*np.split(c, 3))
+
+
+@dataclass(frozen=True)
+class Arctan(FrictionModel):
+    """Static friction with stiction, linear in its parameters (Szabó 2021, eq. 7-9).
+
+    ``tau_f = tau_s (2/pi) atan(k_v dq) + tau_sc (2/pi) atan(delta dq) + tau_v dq``:
+    ``tau_s`` stiction, ``tau_sc`` Coulomb minus stiction, ``tau_v`` viscous; the shape
+    constants ``k_v`` (sign approximation) and ``delta`` (Stribeck shape) [s/rad] are fixed.
+    """
+
+    tau_s: NDArray
+    tau_sc: NDArray
+    tau_v: NDArray
+    k_v: NDArray
+    delta: NDArray
+    name: ClassVar[str] = "arctan"
+    linear: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self._vectors()
+
+    def columns(self, dq: NDArray) -> tuple[NDArray, ...]:
+        return (
+            2 / np.pi * np.arctan(self.k_v * dq),
+            2 / np.pi * np.arctan(self.delta * dq),
+            dq,
+        )
+
+    @property
+    def coefficients(self) -> NDArray:
+        return np.concatenate([self.tau_s, self.tau_sc, self.tau_v])
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        s, sc, v = self.columns(values)
+        out = self.tau_s * s + self.tau_sc * sc + self.tau_v * v
+        return out.reshape(*shape, self.n_joints)
+
+    def coefficient_names(self) -> list[str]:
+        return _names(("tau_s", "tau_sc", "tau_v"), self.n_joints)
+
+    def regressor(self, dq: ArrayLike) -> NDArray:
+        values, _ = self._dq(dq)
+        return _diagonal_blocks(self.columns(values))
+
+
+@dataclass(frozen=True)
+class Sigmoid(FrictionModel):
+    """``tau_f = phi1 / (1 + exp(-phi2 (dq + phi3))) - phi1 / (1 + exp(-phi2 phi3))``.
+
+    Gaz et al. 2019, eq. 25: phi1 [N m], phi2 [s/rad], phi3 [rad/s]; zero at dq = 0.
+    """
+
+    phi1: NDArray
+    phi2: NDArray
+    phi3: NDArray
+    name: ClassVar[str] = "sigmoid"
+
+    def __post_init__(self) -> None:
+        self._vectors()
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        at_rest = _logistic(self.phi2 * self.phi3)
+        out = self.phi1 * (_logistic(self.phi2 * (values + self.phi3)) - at_rest)
+        return out.reshape(*shape, self.n_joints)
+
+
+def _logistic(x: NDArray) -> NDArray:
+    """1 / (1 + exp(-x)) without overflow for large |x|."""
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _names(prefixes: tuple[str, ...], n: int) -> list[str]:
+    return [f"{p}{j + 1}" for p in prefixes for j in range(n)]
+
+
+def _diagonal_blocks(columns: tuple[NDArray, ...]) -> NDArray:
+    """Per-joint columns ``(N, n)`` each -> type-major regressor ``(N, n, k n)``."""
+    n_samples, n = columns[0].shape
+    out = np.zeros((n_samples, n, len(columns) * n))
+    joints = np.arange(n)
+    for k, column in enumerate(columns):
+        out[:, joints, k * n + joints] = column
+    return out
+
+
+FRICTION_MODELS: dict[str, type[FrictionModel]] = {
+    model.name: model for model in (NoFriction, ViscousCoulomb, Arctan, Sigmoid)
+}
+
+
+def friction_from_dict(spec: dict | None, n_joints: int) -> FrictionModel:
+    """Build a model from the robot-file form ``{"model": name, "parameters": {...}}``."""
+    if spec is None:
+        return NoFriction(n_joints)
+    if not isinstance(spec, dict) or "model" not in spec:
+        raise ValueError(f"`friction` must be a mapping with a `model` key, got {spec!r}")
+    name = spec["model"]
+    if name not in FRICTION_MODELS:
+        raise ValueError(f"`friction.model` must be one of {sorted(FRICTION_MODELS)}, got {name!r}")
+    if name == "none":
+        return NoFriction(n_joints)
+    cls = FRICTION_MODELS[name]
+    params = spec.get("parameters") or {}
+    expected = [f.name for f in fields(cls)]
+    if sorted(params) != sorted(expected):
+        raise ValueError(
+            f"`friction.parameters` for model {name!r} must have keys {expected}, "
+            f"got {sorted(params)}"
+        )
+    model = cls(**{key: params[key] for key in expected})
+    if model.n_joints != n_joints:
+        raise ValueError(
+            f"`friction.parameters` must have {n_joints} values per key, got {model.n_joints}"
+        )
+    return model

@@ -1,0 +1,210 @@
+"""The robot: a serial chain of joints, its links' inertial parameters, limits and friction."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._validation import as_float_array, as_vector
+from dynid.friction import FrictionModel, NoFriction
+from dynid.robot._joint import Joint, PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
+
+__all__ = ["JointLimits", "Robot", "Source"]
+
+Convention = Literal["mdh", "dh", "urdf"]
+MDHRow = RevoluteMDH | PrismaticMDH
+DHRow = RevoluteDH | PrismaticDH
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Per-joint limits in SI units (rad or m, /s, /s^2, N m or N).
+
+    ``inf`` means "not specified" (a URDF gives no acceleration limit; a continuous joint has no
+    position limit); NaN is never allowed.
+    """
+
+    lower: NDArray
+    upper: NDArray
+    velocity: NDArray
+    acceleration: NDArray
+    torque: NDArray
+
+    def __post_init__(self) -> None:
+        n = np.atleast_1d(np.asarray(self.lower)).size
+        for f in dataclasses.fields(self):
+            value = as_vector(f"limits.{f.name}", getattr(self, f.name), n, allow_inf=True)
+            value.setflags(write=False)
+            object.__setattr__(self, f.name, value)
+        if (self.lower >= self.upper).any():
+            j = int(np.argmax(self.lower >= self.upper))
+            raise ValueError(
+                f"`limits.lower` must be below `limits.upper`; joint {j + 1}: "
+                f"{self.lower[j]} >= {self.upper[j]}"
+            )
+        for name in ("velocity", "acceleration", "torque"):
+            if (getattr(self, name) <= 0).any():
+                raise ValueError(f"`limits.{name}` must be > 0, got {getattr(self, name)}")
+
+    @classmethod
+    def unbounded(cls, n: int) -> JointLimits:
+        inf = np.full(n, np.inf)
+        return cls(-inf, inf, inf, inf, inf)
+
+    @property
+    def n_joints(self) -> int:
+        return self.lower.size
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a robot's numbers come from."""
+
+    citation: str = ""
+    url: str = ""
+    notes: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """A fixed-base serial manipulator.
+
+    - ``joints``: the chain, base to tip, each in canonical form (see ``dynid.robot.Joint``);
+    - ``parameters`` ``(n, 10)``: each link's standard parameters in its own link frame, layout
+      ``dynid.inertia.PARAMETER_NAMES`` (inertia about the link-frame origin);
+    - ``gravity`` ``(3,)``: gravitational acceleration in the base frame [m/s^2];
+    - ``tool`` ``(4, 4)``: a fixed frame on the last link (flange or tool centre point);
+    - ``convention`` and ``table``: how the kinematics were given (MDH/DH rows, or URDF).
+
+    Build one with ``Robot.from_mdh``, ``Robot.from_dh``, ``load_urdf`` or ``load_robot``.
+    Instances are immutable; ``with_parameters`` returns a copy with other inertial values.
+    """
+
+    name: str
+    joints: tuple[Joint, ...]
+    parameters: NDArray
+    limits: JointLimits
+    gravity: NDArray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    tool: NDArray = field(default_factory=lambda: np.eye(4))
+    friction: FrictionModel | None = None
+    convention: Convention = "urdf"
+    table: tuple[MDHRow | DHRow, ...] | None = None
+    link_names: tuple[str, ...] = ()
+    source: Source = field(default_factory=Source)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        joints = tuple(self.joints)
+        if not joints or not all(isinstance(j, Joint) for j in joints):
+            raise TypeError("`joints` must be a non-empty sequence of dynid.robot.Joint")
+        n = len(joints)
+        object.__setattr__(self, "joints", joints)
+        params = as_float_array("parameters", self.parameters)
+        if params.shape != (n, 10):
+            raise ValueError(
+                f"`parameters` must have shape ({n}, 10) for {n} joints, got {params.shape}"
+            )
+        if (params[:, 0] < 0).any():
+            k = int(np.argmax(params[:, 0] < 0))
+            raise ValueError(f"`parameters`: link {k + 1} has negative mass {params[k, 0]}")
+        params = params.copy()
+        params.setflags(write=False)
+        object.__setattr__(self, "parameters", params)
+        if not isinstance(self.limits, JointLimits) or self.limits.n_joints != n:
+            raise ValueError(f"`limits` must be JointLimits for {n} joints")
+        gravity = as_vector("gravity", self.gravity, 3)
+        gravity.setflags(write=False)
+        object.__setattr__(self, "gravity", gravity)
+        tool = as_float_array("tool", self.tool)
+        if tool.shape != (4, 4):
+            raise ValueError(f"`tool` must be a (4, 4) transform, got {tool.shape}")
+        tool.setflags(write=False)
+        object.__setattr__(self, "tool", tool)
+        friction = self.friction if self.friction is not None else NoFriction(n)
+        if friction.n_joints != n:
+            raise ValueError(f"`friction` must have {n} joints, got {friction.n_joints}")
+        object.__setattr__(self, "friction", friction)
+        if self.convention not in ("mdh", "dh", "urdf"):
+            raise ValueError(f"`convention` must be 'mdh', 'dh' or 'urdf', got {self.convention!r}")
+        names = tuple(self.link_names) or tuple(f"link{k + 1}" for k in range(n))
+        if len(names) != n:
+            raise ValueError(f"`link_names` must have {n} names, got {len(names)}")
+        object.__setattr__(self, "link_names", names)
+
+    # --- construction from tables -------------------------------------------------------------
+    @classmethod
+    def from_mdh(cls, name: str, rows: Sequence[MDHRow], parameters: ArrayLike, *,
+                 tool: MDHRow | NDArray | None = None, joint_names: Sequence[str] = (),
+                 **kwargs) -> Robot:
+        """A chain from modified-DH rows (``RevoluteMDH`` / ``PrismaticMDH``).
+
+        ``tool``: a fixed frame on the last link, as a (4, 4) transform or a ``RevoluteMDH``
+        row read at q = 0. Other keywords are Robot fields (``limits``, ``gravity``, ...).
+        """
+        return cls._from_rows(name, rows, parameters, (RevoluteMDH, PrismaticMDH), "mdh",
+                              tool, joint_names, **kwargs)
+
+    @classmethod
+    def from_dh(cls, name: str, rows: Sequence[DHRow], parameters: ArrayLike, *,
+                tool: DHRow | NDArray | None = None, joint_names: Sequence[str] = (),
+                **kwargs) -> Robot:
+        """A chain from standard-DH rows (``RevoluteDH`` / ``PrismaticDH``); see ``from_mdh``."""
+        return cls._from_rows(name, rows, parameters, (RevoluteDH, PrismaticDH), "dh",
+                              tool, joint_names, **kwargs)
+
+    @classmethod
+    def _from_rows(cls, name, rows, parameters, types, convention, tool, joint_names,
+                   **kwargs) -> Robot:
+        rows = tuple(rows)
+        for k, row in enumerate(rows):
+            if not isinstance(row, types):
+                expected = " or ".join(t.__name__ for t in types)
+                raise TypeError(f"`rows[{k}]` must be {expected}, got {type(row).__name__}")
+        names = tuple(joint_names) or tuple(f"joint{k + 1}" for k in range(len(rows)))
+        if len(names) != len(rows):
+            raise ValueError(f"`joint_names` must have {len(rows)} names, got {len(names)}")
+        joints = tuple(row.joint(name) for row, name in zip(rows, names, strict=True))
+        if tool is None:
+            tool_matrix = np.eye(4)
+        elif isinstance(tool, np.ndarray):
+            tool_matrix = tool
+        elif isinstance(tool, (RevoluteMDH, RevoluteDH)) and isinstance(tool, types):
+            tool_matrix = tool.fixed()
+        else:
+            raise TypeError(f"`tool` must be a (4, 4) array or a revolute {convention} row")
+        kwargs.setdefault("limits", JointLimits.unbounded(len(rows)))
+        return cls(name=name, joints=joints, parameters=parameters, tool=tool_matrix,
+                   convention=convention, table=rows, **kwargs)
+
+    # --- views ----------------------------------------------------------------------------------
+    @property
+    def n_joints(self) -> int:
+        return len(self.joints)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(j.name for j in self.joints)
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.parameters[:, 0].sum())
+
+    def with_parameters(self, parameters: ArrayLike) -> Robot:
+        """The same robot with other link parameters ``(n, 10)`` (or a flat ``(10 n,)``)."""
+        params = as_float_array("parameters", parameters)
+        if params.shape == (10 * self.n_joints,):
+            params = params.reshape(self.n_joints, 10)
+        return dataclasses.replace(self, parameters=params)
+
+    def with_friction(self, friction: FrictionModel) -> Robot:
+        return dataclasses.replace(self, friction=friction)
+
+    def __repr__(self) -> str:
+        kinds = "".join("R" if j.kind == "revolute" else "P" for j in self.joints)
+        return (f"Robot({self.name!r}, {self.n_joints} joints {kinds}, {self.convention}, "
+                f"mass {self.total_mass:.3f} kg, friction {self.friction.name})")

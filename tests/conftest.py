@@ -1,0 +1,158 @@
+"""Shared test helpers: one tolerance check, random robots and states, the reference folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from dynid.inertia import from_com
+from dynid.robot import (
+    JointLimits,
+    PrismaticDH,
+    PrismaticMDH,
+    RevoluteDH,
+    RevoluteMDH,
+    Robot,
+    load_urdf,
+)
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+
+
+def assert_close(actual, expected, *, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    """|actual - expected| <= atol + rtol |expected| elementwise; fails on NaN or shape mismatch."""
+    actual = np.asarray(actual, dtype=float)
+    expected = np.asarray(expected, dtype=float)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    assert np.isfinite(actual).all(), "actual contains NaN or inf"
+    assert np.isfinite(expected).all(), "expected contains NaN or inf"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def reference_path(*parts: str) -> Path:
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference data not found at {path} (../shared beside the repository)")
+    return path
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((3, 3)))
+    q = q * np.sign(np.diag(r))
+    return q if np.linalg.det(q) > 0 else -q
+
+
+def random_link_parameters(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Physically consistent (n, 10): each link a solid box, rotated, off-centre."""
+    params = []
+    for _ in range(n):
+        mass = rng.uniform(0.3, 5.0)
+        box = rng.uniform(0.02, 0.4, size=3)
+        principal = mass / 12 * np.array([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2,
+                                          box[0] ** 2 + box[1] ** 2])
+        rot = random_rotation(rng)
+        inertia = rot @ np.diag(principal) @ rot.T
+        params.append(from_com(mass, rng.uniform(-0.2, 0.2, size=3), inertia))
+    return np.array(params)
+
+
+def random_gravity(rng: np.random.Generator) -> np.ndarray:
+    direction = rng.standard_normal(3)
+    return 9.81 * direction / np.linalg.norm(direction)
+
+
+def random_table_robot(rng: np.random.Generator, convention: str, n: int,
+                       prismatic: float = 0.3) -> Robot:
+    """A random MDH or DH chain with random physical parameters, gravity and offsets."""
+    rows = []
+    for _ in range(n):
+        a, d = rng.uniform(-0.5, 0.5, size=2)
+        alpha, theta, offset = rng.uniform(-np.pi, np.pi, size=3)
+        is_prismatic = rng.uniform() < prismatic
+        if convention == "mdh":
+            row = (PrismaticMDH(a=a, alpha=alpha, theta=theta, offset=offset) if is_prismatic
+                   else RevoluteMDH(a=a, alpha=alpha, d=d, offset=offset))
+        else:
+            row = (PrismaticDH(theta=theta, a=a, alpha=alpha, offset=offset) if is_prismatic
+                   else RevoluteDH(d=d, a=a, alpha=alpha, offset=offset))
+        rows.append(row)
+    build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
+    return build(f"random-{convention}", rows, random_link_parameters(rng, n),
+                 gravity=random_gravity(rng), limits=JointLimits.unbounded(n))
+
+
+def _origin(rng: np.random.Generator) -> str:
+    xyz = " ".join(f"{v:.17g}" for v in rng.uniform(-0.4, 0.4, size=3))
+    rpy = " ".join(f"{v:.17g}" for v in rng.uniform(-np.pi, np.pi, size=3))
+    return f'<origin xyz="{xyz}" rpy="{rpy}"/>'
+
+
+def _inertial(rng: np.random.Generator) -> str:
+    mass = rng.uniform(0.3, 4.0)
+    box = rng.uniform(0.02, 0.4, size=3)
+    ixx, iyy, izz = mass / 12 * np.array([box[1] ** 2 + box[2] ** 2, box[0] ** 2 + box[2] ** 2,
+                                          box[0] ** 2 + box[1] ** 2])
+    return (f'<inertial>{_origin(rng)}<mass value="{mass:.17g}"/>'
+            f'<inertia ixx="{ixx:.17g}" ixy="0" ixz="0" iyy="{iyy:.17g}" iyz="0" '
+            f'izz="{izz:.17g}"/></inertial>')
+
+
+def random_urdf(rng: np.random.Generator, n: int, *, fixed: bool = True) -> str:
+    """A random serial URDF: revolute, continuous and prismatic joints with random axes
+    (aligned and unaligned), plus fixed joints carrying extra links (merged by the parser)."""
+    links = ['<link name="base"/>']
+    joints = []
+    parent = "base"
+    for i in range(n):
+        kind = rng.choice(["revolute", "continuous", "prismatic"])
+        axis = (np.eye(3)[rng.integers(3)] if rng.uniform() < 0.5
+                else rng.standard_normal(3))
+        axis = axis / np.linalg.norm(axis)
+        limit = ('<limit lower="-2" upper="2" effort="50" velocity="3"/>'
+                 if kind != "continuous" else '<limit effort="50" velocity="3"/>')
+        child = f"link{i + 1}"
+        joints.append(
+            f'<joint name="j{i + 1}" type="{kind}"><parent link="{parent}"/>'
+            f'<child link="{child}"/>{_origin(rng)}'
+            f'<axis xyz="{" ".join(f"{v:.17g}" for v in axis)}"/>{limit}</joint>'
+        )
+        links.append(f'<link name="{child}">{_inertial(rng)}</link>')
+        parent = child
+        if fixed and rng.uniform() < 0.5:
+            extra = f"extra{i + 1}"
+            joints.append(f'<joint name="fix{i + 1}" type="fixed"><parent link="{child}"/>'
+                          f'<child link="{extra}"/>{_origin(rng)}</joint>')
+            links.append(f'<link name="{extra}">{_inertial(rng)}</link>')
+    return f'<robot name="random">{"".join(links)}{"".join(joints)}</robot>'
+
+
+def random_urdf_robot(rng: np.random.Generator, n: int, tmp_path: Path) -> tuple[Robot, str]:
+    text = random_urdf(rng, n)
+    path = tmp_path / f"random{rng.integers(1_000_000)}.urdf"
+    path.write_text(text)
+    return load_urdf(path), text
+
+
+def pinocchio_from_urdf(text: str) -> pin.Model:
+    return pin.buildModelFromXML(text)
+
+
+def random_states(rng: np.random.Generator, n_samples: int, n: int):
+    return rng.uniform(-np.pi, np.pi, (n_samples, n)), *rng.standard_normal((2, n_samples, n))
+
+
+def pinocchio_q(model: pin.Model, q: np.ndarray) -> np.ndarray:
+    """Our joint values -> pinocchio configuration (continuous joints take cos, sin)."""
+    out = []
+    for j in range(1, model.njoints):
+        value = q[j - 1]
+        out.extend([np.cos(value), np.sin(value)] if model.joints[j].nq == 2 else [value])
+    return np.array(out)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(20261121)

@@ -1,0 +1,103 @@
+"""The dynid command: each verb, its JSON keys, and clean errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dynid.cli import main
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_robots(capsys):
+    names = {row["name"] for row in _json(capsys, ["robots", "--json"])["robots"]}
+    assert {"panda", "panda-cad", "jaco2", "arm3"} <= names
+    assert main(["robots"]) == 0
+    assert "panda" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "convention", "n", "base"), [
+    ("panda", "mdh", 7, 43), ("arm3", "dh", 3, 15), ("jaco2", "dh", 7, 43),
+])
+def test_robot_show_json(capsys, name, convention, n, base):
+    payload = _json(capsys, ["robot", "show", name, "--json"])
+    assert {"name", "n_joints", "convention", "total_mass", "n_base_parameters"} <= set(payload)
+    assert (payload["name"], payload["convention"], payload["n_joints"]) == (name, convention, n)
+    assert payload["n_base_parameters"] == base
+    assert payload["total_mass"] > 0
+    assert len(payload["joints"]) == n
+
+
+def test_robot_show_text_and_file(capsys, tmp_path):
+    from dynid.robot import load_robot, save_robot
+
+    assert main(["robot", "show", "panda"]) == 0
+    text = capsys.readouterr().out
+    assert "43 of 70" in text and "MDH" in text and "16.062 kg" in text
+    save_robot(load_robot("arm3"), tmp_path / "mine.yaml")
+    payload = _json(capsys, ["robot", "show", str(tmp_path / "mine.yaml"), "--json"])
+    assert payload["name"] == "arm3"
+
+
+def test_robot_show_urdf(capsys, tmp_path):
+    path = tmp_path / "one.urdf"
+    path.write_text(
+        '<robot name="one"><link name="base"/><link name="a"><inertial><mass value="2"/>'
+        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>'
+        '<joint name="j" type="continuous"><parent link="base"/><child link="a"/>'
+        '<axis xyz="0 0 1"/></joint></robot>'
+    )
+    payload = _json(capsys, ["robot", "show", str(path), "--json"])
+    assert (payload["convention"], payload["n_joints"], payload["total_mass"]) == ("urdf", 1, 2.0)
+    assert payload["joints"][0]["lower"] is None  # continuous: no position limit
+    assert main(["robot", "show", str(path)]) == 0
+
+
+def test_unknown_robot_is_a_clean_error(capsys):
+    assert main(["robot", "show", "nosuchrobot"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dynid: error:") and "nosuchrobot" in err
+    assert "Traceback" not in err
+
+
+def test_demo_json_and_plot(capsys, tmp_path):
+    plot = tmp_path / "validation.png"
+    payload = _json(capsys, ["demo", "--duration", "14", "--quiet", "--json", "--plot", str(plot)])
+    assert payload["n_base_inertial"] == 43
+    assert payload["n_base_total"] == 64
+    assert len(payload["rmse"]) == 7
+    assert payload["condition_number"] > 1
+    # the identified model explains the twin down to a small multiple of the noise floor
+    assert max(payload["rmse"]) < 3 * max(payload["rmse_truth"])
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_text_summary(capsys):
+    assert main(["demo", "--duration", "14", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    for fragment in ("base parameters", "condition number", "validation RMSE", "time [s]"):
+        assert fragment in out
+    assert main(["demo", "--duration", "3", "--quiet"]) == 2
+    assert "`duration` must cover one period" in capsys.readouterr().err
+
+
+def test_bench_json_keys(capsys):
+    payload = _json(capsys, ["bench", "--json", "--sizes", "50", "--repeat", "1", "--quiet"])
+    for key in ("regressor_us_per_sample", "pinocchio_regressor_us_per_sample",
+                "regressor_speedup", "rnea_us_per_sample", "pinocchio_rnea_us_per_sample",
+                "rnea_speedup"):
+        assert payload[key] > 0, key
+    assert payload["by_size"][0]["n_samples"] == 50
+
+
+def test_console_script_runs():
+    result = subprocess.run([sys.executable, "-m", "dynid.cli", "robots"], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0 and "panda" in result.stdout

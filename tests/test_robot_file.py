@@ -1,0 +1,100 @@
+"""Robot files (dynid-robot/1 YAML) and robot construction: clear errors for bad input."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from dynid.robot import (
+    Joint,
+    JointLimits,
+    RevoluteMDH,
+    Robot,
+    load_robot,
+    load_robot_file,
+    robot_from_dict,
+    robot_to_dict,
+)
+
+
+@pytest.fixture
+def spec() -> dict:
+    return robot_to_dict(load_robot("arm3"))
+
+
+def test_dict_round_trip(spec):
+    robot = robot_from_dict(spec)
+    np.testing.assert_array_equal(robot.parameters, load_robot("arm3").parameters)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda s: s["inertia"]["links"][1].pop("mass"), r"`inertia.links\[1\].mass` is missing"),
+    (lambda s: s["inertia"]["links"][2].update(mass=-1.0),
+     r"`inertia.links\[2\].mass` must be >= 0"),
+    (lambda s: s["inertia"]["links"][0].update(mass="heavy"),
+     r"`inertia.links\[0\].mass` must be a number"),
+    (lambda s: s["inertia"]["links"].pop(), r"`inertia.links` must list 3 links"),
+    (lambda s: s["inertia"].update(about="centroid"), r"`inertia.about` must be 'com' or"),
+    (lambda s: s["kinematics"].update(convention="dhm"), r"`kinematics.convention` must be"),
+    (lambda s: s["kinematics"]["joints"][0].update(type="spherical"),
+     r"`kinematics.joints\[0\].type` must be 'revolute' or 'prismatic'"),
+    (lambda s: s["kinematics"]["joints"][1].pop("a"), r"`kinematics.joints\[1\].a` is missing"),
+    (lambda s: s["limits"].update(velocity=[1.0, 2.0]), r"`limits.velocity` must be a list of 3"),
+    (lambda s: s["limits"].update(torque=[1.0, -2.0, 1.0]), r"`limits.torque` must be > 0"),
+    (lambda s: s["limits"]["position"].update(lower=[4.0, 0.0, 0.0]),
+     r"`limits.lower` must be below `limits.upper`"),
+    (lambda s: s.update(gravity=[0.0, float("nan"), -9.81]), r"`gravity\[1\]` must be finite"),
+    (lambda s: s.update(schema="other/9"), r"`schema` must be 'dynid-robot/1'"),
+    (lambda s: s["friction"].update(model="magic"), r"`friction.model` must be one of"),
+    (lambda s: s["friction"]["parameters"].pop("delta"), r"`friction.parameters` for model"),
+])
+def test_bad_robot_files_name_the_field(spec, tmp_path, edit, message):
+    bad = copy.deepcopy(spec)
+    edit(bad)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(ValueError, match=message):
+        load_robot_file(path)
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(ValueError, match="cannot read robot file"):
+        load_robot_file(tmp_path / "absent.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed")
+    with pytest.raises(ValueError, match="is not valid YAML"):
+        load_robot_file(broken)
+    listing = tmp_path / "list.yaml"
+    listing.write_text("- 1\n- 2\n")
+    with pytest.raises(ValueError, match="must hold a mapping"):
+        load_robot_file(listing)
+
+
+def test_unknown_robot_name():
+    with pytest.raises(ValueError, match="'pandaa' is neither a built-in robot"):
+        load_robot("pandaa")
+    with pytest.raises(TypeError, match="`name_or_path` must be a str or Path"):
+        load_robot(7)
+
+
+def test_robot_checks_its_fields():
+    row = RevoluteMDH(a=0.0, alpha=0.0, d=0.1)
+    with pytest.raises(ValueError, match=r"`parameters` must have shape \(1, 10\)"):
+        Robot.from_mdh("r", [row], np.zeros((2, 10)))
+    with pytest.raises(ValueError, match="link 1 has negative mass"):
+        Robot.from_mdh("r", [row], -np.ones((1, 10)))
+    with pytest.raises(ValueError, match="`parameters` contains NaN"):
+        Robot.from_mdh("r", [row], np.full((1, 10), np.nan))
+    with pytest.raises(ValueError, match="`axis` must be a nonzero 3-vector"):
+        Joint("j", "revolute", axis=np.zeros(3))
+    with pytest.raises(ValueError, match="`kind` must be 'revolute' or 'prismatic'"):
+        Joint("j", "spherical")
+    with pytest.raises(ValueError, match="rotation block must be a proper rotation"):
+        Joint("j", "revolute", pre=np.diag([1.0, 1.0, -1.0, 1.0]))
+    with pytest.raises(ValueError, match="`alpha` must be finite"):
+        RevoluteMDH(a=0.0, alpha=np.inf, d=0.1)
+    with pytest.raises(ValueError, match=r"`limits.velocity` must be > 0"):
+        JointLimits(lower=[-1.0], upper=[1.0], velocity=[0.0], acceleration=[1.0], torque=[1.0])
