@@ -19,7 +19,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--robot", default="panda")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
                        progress=lambda line: print(line, file=sys.stderr, flush=True))

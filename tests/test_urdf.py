@@ -120,6 +120,19 @@ def test_tree_is_rejected(tmp_path):
         load_urdf(path)
 
 
+def test_loop_is_rejected(tmp_path):
+    path = _write(tmp_path, (
+        '<link name="base"/>'
+        f'<link name="a">{_INERTIAL.format(x=0.1, m=1.0)}</link>'
+        f'<link name="b">{_INERTIAL.format(x=0.1, m=1.0)}</link>'
+        '<joint name="j1" type="continuous"><parent link="base"/><child link="a"/></joint>'
+        '<joint name="j2" type="continuous"><parent link="a"/><child link="b"/></joint>'
+        '<joint name="j3" type="continuous"><parent link="b"/><child link="a"/></joint>'
+    ))
+    with pytest.raises(ValueError, match="cannot parse URDF.*no loops"):
+        load_urdf(path)
+
+
 def test_unsupported_joint_is_rejected(tmp_path):
     path = _write(tmp_path, (
         '<link name="base"/>'

@@ -51,7 +51,7 @@ def _pinocchio_loops(model: pin.Model, q, dq, ddq):
 
 
 def run_bench(*, robot: str = "panda", sizes: Sequence[int] = (1_000, 10_000, 100_000),
-              repeat: int = 3, seed: int = 0,
+              repeat: int = 5, seed: int = 0,
               progress: Callable[[str], None] | None = None) -> dict:
     """Microseconds per sample for both implementations at each size; the largest size's
     figures are repeated at the top level of the result."""

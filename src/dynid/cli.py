@@ -163,7 +163,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--robot", default="panda", help="robot (default panda)")
     bench.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000],
                        help="sample counts (default 1000 10000 100000)")
-    bench.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    bench.add_argument("--repeat", type=int, default=5, help="best of this many runs (default 5)")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     bench.set_defaults(run=_bench)

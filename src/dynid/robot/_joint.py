@@ -25,7 +25,7 @@ A revolute row's joint variable is ``theta = q + offset``; a prismatic row's is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 import numpy as np
@@ -120,14 +120,22 @@ class Joint:
         return self.pre @ self.motion(q) @ self.post
 
 
-def _finite(row: object, **values: float) -> None:
-    for key, value in values.items():
-        if not np.isfinite(value):
-            raise ValueError(f"{type(row).__name__}: `{key}` must be finite, got {value}")
+class _Row:
+    """Shared by the four table-row types: every field a finite number."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not np.isfinite(value):
+                raise ValueError(f"{type(self).__name__}: `{f.name}` must be finite, got {value!r}")
+
+    def fixed(self) -> NDArray:
+        """The row's transform with q = 0 (e.g. a tool frame)."""
+        return self.joint("fixed").transform(0.0)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
-class RevoluteMDH:
+class RevoluteMDH(_Row):
     """Revolute joint, modified DH: ``Rx(alpha) Tx(a) Rz(q + offset) Tz(d)``."""
 
     a: float
@@ -135,20 +143,13 @@ class RevoluteMDH:
     d: float
     offset: float = 0.0
 
-    def __post_init__(self) -> None:
-        _finite(self, a=self.a, alpha=self.alpha, d=self.d, offset=self.offset)
-
     def joint(self, name: str) -> Joint:
         pre = rot_x(self.alpha) @ translation(x=self.a) @ rot_z(self.offset) @ translation(z=self.d)
         return Joint(name, "revolute", pre=pre)
 
-    def fixed(self) -> NDArray:
-        """The row's transform with q = 0 (e.g. a tool frame)."""
-        return self.joint("fixed").transform(0.0)
-
 
 @dataclass(frozen=True)
-class PrismaticMDH:
+class PrismaticMDH(_Row):
     """Prismatic joint, modified DH: ``Rx(alpha) Tx(a) Rz(theta) Tz(q + offset)``."""
 
     a: float
@@ -156,21 +157,14 @@ class PrismaticMDH:
     theta: float
     offset: float = 0.0
 
-    def __post_init__(self) -> None:
-        _finite(self, a=self.a, alpha=self.alpha, theta=self.theta, offset=self.offset)
-
     def joint(self, name: str) -> Joint:
-        pre = (
-            rot_x(self.alpha)
-            @ translation(x=self.a)
-            @ rot_z(self.theta)
-            @ translation(z=self.offset)
-        )
+        pre = rot_x(self.alpha) @ translation(x=self.a) @ rot_z(self.theta) @ translation(
+            z=self.offset)
         return Joint(name, "prismatic", pre=pre)
 
 
 @dataclass(frozen=True)
-class RevoluteDH:
+class RevoluteDH(_Row):
     """Revolute joint, standard DH: ``Rz(q + offset) Tz(d) Tx(a) Rx(alpha)``."""
 
     d: float
@@ -178,29 +172,19 @@ class RevoluteDH:
     alpha: float
     offset: float = 0.0
 
-    def __post_init__(self) -> None:
-        _finite(self, a=self.a, alpha=self.alpha, d=self.d, offset=self.offset)
-
     def joint(self, name: str) -> Joint:
         post = translation(z=self.d) @ translation(x=self.a) @ rot_x(self.alpha)
         return Joint(name, "revolute", pre=rot_z(self.offset), post=post)
 
-    def fixed(self) -> NDArray:
-        """The row's transform with q = 0 (e.g. a tool frame)."""
-        return self.joint("fixed").transform(0.0)
-
 
 @dataclass(frozen=True)
-class PrismaticDH:
+class PrismaticDH(_Row):
     """Prismatic joint, standard DH: ``Rz(theta) Tz(q + offset) Tx(a) Rx(alpha)``."""
 
     theta: float
     a: float
     alpha: float
     offset: float = 0.0
-
-    def __post_init__(self) -> None:
-        _finite(self, a=self.a, alpha=self.alpha, theta=self.theta, offset=self.offset)
 
     def joint(self, name: str) -> Joint:
         pre = rot_z(self.theta) @ translation(z=self.offset)

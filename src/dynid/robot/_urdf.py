@@ -61,7 +61,8 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
     joints are merged into the moving link before them. ``tool_frame`` names a URDF link or
     frame on the last moving link to use as the tool. Raises ValueError for a file that cannot
-    be parsed, a tree (a link with two moving children), or an unsupported joint type.
+    be parsed, a kinematic loop (a link with two parent joints), a tree (a link with two
+    moving children), or an unsupported joint type.
     """
     path = Path(path)
     if not path.is_file():
@@ -70,7 +71,11 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         with _parser_messages() as messages:
             model = pin.buildModelFromUrdf(str(path))
     except (RuntimeError, ValueError) as error:
-        raise ValueError(f"`path`: cannot parse URDF {str(path)!r}: {error}") from None
+        detail = "; ".join([str(error), *(m.strip() for m in messages if m.strip())])
+        raise ValueError(
+            f"`path`: cannot parse URDF {str(path)!r}: {detail} (dynid needs a serial chain: "
+            "one parent joint per link, no loops)"
+        ) from None
     errors = [line.strip() for line in messages if line.strip().startswith("Error")]
     if errors:
         raise ValueError(f"`path`: cannot parse URDF {str(path)!r}: {'; '.join(errors)}")
