@@ -12,14 +12,15 @@ import json
 import sys
 from pathlib import Path
 
-from dynid.bench import format_bench, run_bench
+from dynid._files import atomic_write
+from dynid.bench import DEFAULT_REPEAT, DEFAULT_SIZES, format_bench, run_bench
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--robot", default="panda")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
+    parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
     args = parser.parse_args()
     result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
                        progress=lambda line: print(line, file=sys.stderr, flush=True))
@@ -27,7 +28,8 @@ def main() -> int:
     folder = Path(__file__).resolve().parent / "results"
     folder.mkdir(exist_ok=True)
     path = folder / f"{datetime.date.today().isoformat()}-{args.robot}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    text = json.dumps(result, indent=2) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text))
     print(f"written {path}")
     return 0
 

@@ -68,10 +68,10 @@ def random_table_robot(rng: np.random.Generator, convention: str, n: int,
                        prismatic: float = 0.3) -> Robot:
     """A random MDH or DH chain with random physical parameters, gravity and offsets."""
     rows = []
-    for _ in range(n):
+    for i in range(n):
         a, d = rng.uniform(-0.5, 0.5, size=2)
         alpha, theta, offset = rng.uniform(-np.pi, np.pi, size=3)
-        is_prismatic = rng.uniform() < prismatic
+        is_prismatic = (i == n // 2 and prismatic > 0) or rng.uniform() < prismatic
         if convention == "mdh":
             row = (PrismaticMDH(a=a, alpha=alpha, theta=theta, offset=offset) if is_prismatic
                    else RevoluteMDH(a=a, alpha=alpha, d=d, offset=offset))
@@ -102,14 +102,15 @@ def _inertial(rng: np.random.Generator) -> str:
 
 def random_urdf(rng: np.random.Generator, n: int, *, fixed: bool = True) -> str:
     """A random serial URDF: revolute, continuous and prismatic joints with random axes
-    (aligned and unaligned), plus fixed joints carrying extra links (merged by the parser)."""
+    (aligned and unaligned), plus fixed joints carrying extra links (merged by the parser).
+    With n >= 3 there is always one prismatic joint and one unaligned axis."""
     links = ['<link name="base"/>']
     joints = []
     parent = "base"
     for i in range(n):
-        kind = rng.choice(["revolute", "continuous", "prismatic"])
-        axis = (np.eye(3)[rng.integers(3)] if rng.uniform() < 0.5
-                else rng.standard_normal(3))
+        kind = "prismatic" if i == 1 else rng.choice(["revolute", "continuous", "prismatic"])
+        aligned = i != 2 and rng.uniform() < 0.5
+        axis = np.eye(3)[rng.integers(3)] if aligned else rng.standard_normal(3)
         axis = axis / np.linalg.norm(axis)
         limit = ('<limit lower="-2" upper="2" effort="50" velocity="3"/>'
                  if kind != "continuous" else '<limit effort="50" velocity="3"/>')

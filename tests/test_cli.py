@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -98,6 +99,13 @@ def test_bench_json_keys(capsys):
 
 
 def test_console_script_runs():
-    result = subprocess.run([sys.executable, "-m", "dynid.cli", "robots"], capture_output=True,
-                            text=True, check=False)
+    script = Path(sys.executable).with_name("dynid")
+    if not script.exists():
+        pytest.skip(f"no installed `dynid` entry point beside {sys.executable}")
+    result = subprocess.run([str(script), "robots"], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and "panda" in result.stdout
+
+
+def test_demo_plot_folder_is_checked_first(capsys, tmp_path):
+    assert main(["demo", "--quiet", "--plot", str(tmp_path / "absent" / "x.png")]) == 2
+    assert "`--plot`: folder" in capsys.readouterr().err

@@ -19,6 +19,9 @@ def test_valid_dataset_and_selection():
     part = data.select(slice(1, 3))
     assert part.n_samples == 2 and part.metadata["robot"] == "arm3"
     assert not data.q.flags.writeable
+    arrays = _arrays()
+    Dataset(**arrays)
+    assert arrays["q"].flags.writeable  # the caller's arrays are copied, not frozen
 
 
 @pytest.mark.parametrize(("edit", "message"), [

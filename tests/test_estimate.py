@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.estimate import OLS
+from dynid.estimate import OLS, RankDeficiencyWarning
 
 
 def test_ols_recovers_known_parameters_within_their_error_bars(rng):
@@ -36,9 +36,10 @@ def test_ols_accepts_per_sample_blocks(rng):
 def test_rank_deficiency_warns(rng):
     w = rng.standard_normal((20, 3))
     w = np.column_stack([w, w[:, 0]])
-    with pytest.warns(RuntimeWarning, match="rank deficient"):
+    with pytest.warns(RankDeficiencyWarning, match="rank deficient"):
         fit = OLS().fit(w, rng.standard_normal(20))
     assert fit.rank_ == 3
+    assert fit.condition_number_ == np.inf
 
 
 def test_bad_inputs(rng):

@@ -25,12 +25,20 @@ def test_derivatives_are_consistent(rng):
 def test_random_fourier_stays_inside_the_limits(name):
     robot = load_robot(name)
     traj = random_fourier(robot, seed=3, margin=0.9)
-    q, dq, ddq = traj.sample(np.linspace(0, traj.period, 5000))
+    q, dq, ddq = traj.sample(np.linspace(0, traj.period, 200_001))  # finer than the design grid
     limits = robot.limits
-    assert (q >= limits.lower).all() and (q <= limits.upper).all()
+    centre, half = (limits.upper + limits.lower) / 2, (limits.upper - limits.lower) / 2
+    assert (np.abs(q - centre) <= 0.9 * half + 1e-9).all()
     assert (np.abs(dq) <= 0.9 * limits.velocity + 1e-9).all()
     assert (np.abs(ddq) <= 0.9 * limits.acceleration + 1e-9).all()
     assert_close(random_fourier(robot, seed=3).a, traj.a, rtol=0, atol=0)  # deterministic
+
+
+def test_many_harmonics_stay_inside_the_limits():
+    robot = load_robot("arm3")
+    traj = random_fourier(robot, harmonics=200, seed=1)  # 200 harmonics: a 12 800-point grid
+    _, dq, _ = traj.sample(np.linspace(0, traj.period, 50_001))
+    assert (np.abs(dq) <= 0.9 * robot.limits.velocity + 1e-9).all()
 
 
 def test_bad_inputs():

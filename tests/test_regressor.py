@@ -93,10 +93,41 @@ def test_out_argument_is_filled_and_checked(rng):
     y = regressor(robot, q, dq, ddq, out=out)
     assert np.shares_memory(y, out)
     assert_close(out, regressor(robot, q, dq, ddq))
-    with pytest.raises(ValueError, match="`out` must be a C-contiguous float64 array"):
+    with pytest.raises(ValueError, match="`out` must be a writeable C-contiguous float64"):
         regressor(robot, q, dq, ddq, out=np.empty((5, 7, 69)))
-    with pytest.raises(ValueError, match="`out`"):
+    with pytest.raises(ValueError, match="got float32"):
         regressor(robot, q, dq, ddq, out=np.empty((5, 7, 70), dtype=np.float32))
+    frozen = np.empty((5, 7, 70))
+    frozen.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        regressor(robot, q, dq, ddq, out=frozen)
+
+
+def test_gravity_override(rng):
+    robot = load_robot("panda")
+    q, dq, ddq = random_states(rng, 4, 7)
+    g = np.array([1.0, -2.0, -9.0])
+    assert_close(regressor(robot, q, dq, ddq, gravity=g) @ robot.parameters.ravel(),
+                 rnea(robot, q, dq, ddq, gravity=g))
+    with pytest.raises(ValueError, match=r"`gravity` must have shape \(3,\)"):
+        regressor(robot, q, dq, ddq, gravity=np.zeros(2))
+
+
+def test_bad_inputs_name_the_argument():
+    from dynid.dynamics import forward_dynamics, mass_matrix, tool_pose
+
+    robot = load_robot("panda")
+    good = np.zeros((2, 7))
+    with pytest.raises(ValueError, match="`ddq` must have shape"):
+        regressor(robot, good, good, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="`q` contains NaN"):
+        mass_matrix(robot, np.full((2, 7), np.nan))
+    with pytest.raises(ValueError, match="`tau` must have shape"):
+        forward_dynamics(robot, good, good, np.zeros(6))
+    with pytest.raises(ValueError, match="`q` contains NaN or inf"):
+        tool_pose(robot, np.full(7, np.inf))
+    with pytest.raises(TypeError, match="`q` must be real numbers"):
+        regressor(robot, good + 1j, good, good)
 
 
 def test_read_only_inputs_are_accepted(rng):

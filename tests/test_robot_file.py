@@ -11,6 +11,7 @@ import yaml
 from dynid.robot import (
     Joint,
     JointLimits,
+    RevoluteDH,
     RevoluteMDH,
     Robot,
     load_robot,
@@ -50,6 +51,10 @@ def test_dict_round_trip(spec):
     (lambda s: s.update(schema="other/9"), r"`schema` must be 'dynid-robot/1'"),
     (lambda s: s["friction"].update(model="magic"), r"`friction.model` must be one of"),
     (lambda s: s["friction"]["parameters"].pop("delta"), r"`friction.parameters` for model"),
+    (lambda s: s.update(source="a paper"), r"`source` must be a mapping"),
+    (lambda s: s["kinematics"].update(tool=[0.0, 0.1]), r"`kinematics.tool` must be a mapping"),
+    (lambda s: s["limits"].update(velocity=[1.0, float("nan"), 1.0]),
+     r"`limits.velocity\[1\]` must be finite"),
 ])
 def test_bad_robot_files_name_the_field(spec, tmp_path, edit, message):
     bad = copy.deepcopy(spec)
@@ -58,6 +63,26 @@ def test_bad_robot_files_name_the_field(spec, tmp_path, edit, message):
     path.write_text(yaml.safe_dump(bad))
     with pytest.raises(ValueError, match=message):
         load_robot_file(path)
+
+
+@pytest.mark.parametrize("convention", ["mdh", "dh"])
+def test_random_robot_round_trips_through_a_file(rng, tmp_path, convention):
+    from conftest import assert_close, random_table_robot
+
+    from dynid.robot import save_robot
+
+    robot = random_table_robot(rng, convention, 4, prismatic=0.5)  # unbounded limits
+    row = (RevoluteMDH(0.1, 0.7, -0.2, 0.4) if convention == "mdh"
+           else RevoluteDH(0.3, -0.1, 1.1, -2.0))
+    robot = Robot(**{**robot.__dict__, "tool": row.fixed()})
+    save_robot(robot, tmp_path / "r.yaml")
+    copy = load_robot_file(tmp_path / "r.yaml")
+    assert_close(copy.tool, robot.tool, atol=1e-14)
+    assert_close(copy.parameters, robot.parameters, rtol=0, atol=0)
+    assert np.isinf(copy.limits.torque).all()
+    assert [j.kind for j in copy.joints] == [j.kind for j in robot.joints]
+    for a, b in zip(copy.joints, robot.joints, strict=True):
+        assert_close(a.pre @ a.post, b.pre @ b.post, atol=1e-15)
 
 
 def test_unreadable_files(tmp_path):
@@ -80,6 +105,14 @@ def test_unknown_robot_name():
         load_robot(7)
 
 
+def test_caller_arrays_are_copied_not_frozen(rng):
+    gravity, tool = np.array([0.0, 0.0, -9.81]), np.eye(4)
+    limits = np.ones(1)
+    Robot.from_mdh("r", [RevoluteMDH(0.0, 0.0, 0.1)], np.ones((1, 10)), gravity=gravity,
+                   tool=tool, limits=JointLimits(-limits, limits, limits, limits, limits))
+    assert gravity.flags.writeable and tool.flags.writeable and limits.flags.writeable
+
+
 def test_robot_checks_its_fields():
     row = RevoluteMDH(a=0.0, alpha=0.0, d=0.1)
     with pytest.raises(ValueError, match=r"`parameters` must have shape \(1, 10\)"):
@@ -96,5 +129,11 @@ def test_robot_checks_its_fields():
         Joint("j", "revolute", pre=np.diag([1.0, 1.0, -1.0, 1.0]))
     with pytest.raises(ValueError, match="`alpha` must be finite"):
         RevoluteMDH(a=0.0, alpha=np.inf, d=0.1)
+    with pytest.raises(TypeError, match="`a` must be a real number"):
+        RevoluteMDH(a="0.1", alpha=0.0, d=0.1)
+    with pytest.raises(TypeError, match=r"`friction` must be a dynid\.friction model"):
+        Robot.from_mdh("r", [row], np.ones((1, 10)), friction="sigmoid")
+    with pytest.raises(ValueError, match=r"`tool` rotation block must be a proper rotation"):
+        Robot.from_mdh("r", [row], np.ones((1, 10)), tool=np.ones((4, 4)))
     with pytest.raises(ValueError, match=r"`limits.velocity` must be > 0"):
         JointLimits(lower=[-1.0], upper=[1.0], velocity=[0.0], acceleration=[1.0], torque=[1.0])

@@ -129,8 +129,33 @@ def test_loop_is_rejected(tmp_path):
         '<joint name="j2" type="continuous"><parent link="a"/><child link="b"/></joint>'
         '<joint name="j3" type="continuous"><parent link="b"/><child link="a"/></joint>'
     ))
-    with pytest.raises(ValueError, match="cannot parse URDF.*no loops"):
+    with pytest.raises(ValueError, match=r"cannot parse URDF.*no loops"):
         load_urdf(path)
+
+
+def test_mimic_joint_is_rejected(tmp_path):
+    path = _write(tmp_path, (
+        '<link name="base"/>'
+        f'<link name="a">{_INERTIAL.format(x=0.1, m=1.0)}</link>'
+        f'<link name="b">{_INERTIAL.format(x=0.1, m=1.0)}</link>'
+        '<joint name="j1" type="continuous"><parent link="base"/><child link="a"/></joint>'
+        '<joint name="j2" type="continuous"><parent link="a"/><child link="b"/>'
+        '<mimic joint="j1" multiplier="2"/></joint>'
+    ))
+    with pytest.raises(ValueError, match=r"joint 'j2' has unsupported type.*no mimic joints"):
+        load_urdf(path)
+
+
+def test_revolute_without_position_limits_is_unbounded(tmp_path):
+    path = _write(tmp_path, (
+        '<link name="base"/>'
+        f'<link name="a">{_INERTIAL.format(x=0.1, m=1.0)}</link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="a"/>'
+        '<axis xyz="0 0 1"/><limit effort="0" velocity="2"/></joint>'
+    ))
+    limits = load_urdf(path).limits
+    assert (limits.lower[0], limits.upper[0]) == (-np.inf, np.inf)
+    assert limits.torque[0] == np.inf and limits.velocity[0] == 2.0
 
 
 def test_unsupported_joint_is_rejected(tmp_path):

@@ -10,7 +10,13 @@ from numpy.typing import ArrayLike, NDArray
 
 
 def as_float_array(name: str, value: ArrayLike, *, allow_inf: bool = False) -> NDArray[np.float64]:
-    """`value` as a float64 array; TypeError for non-numeric input, ValueError for NaN/inf."""
+    """`value` as a float64 array (not a copy when it already is one).
+
+    TypeError for non-real input (strings, objects, complex, booleans), ValueError for NaN/inf.
+    """
+    kind = np.asarray(value).dtype.kind if not isinstance(value, np.ndarray) else value.dtype.kind
+    if kind not in "iuf":
+        raise TypeError(f"`{name}` must be real numbers, got {np.asarray(value).dtype} values")
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -21,6 +27,13 @@ def as_float_array(name: str, value: ArrayLike, *, allow_inf: bool = False) -> N
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"`{name}` contains {what} (first at index {index})")
     return array
+
+
+def frozen_copy(array: NDArray) -> NDArray:
+    """A read-only copy: immutable objects never freeze (or alias) the caller's array."""
+    out = np.array(array, dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def as_vector(name: str, value: ArrayLike, length: int, *, allow_inf: bool = False) -> NDArray:

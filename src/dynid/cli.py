@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -59,6 +60,7 @@ def _joint_rows(robot) -> list[dict]:
 
 def _robot_show(args: argparse.Namespace) -> int:
     from dynid.identifiability import robot_base_parameters
+    from dynid.inertia import MASS
     from dynid.robot import load_robot
 
     robot = load_robot(args.robot)
@@ -73,7 +75,7 @@ def _robot_show(args: argparse.Namespace) -> int:
         "n_base_parameters": base.rank,
         "gravity": robot.gravity.tolist(),
         "joints": joints,
-        "links": [{"name": name, "mass": float(pi[0])}
+        "links": [{"name": name, "mass": float(pi[MASS])}
                   for name, pi in zip(robot.link_names, robot.parameters, strict=True)],
         "friction": robot.friction.to_dict(),
         "source": {"citation": robot.source.citation, "url": robot.source.url},
@@ -104,13 +106,15 @@ def _robot_show(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from dynid.demo import format_summary, run_demo
 
+    if args.plot and not Path(args.plot).parent.is_dir():  # fail before the run, not after
+        raise ValueError(f"`--plot`: folder {str(Path(args.plot).parent)!r} does not exist")
     result = run_demo(duration=args.duration, noise_std=args.noise, seed=args.seed,
                       progress=_progress(args))
     if args.plot:
         from dynid.plots import plot_torques
 
         plot_torques(result.validation.t, result.validation.tau, result.predicted, args.plot,
-                     title="Panda twin, validation trajectory: measured vs identified model")
+                     title=f"{result.robot} twin, validation trajectory: measured vs identified")
     if args.json:
         _print_json(result.to_json())
     else:
@@ -133,6 +137,9 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from dynid.bench import DEFAULT_REPEAT, DEFAULT_SIZES
+    from dynid.demo import DEFAULT_DURATION, DEFAULT_NOISE_STD
+
     parser = argparse.ArgumentParser(
         prog="dynid", description="Dynamic identification of robot manipulators.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -150,10 +157,10 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="identify the built-in Panda digital twin end to end")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--duration", type=float, default=20.0,
-                      help="seconds per trajectory (default 20)")
-    demo.add_argument("--noise", type=float, default=0.1,
-                      help="torque noise standard deviation [N m] (default 0.1)")
+    demo.add_argument("--duration", type=float, default=DEFAULT_DURATION,
+                      help=f"seconds per trajectory (default {DEFAULT_DURATION:g})")
+    demo.add_argument("--noise", type=float, default=DEFAULT_NOISE_STD,
+                      help=f"torque noise standard deviation [N m] (default {DEFAULT_NOISE_STD:g})")
     demo.add_argument("--plot", metavar="PNG", help="write the validation torque plot here")
     demo.add_argument("--json", action="store_true", help="machine-readable output")
     demo.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -161,9 +168,10 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="time the regressor and RNEA against pinocchio")
     bench.add_argument("--robot", default="panda", help="robot (default panda)")
-    bench.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000],
-                       help="sample counts (default 1000 10000 100000)")
-    bench.add_argument("--repeat", type=int, default=5, help="best of this many runs (default 5)")
+    bench.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
+                       help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
+    bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+                       help=f"best of this many runs (default {DEFAULT_REPEAT})")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     bench.set_defaults(run=_bench)
@@ -175,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     np.set_printoptions(precision=4, suppress=True)
     try:
         return args.run(args)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, OSError) as error:
         print(f"dynid: error: {error}", file=sys.stderr)
         return 2
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_float_array, strictly_increasing
+from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
 __all__ = ["Dataset"]
 
@@ -45,8 +45,7 @@ class Dataset:
             if name != "t" and array.shape[1] != n:
                 raise ValueError(f"`{name}` must have {n} joints like `q`, got {array.shape[1]}")
         for name, array in arrays.items():
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
+            object.__setattr__(self, name, frozen_copy(array))
 
     @property
     def n_samples(self) -> int:

@@ -18,6 +18,7 @@ from dynid.data import Dataset
 from dynid.dynamics import rnea
 from dynid.excitation import random_fourier
 from dynid.identify import LinearModel, identify
+from dynid.inertia import N_LINK_PARAMETERS
 from dynid.robot import load_robot
 from dynid.simulate import simulate_open_loop
 from dynid.validate import relative_error_percent, rmse
@@ -25,6 +26,7 @@ from dynid.validate import relative_error_percent, rmse
 __all__ = ["DemoResult", "format_summary", "run_demo"]
 
 DEFAULT_NOISE_STD = 0.1  # N m per joint
+DEFAULT_DURATION = 20.0  # s per trajectory
 
 
 @dataclass
@@ -52,7 +54,7 @@ class DemoResult:
         return out
 
 
-def run_demo(*, robot: str = "panda", duration: float = 20.0, rate: float = 1000.0,
+def run_demo(*, robot: str = "panda", duration: float = DEFAULT_DURATION, rate: float = 1000.0,
              noise_std: float = DEFAULT_NOISE_STD, seed: int = 0,
              progress: Callable[[str], None] | None = None) -> DemoResult:
     """Identify ``robot``'s twin and validate it; ``progress`` receives one line per stage."""
@@ -90,7 +92,7 @@ def run_demo(*, robot: str = "panda", duration: float = 20.0, rate: float = 1000
     noiseless = rnea(truth, validation.q, validation.dq, validation.ddq)
     noiseless = noiseless + truth.friction.torque(validation.dq)
     lap("validation")
-    n_inertial = sum(1 for k in model.base.independent if k < 10 * truth.n_joints)
+    n_inertial = sum(1 for k in model.base.independent if k < N_LINK_PARAMETERS * truth.n_joints)
     return DemoResult(
         robot=truth.name,
         n_samples=identification.n_samples,

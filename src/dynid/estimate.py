@@ -4,9 +4,10 @@
 ``W`` (m, p) or ``(N, n, p)`` and torques ``(m,)`` or ``(N, n)``. Learned attributes end in ``_``:
 
 - ``coef_`` the estimate; ``covariance_ = sigma2_ (W^T W)^-1`` with
-  ``sigma2_ = |tau - W coef_|^2 / (m - p)``; ``std_`` and ``relative_std_percent_``
+  ``sigma2_ = |tau - W coef_|^2 / (m - rank)``; ``std_`` and ``relative_std_percent_``
   (``100 std / |coef|``);
-- ``rank_``, ``singular_`` (singular values of W), ``condition_number_``;
+- ``rank_``, ``singular_`` (singular values of W), ``condition_number_`` (inf when W is rank
+  deficient; reduce to base parameters first);
 - ``residuals_`` (m,), ``relative_error_percent_ = 100 |tau - W coef_| / |tau|``.
 """
 
@@ -19,7 +20,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array
 
-__all__ = ["OLS"]
+__all__ = ["OLS", "RankDeficiencyWarning"]
+
+
+class RankDeficiencyWarning(RuntimeWarning):
+    """The regressor does not determine every coefficient (reduce to base parameters)."""
 
 
 def _stack(regressor: ArrayLike, torque: ArrayLike) -> tuple[NDArray, NDArray]:
@@ -51,7 +56,7 @@ class OLS:
             warnings.warn(
                 f"regressor is rank deficient ({rank} < {p} columns): reduce it to base "
                 "parameters first; the estimate is the minimum-norm solution",
-                RuntimeWarning, stacklevel=2,
+                RankDeficiencyWarning, stacklevel=2,
             )
         inverse = np.where(np.arange(p) < rank, 1.0 / np.where(singular > 0, singular, 1.0), 0.0)
         coef = vt.T @ (inverse * (u.T @ y))
@@ -68,7 +73,7 @@ class OLS:
         self.relative_std_percent_ = relative
         self.singular_ = singular
         self.rank_ = rank
-        self.condition_number_ = float(singular[0] / singular[rank - 1])
+        self.condition_number_ = float(singular[0] / singular[-1]) if rank == p else np.inf
         self.residuals_ = residuals
         self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals) / np.linalg.norm(y))
         return self

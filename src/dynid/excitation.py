@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_float_array, strictly_increasing
+from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 from dynid.robot import Robot
 
 __all__ = ["FourierTrajectory", "random_fourier"]
@@ -42,8 +42,7 @@ class FourierTrajectory:
         if not np.isfinite(self.omega_f) or self.omega_f <= 0:
             raise ValueError(f"`omega_f` must be > 0, got {self.omega_f}")
         for name, value in (("a", a), ("b", b), ("q0", q0)):
-            value.setflags(write=False)
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, frozen_copy(value))
 
     @property
     def period(self) -> float:
@@ -92,7 +91,7 @@ def random_fourier(robot: Robot, *, harmonics: int = 5, omega_f: float = 0.15 * 
     b = rng.standard_normal((n, harmonics)) * scale
     centre = 0.5 * (limits.lower + limits.upper)
     unit = FourierTrajectory(a, b, centre, omega_f)
-    n_grid = 4000
+    n_grid = max(4000, 64 * harmonics)  # >= 64 points per period of the top harmonic
     t = np.linspace(0.0, unit.period, n_grid, endpoint=False)
     q, dq, ddq = unit.sample(t)
     # Bernstein's inequality bounds a trigonometric polynomial of top frequency W between grid

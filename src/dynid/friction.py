@@ -16,7 +16,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_batch, as_vector
+from dynid._validation import as_batch, as_vector, frozen_copy
 
 __all__ = [
     "FRICTION_MODELS",
@@ -56,8 +56,7 @@ class FrictionModel:
         for f in fields(self):
             value = as_vector(f"{self.name}.{f.name}", getattr(self, f.name),
                               len(np.atleast_1d(getattr(self, f.name))))
-            value.setflags(write=False)
-            object.__setattr__(self, f.name, value)
+            object.__setattr__(self, f.name, frozen_copy(value))
             lengths.add(value.size)
         if len(lengths) > 1:
             raise ValueError(

@@ -54,15 +54,14 @@ class BaseParameters:
     def classification(self) -> dict[str, str]:
         """``{name: 'alone' | 'combination' | 'unidentifiable'}`` for every standard parameter."""
         g = self.regrouping
-        scale = np.abs(g).max()
-        used = (np.abs(g) > 1e-12 * scale).sum(axis=0)  # base parameters a column enters
+        used = (g != 0).sum(axis=0)  # how many base parameters each standard one enters
         out = {}
         for k, name in enumerate(self.names):
             if used[k] == 0:
                 out[name] = "unidentifiable"
             elif k in self.independent:
                 row = int(np.searchsorted(self.independent, k))
-                alone = (np.abs(g[row]) > 1e-12 * scale).sum() == 1
+                alone = (g[row] != 0).sum() == 1
                 out[name] = "alone" if alone else "combination"
             else:
                 out[name] = "combination"
@@ -113,7 +112,11 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
         raise ValueError("`stacked` is all zeros: no parameter is identifiable")
     tolerance = rtol * diagonal[0]
     rank = int((diagonal > tolerance).sum())
-    beta = scipy.linalg.solve_triangular(r_factor[:rank, :rank], r_factor[:rank, rank:p])
+    # entries at round-off level are exact zeros of the structure: clear them, with the same
+    # relative tolerance as the rank decision, so that the regrouping shows only real terms
+    coupling = np.where(np.abs(r_factor[:rank, rank:p]) > tolerance, r_factor[:rank, rank:p], 0)
+    beta = scipy.linalg.solve_triangular(r_factor[:rank, :rank], coupling)
+    beta[np.abs(beta) <= rtol * max(1.0, np.abs(beta).max(initial=0.0))] = 0.0
     regrouping = np.zeros((rank, p))
     regrouping[:, pivots[:rank]] = np.eye(rank)
     regrouping[:, pivots[rank:]] = beta

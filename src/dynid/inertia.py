@@ -23,10 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array
 
 __all__ = [
+    "FIRST_MOMENT",
+    "INERTIA",
     "INERTIA_ENTRIES",
+    "MASS",
+    "N_LINK_PARAMETERS",
     "PARAMETER_NAMES",
     "PINOCCHIO_PARAMETER_NAMES",
-    "first_moment_slice",
     "from_com",
     "from_pinocchio_order",
     "inertia_matrix",
@@ -39,6 +42,11 @@ __all__ = [
 INERTIA_ENTRIES = ("xx", "xy", "xz", "yy", "yz", "zz")
 PARAMETER_NAMES = ("m", "mx", "my", "mz", *(f"I{e}" for e in INERTIA_ENTRIES))
 PINOCCHIO_PARAMETER_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+N_LINK_PARAMETERS = len(PARAMETER_NAMES)
+# Where each group sits in the 10-vector: index with these, never with literal numbers.
+MASS = PARAMETER_NAMES.index("m")
+FIRST_MOMENT = slice(PARAMETER_NAMES.index("mx"), PARAMETER_NAMES.index("mz") + 1)
+INERTIA = slice(PARAMETER_NAMES.index("Ixx"), PARAMETER_NAMES.index("Izz") + 1)
 
 # Position of each pinocchio entry in our vector, and the inverse.
 _TO_PINOCCHIO = np.array([PARAMETER_NAMES.index(name) for name in PINOCCHIO_PARAMETER_NAMES])
@@ -46,11 +54,6 @@ _FROM_PINOCCHIO = np.argsort(_TO_PINOCCHIO)
 # (row, column) of each entry of INERTIA_ENTRIES in the 3x3 tensor.
 _AXIS = {"x": 0, "y": 1, "z": 2}
 _INERTIA_INDEX = tuple((_AXIS[e[0]], _AXIS[e[1]]) for e in INERTIA_ENTRIES)
-
-
-def first_moment_slice() -> slice:
-    """Where ``m c`` sits in the 10-vector."""
-    return slice(PARAMETER_NAMES.index("mx"), PARAMETER_NAMES.index("mz") + 1)
 
 
 def _check_last(name: str, value: ArrayLike, size: int) -> NDArray:
@@ -104,7 +107,11 @@ def from_com(mass: ArrayLike, com: ArrayLike, inertia_com: ArrayLike) -> NDArray
             f"`inertia_com` {inertia.shape[:-2]}"
         )
     origin = inertia + _steiner(m, c)
-    return np.concatenate([m[..., None], m[..., None] * c, inertia_vector(origin)], axis=-1)
+    out = np.empty((*m.shape, N_LINK_PARAMETERS))
+    out[..., MASS] = m
+    out[..., FIRST_MOMENT] = m[..., None] * c
+    out[..., INERTIA] = inertia_vector(origin)
+    return out
 
 
 def to_com(parameters: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
@@ -112,23 +119,23 @@ def to_com(parameters: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
 
     Raises ValueError where a mass is zero or negative (the CoM is undefined there).
     """
-    pi = _check_last("parameters", parameters, 10)
-    m = pi[..., 0]
+    pi = _check_last("parameters", parameters, N_LINK_PARAMETERS)
+    m = pi[..., MASS]
     if (m <= 0).any():
         raise ValueError(f"`parameters` must have mass > 0 to define a centre of mass, got {m}")
-    c = pi[..., first_moment_slice()] / m[..., None]
-    inertia_com = inertia_matrix(pi[..., 4:]) - _steiner(m, c)
+    c = pi[..., FIRST_MOMENT] / m[..., None]
+    inertia_com = inertia_matrix(pi[..., INERTIA]) - _steiner(m, c)
     return m, c, inertia_com
 
 
 def to_pinocchio_order(parameters: ArrayLike) -> NDArray:
     """``(*, 10)`` in our order -> pinocchio's ``toDynamicParameters()`` order."""
-    return _check_last("parameters", parameters, 10)[..., _TO_PINOCCHIO]
+    return _check_last("parameters", parameters, N_LINK_PARAMETERS)[..., _TO_PINOCCHIO]
 
 
 def from_pinocchio_order(parameters: ArrayLike) -> NDArray:
     """``(*, 10)`` in pinocchio's order -> our order."""
-    return _check_last("parameters", parameters, 10)[..., _FROM_PINOCCHIO]
+    return _check_last("parameters", parameters, N_LINK_PARAMETERS)[..., _FROM_PINOCCHIO]
 
 
 def transform_parameters(parameters: ArrayLike, rotation: ArrayLike, translation: ArrayLike):
@@ -137,18 +144,18 @@ def transform_parameters(parameters: ArrayLike, rotation: ArrayLike, translation
     ``rotation`` (3, 3) and ``translation`` (3,) place B in A: ``x_A = R x_B + p``.
     Linear in the parameters (mass may be zero); returns ``(*, 10)``.
     """
-    pi = _check_last("parameters", parameters, 10)
+    pi = _check_last("parameters", parameters, N_LINK_PARAMETERS)
     rot = as_float_array("rotation", rotation)
     p = as_float_array("translation", translation)
     if rot.shape != (3, 3) or p.shape != (3,):
         raise ValueError(
             f"`rotation` must be (3, 3) and `translation` (3,), got {rot.shape} and {p.shape}"
         )
-    m = pi[..., 0]
-    h_b = pi[..., first_moment_slice()]
+    m = pi[..., MASS]
+    h_b = pi[..., FIRST_MOMENT]
     h_a = h_b @ rot.T + m[..., None] * p
     # I_A = R I_B R^T + m (p.p E - p p^T) + (p.(R h) E - p (R h)^T) + (p.(R h) E - (R h) p^T)
-    rotated = rot @ inertia_matrix(pi[..., 4:]) @ rot.T
+    rotated = rot @ inertia_matrix(pi[..., INERTIA]) @ rot.T
     rh = h_b @ rot.T
     cross_term = (
         2 * np.einsum("i,...i->...", p, rh)[..., None, None] * np.eye(3)
@@ -157,4 +164,8 @@ def transform_parameters(parameters: ArrayLike, rotation: ArrayLike, translation
     )
     point = m[..., None, None] * (p @ p * np.eye(3) - np.outer(p, p))
     inertia_a = rotated + point + cross_term
-    return np.concatenate([m[..., None], h_a, inertia_vector(inertia_a)], axis=-1)
+    out = np.empty_like(pi)
+    out[..., MASS] = m
+    out[..., FIRST_MOMENT] = h_a
+    out[..., INERTIA] = inertia_vector(inertia_a)
+    return out

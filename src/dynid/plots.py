@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
+from dynid._files import atomic_write
 from dynid._validation import as_float_array
 
 __all__ = ["plot_torques"]
@@ -16,7 +17,10 @@ __all__ = ["plot_torques"]
 
 def plot_torques(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, path: str | Path, *,
                  title: str = "measured vs predicted joint torques") -> Path:
-    """One panel per joint: measured and predicted torque, and their difference. Writes PNG."""
+    """One panel per joint: measured and predicted torque, and their difference.
+
+    The format follows ``path``'s suffix (``.png``, ``.pdf``, ``.svg``).
+    """
     t = as_float_array("t", t)
     y = as_float_array("measured", measured)
     y_hat = as_float_array("predicted", predicted)
@@ -46,8 +50,4 @@ def plot_torques(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, path: 
         ax.set_xlabel("time [s]")
     fig.suptitle(title)
     fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    tmp.replace(path)
-    return path
+    return atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110))

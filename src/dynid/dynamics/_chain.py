@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid.robot import Robot
+from dynid.robot._joint import skew
 
 
 class ChainArrays(NamedTuple):
@@ -35,10 +36,6 @@ class ChainArrays(NamedTuple):
     eta: NDArray  # (n, 3)
 
 
-def _skew(v: NDArray) -> NDArray:
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-
-
 @lru_cache(maxsize=64)
 def chain_arrays(robot: Robot) -> ChainArrays:
     """Constant arrays of ``robot``'s joints (cached per robot instance)."""
@@ -50,15 +47,15 @@ def chain_arrays(robot: Robot) -> ChainArrays:
         r_post, p_post = joint.post[:3, :3], joint.post[:3, 3]
         a = joint.axis
         if joint.kind == "revolute":
-            skew = _skew(a)
-            square = skew @ skew
+            k = skew(a)
+            square = k @ k
             out["revolute"][i] = 1.0
             out["k0"][i] = r_pre @ (np.eye(3) + square) @ r_post
             out["kc"][i] = -r_pre @ square @ r_post
-            out["ks"][i] = r_pre @ skew @ r_post
+            out["ks"][i] = r_pre @ k @ r_post
             out["p0"][i] = p_pre + r_pre @ (np.eye(3) + square) @ p_post
             out["pc"][i] = -r_pre @ square @ p_post
-            out["ps"][i] = r_pre @ skew @ p_post
+            out["ps"][i] = r_pre @ k @ p_post
             out["zeta"][i] = r_post.T @ a
             out["eta"][i] = r_post.T @ np.cross(a, p_post)
         else:

@@ -26,6 +26,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from dynid.inertia import PARAMETER_NAMES
+
+# The kernels index the 10-vector by position for speed: they are written for this order.
+if PARAMETER_NAMES != ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"):
+    raise ImportError("dynid.dynamics._kernels is written for another parameter layout")
+
 CHUNK = 256
 
 

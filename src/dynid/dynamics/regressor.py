@@ -32,10 +32,11 @@ def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
     if out is None:
         out = np.empty(expected)
     elif (not isinstance(out, np.ndarray) or out.shape != expected or out.dtype != np.float64
-          or not out.flags.c_contiguous):
-        got = getattr(out, "shape", type(out).__name__)
+          or not out.flags.c_contiguous or not out.flags.writeable):
+        got = (f"{out.dtype} {out.shape}" + ("" if out.flags.writeable else " read-only")
+               if isinstance(out, np.ndarray) else type(out).__name__)
         raise ValueError(
-            f"`out` must be a C-contiguous float64 array of shape {expected}, got {got}"
+            f"`out` must be a writeable C-contiguous float64 array of shape {expected}, got {got}"
         )
     _kernels.regressor(*chain_arrays(robot), q, dq, ddq, gravity_vector(robot, gravity), out)
     return out.reshape(*shape, n, 10 * n)

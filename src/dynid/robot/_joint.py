@@ -25,11 +25,14 @@ A revolute row's joint variable is ``theta = q + offset``; a prismatic row's is 
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
+
+from dynid._validation import as_float_array
 
 __all__ = [
     "Joint",
@@ -64,12 +67,11 @@ def translation(x: float = 0.0, y: float = 0.0, z: float = 0.0) -> NDArray:
     return out
 
 
-def _check_transform(name: str, matrix: NDArray) -> NDArray:
-    matrix = np.array(matrix, dtype=np.float64)
+def check_transform(name: str, matrix: NDArray) -> NDArray:
+    """A read-only copy of a rigid homogeneous transform (ValueError naming `name` if not)."""
+    matrix = np.array(as_float_array(name, matrix))
     if matrix.shape != (4, 4):
         raise ValueError(f"`{name}` must be a (4, 4) homogeneous transform, got {matrix.shape}")
-    if not np.isfinite(matrix).all():
-        raise ValueError(f"`{name}` contains NaN or inf")
     rotation = matrix[:3, :3]
     if not np.allclose(rotation @ rotation.T, np.eye(3), atol=1e-9) or np.linalg.det(rotation) < 0:
         raise ValueError(f"`{name}` rotation block must be a proper rotation (orthonormal, det +1)")
@@ -79,7 +81,12 @@ def _check_transform(name: str, matrix: NDArray) -> NDArray:
     return matrix
 
 
-@dataclass(frozen=True)
+def skew(v: NDArray) -> NDArray:
+    """``[v]x``: the matrix with ``skew(v) @ w == cross(v, w)``."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+@dataclass(frozen=True, eq=False)
 class Joint:
     """One joint in canonical form ``pre @ motion(q) @ post`` (see module docstring)."""
 
@@ -101,8 +108,8 @@ class Joint:
         axis = axis / norm
         axis.setflags(write=False)
         object.__setattr__(self, "axis", axis)
-        object.__setattr__(self, "pre", _check_transform(f"{self.name}.pre", self.pre))
-        object.__setattr__(self, "post", _check_transform(f"{self.name}.post", self.post))
+        object.__setattr__(self, "pre", check_transform(f"{self.name}.pre", self.pre))
+        object.__setattr__(self, "post", check_transform(f"{self.name}.post", self.post))
 
     def motion(self, q: float) -> NDArray:
         """The joint's own motion, a (4, 4) transform in the joint frame."""
@@ -110,9 +117,8 @@ class Joint:
         if self.kind == "prismatic":
             out[:3, 3] = q * self.axis
             return out
-        a = self.axis
-        skew = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
-        out[:3, :3] = np.eye(3) + np.sin(q) * skew + (1 - np.cos(q)) * skew @ skew
+        k = skew(self.axis)
+        out[:3, :3] = np.eye(3) + np.sin(q) * k + (1 - np.cos(q)) * k @ k
         return out
 
     def transform(self, q: float) -> NDArray:
@@ -126,7 +132,11 @@ class _Row:
     def __post_init__(self) -> None:
         for f in fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not np.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(
+                    f"{type(self).__name__}: `{f.name}` must be a real number, got {value!r}"
+                )
+            if not np.isfinite(value):
                 raise ValueError(f"{type(self).__name__}: `{f.name}` must be finite, got {value!r}")
 
     def fixed(self) -> NDArray:

@@ -10,11 +10,21 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_float_array, as_vector
+from dynid._validation import as_float_array, as_vector, frozen_copy
 from dynid.friction import FrictionModel, NoFriction
-from dynid.robot._joint import Joint, PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
+from dynid.inertia import MASS
+from dynid.robot._joint import (
+    Joint,
+    PrismaticDH,
+    PrismaticMDH,
+    RevoluteDH,
+    RevoluteMDH,
+    check_transform,
+)
 
-__all__ = ["JointLimits", "Robot", "Source"]
+__all__ = ["STANDARD_GRAVITY", "JointLimits", "Robot", "Source"]
+
+STANDARD_GRAVITY = (0.0, 0.0, -9.81)  # m/s^2 in the base frame, unless a robot says otherwise
 
 Convention = Literal["mdh", "dh", "urdf"]
 MDHRow = RevoluteMDH | PrismaticMDH
@@ -39,8 +49,7 @@ class JointLimits:
         n = np.atleast_1d(np.asarray(self.lower)).size
         for f in dataclasses.fields(self):
             value = as_vector(f"limits.{f.name}", getattr(self, f.name), n, allow_inf=True)
-            value.setflags(write=False)
-            object.__setattr__(self, f.name, value)
+            object.__setattr__(self, f.name, frozen_copy(value))
         if (self.lower >= self.upper).any():
             j = int(np.argmax(self.lower >= self.upper))
             raise ValueError(
@@ -89,7 +98,7 @@ class Robot:
     joints: tuple[Joint, ...]
     parameters: NDArray
     limits: JointLimits
-    gravity: NDArray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    gravity: NDArray = field(default_factory=lambda: np.array(STANDARD_GRAVITY))
     tool: NDArray = field(default_factory=lambda: np.eye(4))
     friction: FrictionModel | None = None
     convention: Convention = "urdf"
@@ -109,23 +118,19 @@ class Robot:
             raise ValueError(
                 f"`parameters` must have shape ({n}, 10) for {n} joints, got {params.shape}"
             )
-        if (params[:, 0] < 0).any():
-            k = int(np.argmax(params[:, 0] < 0))
-            raise ValueError(f"`parameters`: link {k + 1} has negative mass {params[k, 0]}")
-        params = params.copy()
-        params.setflags(write=False)
-        object.__setattr__(self, "parameters", params)
+        if (params[:, MASS] < 0).any():
+            k = int(np.argmax(params[:, MASS] < 0))
+            raise ValueError(f"`parameters`: link {k + 1} has negative mass {params[k, MASS]}")
+        object.__setattr__(self, "parameters", frozen_copy(params))
         if not isinstance(self.limits, JointLimits) or self.limits.n_joints != n:
             raise ValueError(f"`limits` must be JointLimits for {n} joints")
-        gravity = as_vector("gravity", self.gravity, 3)
-        gravity.setflags(write=False)
-        object.__setattr__(self, "gravity", gravity)
-        tool = as_float_array("tool", self.tool)
-        if tool.shape != (4, 4):
-            raise ValueError(f"`tool` must be a (4, 4) transform, got {tool.shape}")
-        tool.setflags(write=False)
-        object.__setattr__(self, "tool", tool)
+        object.__setattr__(self, "gravity", frozen_copy(as_vector("gravity", self.gravity, 3)))
+        object.__setattr__(self, "tool", check_transform("tool", self.tool))
         friction = self.friction if self.friction is not None else NoFriction(n)
+        if not isinstance(friction, FrictionModel):
+            raise TypeError(
+                f"`friction` must be a dynid.friction model, got {type(friction).__name__}"
+            )
         if friction.n_joints != n:
             raise ValueError(f"`friction` must have {n} joints, got {friction.n_joints}")
         object.__setattr__(self, "friction", friction)
@@ -192,7 +197,7 @@ class Robot:
 
     @property
     def total_mass(self) -> float:
-        return float(self.parameters[:, 0].sum())
+        return float(self.parameters[:, MASS].sum())
 
     def with_parameters(self, parameters: ArrayLike) -> Robot:
         """The same robot with other link parameters ``(n, 10)`` (or a flat ``(10 n,)``)."""

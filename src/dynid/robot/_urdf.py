@@ -13,7 +13,7 @@ import pinocchio as pin
 
 from dynid.inertia import from_pinocchio_order
 from dynid.robot._joint import Joint
-from dynid.robot._robot import JointLimits, Robot, Source
+from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
 
 __all__ = ["load_urdf"]
 
@@ -51,11 +51,11 @@ def _parser_messages() -> Iterator[list[str]]:
 def _finite_or_inf(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     finite = np.isfinite(values) & (np.abs(values) < 1e300)
-    return np.where(finite, values, np.sign(values) * np.inf)
+    return np.where(finite, values, np.copysign(np.inf, values))
 
 
 def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | None = None,
-              gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)) -> Robot:
+              gravity: tuple[float, float, float] = STANDARD_GRAVITY) -> Robot:
     """A Robot from a URDF file of a fixed-base serial chain of revolute/prismatic joints.
 
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
@@ -69,7 +69,8 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         raise ValueError(f"`path`: no URDF file at {str(path)!r}")
     try:
         with _parser_messages() as messages:
-            model = pin.buildModelFromUrdf(str(path))
+            # mimic=True keeps a <mimic> joint a mimic joint (rejected below), not a free one
+            model = pin.buildModelFromUrdf(str(path), mimic=True)
     except (RuntimeError, ValueError) as error:
         detail = "; ".join([str(error), *(m.strip() for m in messages if m.strip())])
         raise ValueError(
@@ -98,7 +99,7 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         if shortname not in _SUPPORTED:
             raise ValueError(
                 f"`path`: joint {joint_name!r} has unsupported type {shortname}; "
-                "dynid supports revolute, continuous and prismatic joints"
+                "dynid supports revolute, continuous and prismatic joints (no mimic joints)"
             )
         kind = _SUPPORTED[shortname]
         subspace = np.asarray(data.joints[j].S, dtype=float).ravel()  # (linear, angular)
@@ -110,8 +111,10 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     for j in range(1, model.njoints):
         idx_q, idx_v = model.joints[j].idx_q, model.joints[j].idx_v
         continuous = model.joints[j].nq == 2
-        lower.append(-np.inf if continuous else model.lowerPositionLimit[idx_q])
-        upper.append(np.inf if continuous else model.upperPositionLimit[idx_q])
+        low, high = model.lowerPositionLimit[idx_q], model.upperPositionLimit[idx_q]
+        unspecified = continuous or (low == 0.0 and high == 0.0)  # urdfdom's default: 0, 0
+        lower.append(-np.inf if unspecified else low)
+        upper.append(np.inf if unspecified else high)
         velocity.append(model.velocityLimit[idx_v])
         effort.append(model.effortLimit[idx_v])
     velocity, effort = _finite_or_inf(velocity), _finite_or_inf(effort)

@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 import yaml
 
+from dynid._files import atomic_write
 from dynid.friction import friction_from_dict
-from dynid.inertia import from_com
+from dynid.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, from_com
 from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
-from dynid.robot._robot import JointLimits, Robot, Source
+from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
 
 __all__ = ["SCHEMA", "load_robot_file", "robot_from_dict", "robot_to_dict", "save_robot"]
 
@@ -64,18 +65,19 @@ def _get(mapping: Any, key: str, where: str) -> Any:
     return mapping[key]
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: Any, where: str, *, allow_inf: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"`{where}` must be a number, got {value!r}")
-    if not np.isfinite(value):
+    if np.isnan(value) or (np.isinf(value) and not allow_inf):
         raise ValueError(f"`{where}` must be finite, got {value!r}")
     return float(value)
 
 
-def _numbers(value: Any, size: int, where: str) -> np.ndarray:
+def _numbers(value: Any, size: int, where: str, *, allow_inf: bool = False) -> np.ndarray:
     if not isinstance(value, (list, tuple)) or len(value) != size:
         raise ValueError(f"`{where}` must be a list of {size} numbers, got {value!r}")
-    return np.array([_number(v, f"{where}[{k}]") for k, v in enumerate(value)])
+    return np.array([_number(v, f"{where}[{k}]", allow_inf=allow_inf)
+                     for k, v in enumerate(value)])
 
 
 def _row(convention: str, spec: dict, where: str):
@@ -109,7 +111,9 @@ def _link_parameters(spec: dict, n: int) -> tuple[np.ndarray, tuple[str, ...]]:
             params.append(from_com(mass, com, inertia))
         else:
             first = _numbers(_get(link, "first_moment", where), 3, f"{where}.first_moment")
-            params.append(np.concatenate([[mass], first, inertia]))
+            pi = np.empty(N_LINK_PARAMETERS)
+            pi[MASS], pi[FIRST_MOMENT], pi[INERTIA] = mass, first, inertia
+            params.append(pi)
         names.append(str(link.get("name", f"link{k + 1}")))
     return np.array(params), tuple(names)
 
@@ -118,12 +122,17 @@ def _limits(spec: dict | None, n: int) -> JointLimits:
     if spec is None:
         return JointLimits.unbounded(n)
     position = _get(spec, "position", "limits")
+
+    def read(mapping: dict, key: str, where: str) -> np.ndarray:
+        # .inf / -.inf: not specified (a continuous joint, a limit the maker does not publish)
+        return _numbers(_get(mapping, key, where), n, f"{where}.{key}", allow_inf=True)
+
     return JointLimits(
-        lower=_numbers(_get(position, "lower", "limits.position"), n, "limits.position.lower"),
-        upper=_numbers(_get(position, "upper", "limits.position"), n, "limits.position.upper"),
-        velocity=_numbers(_get(spec, "velocity", "limits"), n, "limits.velocity"),
-        acceleration=_numbers(_get(spec, "acceleration", "limits"), n, "limits.acceleration"),
-        torque=_numbers(_get(spec, "torque", "limits"), n, "limits.torque"),
+        lower=read(position, "lower", "limits.position"),
+        upper=read(position, "upper", "limits.position"),
+        velocity=read(spec, "velocity", "limits"),
+        acceleration=read(spec, "acceleration", "limits"),
+        torque=read(spec, "torque", "limits"),
     )
 
 
@@ -146,15 +155,19 @@ def robot_from_dict(spec: dict) -> Robot:
     n = len(rows)
     tool = None
     if kinematics.get("tool") is not None:
+        if not isinstance(kinematics["tool"], dict):
+            raise ValueError(f"`kinematics.tool` must be a mapping, got {kinematics['tool']!r}")
         tool = _row(convention, {"type": "revolute", **kinematics["tool"]}, "kinematics.tool")
     parameters, link_names = _link_parameters(_get(spec, "inertia", "robot"), n)
     source = spec.get("source") or {}
+    if not isinstance(source, dict):
+        raise ValueError(f"`source` must be a mapping (citation, url, notes), got {source!r}")
     build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
     return build(
         name, rows, parameters, tool=tool,
         joint_names=[str(j.get("name", f"joint{k + 1}")) for k, j in enumerate(joint_specs)],
         limits=_limits(spec.get("limits"), n),
-        gravity=_numbers(spec.get("gravity", [0.0, 0.0, -9.81]), 3, "gravity"),
+        gravity=_numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity"),
         friction=friction_from_dict(spec.get("friction"), n),
         link_names=link_names,
         description=str(spec.get("description", "")),
@@ -226,8 +239,8 @@ def robot_to_dict(robot: Robot) -> dict:
             "frame": "link",
             "about": "origin",
             "links": [
-                {"name": name, "mass": float(pi[0]), "first_moment": pi[1:4].tolist(),
-                 "inertia": pi[4:].tolist()}
+                {"name": name, "mass": float(pi[MASS]),
+                 "first_moment": pi[FIRST_MOMENT].tolist(), "inertia": pi[INERTIA].tolist()}
                 for name, pi in zip(robot.link_names, robot.parameters, strict=True)
             ],
         },
@@ -248,7 +261,8 @@ def _tool_row(tool: np.ndarray, row_type):
         alpha = np.arctan2(rotation[2, 1], rotation[2, 2])
         a = np.cos(theta) * p[0] + np.sin(theta) * p[1]
         row = RevoluteDH(d=p[2], a=a, alpha=alpha, offset=theta)
-    if not np.allclose(row.fixed(), tool, atol=1e-12):
+    scale = max(1.0, float(np.abs(p).max()))
+    if np.abs(row.fixed() - tool).max() > 1e-12 * scale:
         raise ValueError(
             "`robot.tool` cannot be written as one DH/MDH row; it needs a general frame"
         )
@@ -257,9 +271,6 @@ def _tool_row(tool: np.ndarray, row_type):
 
 def save_robot(robot: Robot, path: str | Path) -> None:
     """Write a table-based robot as a ``dynid-robot/1`` YAML file (atomically)."""
-    path = Path(path)
     text = yaml.safe_dump(robot_to_dict(robot), sort_keys=False, default_flow_style=None)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    atomic_write(path, lambda tmp: tmp.write_text(text))
 
