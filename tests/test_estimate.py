@@ -45,7 +45,7 @@ def test_rank_deficiency_warns(rng):
 def test_bad_inputs(rng):
     with pytest.raises(ValueError, match="`torque` must hold one value per regressor row"):
         OLS().fit(np.ones((10, 2)), np.ones(9))
-    with pytest.raises(ValueError, match="more rows than columns"):
+    with pytest.raises(ValueError, match="more rows than coefficients"):
         OLS().fit(np.ones((2, 2)), np.ones(2))
     with pytest.raises(ValueError, match="`torque` contains NaN"):
         OLS().fit(np.ones((10, 2)), np.full(10, np.nan))

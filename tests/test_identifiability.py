@@ -49,7 +49,7 @@ def test_base_regressor_reproduces_torques_on_random_robots(rng):
 
 
 def test_bad_inputs():
-    with pytest.raises(ValueError, match="m >= p rows"):
+    with pytest.raises(ValueError, match="at least as many rows as parameters"):
         base_parameters(np.ones((2, 5)))
     with pytest.raises(ValueError, match="all zeros"):
         base_parameters(np.zeros((5, 2)))

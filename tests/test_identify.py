@@ -28,7 +28,7 @@ def test_noise_free_data_gives_the_true_base_parameters(panda_linear_truth):
     truth = np.concatenate([robot.parameters.ravel(), robot.friction.coefficients])
     assert model.base.rank == 43 + 21
     assert_close(model.coefficients, model.base.base(truth), rtol=1e-6, atol=1e-8)
-    assert model.estimator.relative_error_percent_ < 1e-8
+    assert model.report["relative_error_percent"] < 1e-8
 
 
 def test_noisy_data_is_unbiased_and_predicts_new_motion(panda_linear_truth):
@@ -41,7 +41,7 @@ def test_noisy_data_is_unbiased_and_predicts_new_motion(panda_linear_truth):
     model = identify(robot, fit_data)
     truth = model.base.base(np.concatenate([robot.parameters.ravel(),
                                             robot.friction.coefficients]))
-    z = (model.coefficients - truth) / model.estimator.std_
+    z = (model.coefficients - truth) / model.std
     assert np.abs(z).max() < 5.0  # every coefficient within 5 standard deviations
     residual = check.tau - model.predict(check.q, check.dq, check.ddq)
     assert abs(np.sqrt(np.mean(residual**2)) - sigma) < 0.02

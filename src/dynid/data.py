@@ -1,14 +1,31 @@
-"""Datasets: time series of joint positions, velocities, accelerations and torques."""
+"""Datasets: time series of joint positions, velocities, accelerations and torques; static
+samples of a controller's M(q) and g(q); their file formats.
+
+Time series (``read_dataset`` / ``write_dataset``):
+
+- CSV with a header row ``t, q1..qn, dq1..dqn, tau1..taun`` and optionally ``ddq1..ddqn``;
+  SI units (s, rad, rad/s, N m, rad/s^2); one sample per row;
+- NPZ with arrays ``t`` (N,), ``q``, ``dq``, ``tau`` (N, n) and optionally ``ddq`` (N, n).
+
+Static samples (``read_static``): NPZ with ``q`` (N, n), ``M`` (N, n, n), ``g`` (N, n); or CSV with
+a header ``q1..qn``, then the lower triangle of M row by row ``M11, M21, M22, M31, ...`` (``Mi_j``
+is also accepted), then ``g1..gn``.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._files import atomic_write
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
-__all__ = ["Dataset"]
+__all__ = ["Dataset", "StaticData", "read_dataset", "read_static", "write_dataset"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +81,188 @@ class Dataset:
         pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq")}
         return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
                        metadata=dict(self.metadata))
+
+
+@dataclass(frozen=True)
+class StaticData:
+    """A controller's model sampled at poses: ``q`` (N, n), ``M`` (N, n, n) symmetric, ``g`` (N, n).
+
+    ``M`` must be symmetric to ``1e-9`` of its largest entry (a larger asymmetry means the
+    entries were misread, not rounded).
+    """
+
+    q: NDArray
+    M: NDArray
+    g: NDArray
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        q = as_float_array("q", self.q)
+        mass = as_float_array("M", self.M)
+        g = as_float_array("g", self.g)
+        if q.ndim != 2:
+            raise ValueError(f"`q` must have shape (N, n), got {q.shape}")
+        n_samples, n = q.shape
+        if mass.shape != (n_samples, n, n):
+            raise ValueError(f"`M` must have shape ({n_samples}, {n}, {n}), got {mass.shape}")
+        if g.shape != (n_samples, n):
+            raise ValueError(f"`g` must have shape ({n_samples}, {n}), got {g.shape}")
+        asymmetry = np.abs(mass - np.swapaxes(mass, 1, 2)).max(initial=0.0)
+        if asymmetry > 1e-9 * max(np.abs(mass).max(initial=0.0), np.finfo(float).tiny):
+            k = int(np.argmax(np.abs(mass - np.swapaxes(mass, 1, 2)).max(axis=(1, 2))))
+            raise ValueError(
+                f"`M` must be symmetric: sample {k} differs from its transpose by {asymmetry:.3g}"
+            )
+        for name, value in (("q", q), ("M", mass), ("g", g)):
+            object.__setattr__(self, name, frozen_copy(value))
+
+    @property
+    def n_samples(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def n_joints(self) -> int:
+        return self.q.shape[1]
+
+
+def _read_csv(path: Path) -> tuple[list[str], NDArray]:
+    """Header and numeric rows of a CSV file (ValueError naming the row and column)."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+    if len(rows) < 2:
+        raise ValueError(f"`path`: {str(path)!r} needs a header row and at least one data row")
+    header = [name.strip() for name in rows[0]]
+    values = np.empty((len(rows) - 1, len(header)))
+    for k, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(
+                f"`path`: {path.name} line {k} has {len(row)} columns, the header has "
+                f"{len(header)}"
+            )
+        for c, cell in enumerate(row):
+            try:
+                values[k - 2, c] = float(cell)
+            except ValueError:
+                raise ValueError(
+                    f"`path`: {path.name} line {k}, column {header[c]!r}: {cell!r} is not a number"
+                ) from None
+    return header, values
+
+
+def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
+    """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
+    found = {}
+    for c, name in enumerate(header):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            found[int(name[len(prefix):])] = c
+    if sorted(found) != list(range(1, len(found) + 1)):
+        raise ValueError(
+            f"`path`: {path.name} columns {prefix}1..{prefix}n must be numbered from 1 "
+            f"without gaps, got {sorted(found)}"
+        )
+    return [found[k] for k in range(1, len(found) + 1)]
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read a time-series CSV or NPZ (formats in the module docstring)."""
+    path = Path(path)
+    if path.suffix.lower() == ".npz":
+        arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq",))
+        return Dataset(**arrays, metadata={"source": str(path)})
+    header, values = _read_csv(path)
+    if "t" not in header:
+        raise ValueError(f"`path`: {path.name} has no `t` column (header: {', '.join(header)})")
+    columns = {prefix: _columns(header, prefix, path) for prefix in ("q", "dq", "ddq", "tau")}
+    n = len(columns["q"])
+    for prefix in ("dq", "tau"):
+        if len(columns[prefix]) != n or n == 0:
+            raise ValueError(
+                f"`path`: {path.name} must have columns q1..qn, dq1..dqn, tau1..taun for the "
+                f"same n; got {n} q, {len(columns['dq'])} dq, {len(columns['tau'])} tau"
+            )
+    if columns["ddq"] and len(columns["ddq"]) != n:
+        raise ValueError(
+            f"`path`: {path.name} has {len(columns['ddq'])} ddq columns for {n} joints"
+        )
+    expected = 1 + (4 if columns["ddq"] else 3) * n
+    if len(header) != expected:
+        raise ValueError(
+            f"`path`: {path.name} has {len(header)} columns, expected {expected} "
+            "(t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn])"
+        )
+    return Dataset(
+        t=values[:, header.index("t")], q=values[:, columns["q"]], dq=values[:, columns["dq"]],
+        tau=values[:, columns["tau"]],
+        ddq=values[:, columns["ddq"]] if columns["ddq"] else None,
+        metadata={"source": str(path)},
+    )
+
+
+def _read_npz(path: Path, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError) as error:
+        raise ValueError(f"`path`: cannot read NPZ {str(path)!r}: {error}") from None
+    missing = [key for key in required if key not in arrays]
+    if missing:
+        raise ValueError(f"`path`: {path.name} lacks arrays {missing} (has {sorted(arrays)})")
+    return {key: arrays[key] for key in (*required, *optional) if key in arrays}
+
+
+def write_dataset(path: str | Path, data: Dataset) -> Path:
+    """Write a dataset as CSV or NPZ (by suffix), atomically."""
+    path = Path(path)
+    arrays = {"t": data.t, "q": data.q, "dq": data.dq, "tau": data.tau}
+    if data.ddq is not None:
+        arrays["ddq"] = data.ddq
+    if path.suffix.lower() == ".npz":
+        return atomic_write(path, lambda tmp: np.savez(tmp, **arrays))
+    if path.suffix.lower() != ".csv":
+        raise ValueError(f"`path` must end in .csv or .npz, got {path.name!r}")
+    n = data.n_joints
+    header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "tau") for j in range(n)]
+    table = [data.t[:, None], data.q, data.dq, data.tau]
+    if data.ddq is not None:
+        header += [f"ddq{j + 1}" for j in range(n)]
+        table.append(data.ddq)
+    matrix = np.hstack(table)
+    return atomic_write(path, lambda tmp: np.savetxt(tmp, matrix, delimiter=",",
+                                                     header=",".join(header), comments="",
+                                                     fmt="%.17g"))
+
+
+def read_static(path: str | Path) -> StaticData:
+    """Read static samples of M(q), g(q) from NPZ or CSV (formats in the module docstring)."""
+    path = Path(path)
+    if path.suffix.lower() == ".npz":
+        arrays = _read_npz(path, required=("q", "M", "g"))
+        return StaticData(**arrays, metadata={"source": str(path)})
+    header, values = _read_csv(path)
+    q_columns = _columns(header, "q", path)
+    n = len(q_columns)
+    g_columns = _columns(header, "g", path)
+    if n == 0 or len(g_columns) != n:
+        raise ValueError(
+            f"`path`: {path.name} must have columns q1..qn and g1..gn for the same n, got "
+            f"{n} q and {len(g_columns)} g"
+        )
+    rows, cols = np.tril_indices(n)
+    mass = np.zeros((values.shape[0], n, n))
+    for i, j in zip(rows, cols, strict=True):
+        names = (f"M{i + 1}{j + 1}", f"M{i + 1}_{j + 1}")
+        column = next((header.index(name) for name in names if name in header), None)
+        if column is None:
+            raise ValueError(f"`path`: {path.name} lacks the column {names[0]} (or {names[1]})")
+        mass[:, i, j] = mass[:, j, i] = values[:, column]
+    expected = 2 * n + len(rows)
+    if len(header) != expected:
+        raise ValueError(
+            f"`path`: {path.name} has {len(header)} columns, expected {expected} "
+            "(q1..qn, the lower triangle of M row by row, g1..gn)"
+        )
+    return StaticData(q=values[:, q_columns], M=mass, g=values[:, g_columns],
+                      metadata={"source": str(path)})

@@ -17,8 +17,10 @@ import numpy as np
 from dynid.data import Dataset
 from dynid.dynamics import rnea
 from dynid.excitation import random_fourier
-from dynid.identify import LinearModel, identify
+from dynid.friction import ViscousCoulomb
+from dynid.identify import identify
 from dynid.inertia import N_LINK_PARAMETERS
+from dynid.model import LinearModel
 from dynid.robot import load_robot
 from dynid.simulate import simulate_open_loop
 from dynid.validate import relative_error_percent, rmse
@@ -86,7 +88,7 @@ def run_demo(*, robot: str = "panda", duration: float = DEFAULT_DURATION, rate: 
     )
     lap("simulation")
     say("identifying base parameters with viscous + Coulomb + offset friction (OLS)")
-    model = identify(truth, identification)
+    model = identify(truth, identification, friction=ViscousCoulomb.zeros(truth.n_joints))
     lap("identification")
     predicted = model.predict(validation.q, validation.dq, validation.ddq)
     noiseless = rnea(truth, validation.q, validation.dq, validation.ddq)
@@ -100,8 +102,8 @@ def run_demo(*, robot: str = "panda", duration: float = DEFAULT_DURATION, rate: 
         noise_std=[noise_std] * truth.n_joints,
         n_base_inertial=n_inertial,
         n_base_total=model.base.rank,
-        condition_number=model.estimator.condition_number_,
-        identification_relative_error_percent=model.estimator.relative_error_percent_,
+        condition_number=model.report["condition_number"],
+        identification_relative_error_percent=model.report["relative_error_percent"],
         validation_relative_error_percent=relative_error_percent(validation.tau, predicted),
         rmse=rmse(validation.tau, predicted).tolist(),
         rmse_truth=rmse(validation.tau, noiseless).tolist(),

@@ -1,14 +1,24 @@
 """Linear estimators of base parameters, with the scikit-learn estimator contract.
 
-``OLS().fit(W, tau)``: ordinary least squares by SVD (pseudo-inverse) on a stacked regressor
-``W`` (m, p) or ``(N, n, p)`` and torques ``(m,)`` or ``(N, n)``. Learned attributes end in ``_``:
+``OLS().fit(W, tau)`` and ``WLS().fit(W, tau)`` take a regressor ``(N, n, p)`` (one block of n
+joint rows per sample; a flat ``(m, p)`` works for OLS) and torques ``(N, n)``. What is learned
+ends in ``_``:
 
-- ``coef_`` the estimate; ``covariance_ = sigma2_ (W^T W)^-1`` with
-  ``sigma2_ = |tau - W coef_|^2 / (m - rank)``; ``std_`` and ``relative_std_percent_``
+- ``coef_`` the estimate (zero where a coefficient was dropped);
+- ``covariance_ = sigma2_ (W^T W)^-1`` on the (weighted) problem, with
+  ``sigma2_ = |tau - W coef_|^2 / (m - rank)``; ``std_``, ``relative_std_percent_``
   (``100 std / |coef|``);
 - ``rank_``, ``singular_`` (singular values of W), ``condition_number_`` (inf when W is rank
-  deficient; reduce to base parameters first);
-- ``residuals_`` (m,), ``relative_error_percent_ = 100 |tau - W coef_| / |tau|``.
+  deficient: reduce to base parameters first);
+- ``residuals_`` (m,) = ``tau - W coef_`` (unweighted), ``relative_error_percent_`` =
+  ``100 |tau - W coef_| / |tau|``;
+- ``dropped_``: indices of coefficients removed by ``drop_above_percent`` (Gaz §VI drops those
+  above 30 %: fit, drop every coefficient above the threshold, fit again without them).
+
+The solve goes through the triangular factor of ``[W tau]`` (blocked QR, ``dynid._compress``):
+exact least squares without forming ``W^T W``, at the memory of one block of rows.
+WLS rescales each joint's rows by ``1 / sigma_j`` (Szabó 2021, eq. 18-19: the closed form
+``(W^T S^-1 W)^-1 W^T S^-1 tau``), ``sigma_j`` given or estimated from OLS residuals.
 """
 
 from __future__ import annotations
@@ -16,73 +26,171 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_float_array
+from dynid._compress import triangular_factor
+from dynid._validation import as_float_array, as_vector
 
-__all__ = ["OLS", "RankDeficiencyWarning"]
+__all__ = ["ESTIMATORS", "OLS", "WLS", "RankDeficiencyWarning"]
 
 
 class RankDeficiencyWarning(RuntimeWarning):
     """The regressor does not determine every coefficient (reduce to base parameters)."""
 
 
-def _stack(regressor: ArrayLike, torque: ArrayLike) -> tuple[NDArray, NDArray]:
+def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
+    """``W`` as (m, p), ``y`` as (m,), and the joint count n (None for a flat W)."""
     w = as_float_array("regressor", regressor)
     y = as_float_array("torque", torque)
     if w.ndim == 3:
-        w = w.reshape(-1, w.shape[-1])
-    if w.ndim != 2:
-        raise ValueError(f"`regressor` must be (m, p) or (N, n, p), got shape {w.shape}")
-    y = y.reshape(-1)
-    if y.size != w.shape[0]:
-        raise ValueError(
-            f"`torque` must hold one value per regressor row ({w.shape[0]}), got {y.size}"
-        )
-    return w, y
-
-
-class OLS:
-    """Ordinary least squares, ``coef_ = pinv(W) tau``."""
-
-    def fit(self, regressor: ArrayLike, torque: ArrayLike) -> OLS:
-        w, y = _stack(regressor, torque)
-        m, p = w.shape
-        if m <= p:
-            raise ValueError(f"`regressor` needs more rows than columns, got {m} x {p}")
-        u, singular, vt = np.linalg.svd(w, full_matrices=False)
-        rank = int((singular > max(m, p) * np.finfo(float).eps * singular[0]).sum())
-        if rank < p:
-            warnings.warn(
-                f"regressor is rank deficient ({rank} < {p} columns): reduce it to base "
-                "parameters first; the estimate is the minimum-norm solution",
-                RankDeficiencyWarning, stacklevel=2,
+        n = w.shape[1]
+        expected = w.shape[:2]
+        if y.shape != expected:
+            raise ValueError(
+                f"`torque` must have shape {expected} like the regressor, got {y.shape}"
             )
-        inverse = np.where(np.arange(p) < rank, 1.0 / np.where(singular > 0, singular, 1.0), 0.0)
-        coef = vt.T @ (inverse * (u.T @ y))
-        residuals = y - w @ coef
-        sigma2 = float(residuals @ residuals) / (m - rank)
+        w = w.reshape(-1, w.shape[-1])
+    elif w.ndim == 2 and not need_blocks:
+        n = None
+        if y.size != w.shape[0] or y.ndim > 2:
+            raise ValueError(
+                f"`torque` must hold one value per regressor row ({w.shape[0]}), got {y.shape}"
+            )
+    else:
+        shape = "(N, n, p)" if need_blocks else "(m, p) or (N, n, p)"
+        raise ValueError(f"`regressor` must be {shape}, got shape {w.shape}")
+    m, p = w.shape
+    if m <= p:
+        raise ValueError(
+            f"`regressor` needs more rows than coefficients: {m} rows for {p} coefficients "
+            "(record more samples)"
+        )
+    return w, y.reshape(-1), n
+
+
+class _LinearEstimator:
+    """Weighted least squares through the triangular factor, with optional dropping."""
+
+    def __init__(self, *, drop_above_percent: float | None = None) -> None:
+        self.drop_above_percent = drop_above_percent
+
+    def _check_params(self) -> None:
+        if self.drop_above_percent is not None and not self.drop_above_percent > 0:
+            raise ValueError(
+                f"`drop_above_percent` must be > 0 (percent), got {self.drop_above_percent}"
+            )
+
+    def _solve(self, w: NDArray, y: NDArray, scale: NDArray | None) -> None:
+        every = np.arange(w.shape[1])
+        self._solve_columns(w, y, scale, every)
+        self.dropped_ = np.zeros(0, dtype=int)
+        if self.drop_above_percent is not None:
+            high = np.flatnonzero(self.relative_std_percent_ > self.drop_above_percent)
+            if high.size:
+                self._solve_columns(w, y, scale, np.setdiff1d(every, high))
+                self.dropped_ = high
+
+    def _solve_columns(self, w: NDArray, y: NDArray, scale: NDArray | None,
+                       keep: NDArray) -> None:
+        m, p = w.shape
+        sub = w[:, keep]
+        weighted = sub if scale is None else sub * scale[:, None]
+        target = y if scale is None else y * scale
+        factor = triangular_factor(np.column_stack([weighted, target]))
+        k = keep.size
+        r, z = factor[:k, :k], factor[:k, k]
+        u, singular, vt = np.linalg.svd(r)
+        rank = int((singular > max(m, k) * np.finfo(float).eps * singular[0]).sum())
+        if rank < k:
+            warnings.warn(
+                f"regressor is rank deficient ({rank} < {k} columns): reduce it to base "
+                "parameters first; the estimate is the minimum-norm solution",
+                RankDeficiencyWarning, stacklevel=3,
+            )
+        inverse = np.where(np.arange(k) < rank, 1.0 / np.where(singular > 0, singular, 1.0), 0.0)
+        if rank == k:
+            solution = scipy.linalg.solve_triangular(r, z)
+        else:
+            solution = vt.T @ (inverse * (u.T @ z))
+        weighted_residuals = target - weighted @ solution
+        sigma2 = float(weighted_residuals @ weighted_residuals) / (m - rank)
         covariance = sigma2 * (vt.T * inverse**2) @ vt
-        std = np.sqrt(np.diag(covariance))
-        with np.errstate(divide="ignore"):
+        coef = np.zeros(p)
+        coef[keep] = solution
+        full_covariance = np.zeros((p, p))
+        full_covariance[np.ix_(keep, keep)] = covariance
+        std = np.sqrt(np.diag(full_covariance))
+        with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.where(coef != 0, 100.0 * std / np.abs(coef), np.inf)
+        relative[np.setdiff1d(np.arange(p), keep)] = 0.0
+        residuals = y - w @ coef
         self.coef_ = coef
-        self.covariance_ = covariance
+        self.covariance_ = full_covariance
         self.sigma2_ = sigma2
         self.std_ = std
         self.relative_std_percent_ = relative
         self.singular_ = singular
         self.rank_ = rank
-        self.condition_number_ = float(singular[0] / singular[-1]) if rank == p else np.inf
+        self.condition_number_ = float(singular[0] / singular[-1]) if rank == k else np.inf
         self.residuals_ = residuals
-        self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals) / np.linalg.norm(y))
-        return self
+        self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals)
+                                             / np.linalg.norm(y))
+        self.n_samples_ = m
 
     def predict(self, regressor: ArrayLike) -> NDArray:
         """``W coef_`` with W ``(..., p)`` -> ``(...)``."""
         if not hasattr(self, "coef_"):
-            raise RuntimeError("OLS is not fitted: call fit(regressor, torque) first")
+            raise RuntimeError(f"{type(self).__name__} is not fitted: call fit() first")
         w = as_float_array("regressor", regressor)
         if w.shape[-1:] != self.coef_.shape:
             raise ValueError(f"`regressor` must have {self.coef_.size} columns, got {w.shape}")
         return w @ self.coef_
+
+
+class OLS(_LinearEstimator):
+    """Ordinary least squares, ``coef_ = pinv(W) tau``."""
+
+    name = "ols"
+
+    def fit(self, regressor: ArrayLike, torque: ArrayLike) -> OLS:
+        self._check_params()
+        w, y, _ = _blocks(regressor, torque, need_blocks=False)
+        self._solve(w, y, None)
+        return self
+
+
+class WLS(_LinearEstimator):
+    """Weighted least squares with per-joint noise levels (Szabó 2021, eq. 18-19).
+
+    ``noise_std`` (n,) [N m]: the torque noise standard deviation of each joint; if None, it is
+    estimated from the residuals of an OLS fit, ``sigma_j^2 = |r_j|^2 / (N - p / n)``.
+    """
+
+    name = "wls"
+
+    def __init__(self, *, noise_std: ArrayLike | None = None,
+                 drop_above_percent: float | None = None) -> None:
+        super().__init__(drop_above_percent=drop_above_percent)
+        self.noise_std = noise_std
+
+    def fit(self, regressor: ArrayLike, torque: ArrayLike) -> WLS:
+        self._check_params()
+        w, y, n = _blocks(regressor, torque, need_blocks=True)
+        n_samples = w.shape[0] // n
+        if self.noise_std is None:
+            ols = OLS().fit(w, y)
+            dof = n_samples - w.shape[1] / n
+            sigma = np.sqrt((ols.residuals_.reshape(n_samples, n) ** 2).sum(axis=0) / dof)
+            if (sigma <= 0).any():
+                raise ValueError("WLS: a joint's OLS residuals are all zero; give `noise_std`")
+        else:
+            sigma = as_vector("noise_std", self.noise_std, n)
+            if (sigma <= 0).any():
+                raise ValueError(f"`noise_std` must be > 0 for every joint, got {sigma}")
+        self.noise_std_ = sigma
+        self._solve(w, y, np.tile(1.0 / sigma, n_samples))
+        return self
+
+
+ESTIMATORS = {estimator.name: estimator for estimator in (OLS, WLS)}

@@ -1,42 +1,80 @@
 """Base parameters: which combinations of the standard parameters the data can determine.
 
-For a stacked regressor ``W`` (m, p) with ``tau = W pi``, a column-pivoted QR ``W P = Q R``
-splits the columns into ``r`` independent ones (``L``) and the rest (``K = L B``, with
-``B = R11^-1 R12`` by a triangular solve). Then ``W pi = L (pi_L + B pi_K) = L pi_b``:
+For a stacked regressor ``W`` (m, p) with ``tau = W pi``, the columns split into ``r``
+independent ones ``L`` (the *representatives*) and the rest, ``K = L B``. Then
+``W pi = L (pi_L + B pi_K) = L pi_b`` (Szabó 2021, eq. 10-14):
 
-- the base parameters are ``pi_b = G pi`` with the regrouping matrix ``G`` (r, p);
-- the base regressor is ``W[:, independent]``;
-- a parameter is *unidentifiable* if its column is zero, identifiable *alone* if it is
-  independent and nothing regroups into it, else identifiable *in combination*.
+- the base parameters are ``pi_b = G pi`` with the regrouping matrix ``G`` (r, p),
+  ``G[:, L] = I`` and ``G[:, K] = B``;
+- the base regressor is ``W[:, L]``;
+- a parameter is *unidentifiable* if its column is zero, identifiable *alone* if it is a
+  representative and nothing regroups into it, else identifiable *in combination*.
 
-The rank decision uses a tolerance relative to the largest pivot (never an absolute one).
+Two ways to choose the representatives, which give the same rank and the same row space of G:
+
+- ``"rref"`` (default): the leading columns of the reduced row echelon form (Gauss–Jordan with
+  partial pivoting), i.e. the first independent columns in a processing order. Links are taken
+  base to tip, so earlier links' parameters are kept and later ones regroup into them. Within a
+  link, MDH (and URDF) chains use dynid's layout order — the regroupings then read like Gaz
+  Table III (Khalil's rules) — and standard-DH chains use Szabó's order (eq. 3: Ixx, Iyy, Izz,
+  Ixy, Ixz, Iyz, m, m sx, m sy, m sz), which reads like Szabó Table 2;
+- ``"qr"``: column-pivoted QR, the best-conditioned choice.
+
+``W`` is first compressed to its triangular factor (same row space, so the same rref); ranks are
+decided with a tolerance relative to the data's scale, and ``B`` is solved by least squares on
+the representatives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._compress import triangular_factor
 from dynid._validation import as_float_array
 from dynid.dynamics import parameter_names, regressor
+from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction import FrictionModel
+from dynid.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 from dynid.robot import Robot
 
-__all__ = ["BaseParameters", "base_parameters", "robot_base_parameters", "structural_regressor"]
+__all__ = [
+    "LINK_ORDER",
+    "METHODS",
+    "BaseParameters",
+    "base_parameters",
+    "processing_order",
+    "regrouping_for",
+    "robot_base_parameters",
+    "structural_regressor",
+]
+
+Method = Literal["rref", "qr"]
+METHODS: tuple[str, ...] = ("rref", "qr")
+# Order in which rref visits one link's parameters, per kinematic convention.
+LINK_ORDER = {
+    "mdh": PARAMETER_NAMES,
+    "urdf": PARAMETER_NAMES,
+    "dh": ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "m", "mx", "my", "mz"),  # Szabó eq. 3
+}
+# A regrouping term whose share of a dependent column is below this is round-off (float64).
+_TERM_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
 
 
 @dataclass(frozen=True)
 class BaseParameters:
-    """The result of ``base_parameters``: regrouping of p standard into r base parameters."""
+    """Regrouping of p standard parameters into r base parameters (see module docstring)."""
 
-    independent: NDArray  # (r,) column indices kept, ascending; base parameter k <-> column k
+    independent: NDArray  # (r,) representative columns, ascending; base parameter k <-> column k
     regrouping: NDArray  # (r, p) G with pi_b = G pi
     names: tuple[str, ...]  # (p,) standard parameter names
-    tolerance: float  # absolute pivot threshold used (relative tolerance x largest pivot)
+    tolerance: float  # absolute pivot threshold used for the rank decision
+    method: str = "rref"
 
     @property
     def rank(self) -> int:
@@ -48,7 +86,7 @@ class BaseParameters:
 
     @property
     def base_names(self) -> list[str]:
-        """Each base parameter named after the standard parameter it is anchored on."""
+        """Each base parameter named after its representative standard parameter."""
         return [self.names[k] for k in self.independent]
 
     def classification(self) -> dict[str, str]:
@@ -85,19 +123,95 @@ class BaseParameters:
             )
         return w[..., self.independent]
 
+    def expressions(self, *, digits: int = 4) -> list[str]:
+        """Each base parameter as text, e.g. ``Ixx2 - Iyy2 + Iyy3 + 0.09986 m3 + 0.632 mz3``."""
+        out = []
+        for row in self.regrouping:
+            terms = []
+            for k in np.flatnonzero(row):
+                value = row[k]
+                size = "" if np.isclose(abs(value), 1.0, rtol=10.0 ** -digits, atol=0) else (
+                    f"{abs(value):.{digits}g} ")
+                sign = "-" if value < 0 else "+"
+                terms.append(f"{sign} {size}{self.names[k]}")
+            text = " ".join(terms)
+            out.append(text[2:] if text.startswith("+ ") else "-" + text[1:])
+        return out
+
+
+def _rref_leading(r_factor: NDArray, tolerance: float, order: NDArray) -> NDArray:
+    """Leading columns of rref(R[:, order]) by Gauss–Jordan elimination with partial pivoting,
+    as indices of R's columns (ascending)."""
+    a = r_factor[:, order]
+    n_rows, n_cols = a.shape
+    row, leading = 0, []
+    for col in range(n_cols):
+        if row == n_rows:
+            break
+        pivot = row + int(np.argmax(np.abs(a[row:, col])))
+        if abs(a[pivot, col]) <= tolerance:
+            a[row:, col] = 0.0  # a dependent column: no pivot here
+            continue
+        a[[row, pivot]] = a[[pivot, row]]
+        a[row] /= a[row, col]
+        others = np.arange(n_rows) != row
+        a[others] -= np.outer(a[others, col], a[row])
+        leading.append(order[col])
+        row += 1
+    return np.sort(np.array(leading, dtype=int))
+
+
+def _qr_leading(r_factor: NDArray, rtol: float) -> tuple[NDArray, float]:
+    """Representatives by column-pivoted QR (greedy largest remaining column norm)."""
+    pivoted, pivots = scipy.linalg.qr(r_factor, mode="r", pivoting=True)
+    diagonal = np.abs(np.diag(pivoted))
+    tolerance = rtol * diagonal[0]
+    return np.sort(pivots[: int((diagonal > tolerance).sum())]), float(tolerance)
+
+
+def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
+    """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
+
+    Terms that carry less than sqrt(eps) of a dependent column are round-off and set to zero;
+    so are all terms of a column below sqrt(eps) of the largest one (an unidentifiable
+    parameter whose column is round-off itself).
+    """
+    w = np.asarray(stacked, dtype=float)
+    p = w.shape[1]
+    column_norms = np.linalg.norm(w, axis=0)
+    dependent = np.setdiff1d(np.arange(p), independent)
+    regrouping = np.zeros((independent.size, p))
+    regrouping[:, independent] = np.eye(independent.size)
+    if dependent.size:
+        basis, targets = w[:, independent], w[:, dependent]
+        beta = np.linalg.lstsq(basis, targets, rcond=None)[0]
+        share = np.abs(beta) * column_norms[independent][:, None]
+        scale = np.maximum(column_norms[dependent], _TERM_RTOL * column_norms.max())
+        beta[share <= _TERM_RTOL * scale] = 0.0
+        regrouping[:, dependent] = beta
+    return regrouping
+
 
 def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
-                    rtol: float | None = None) -> BaseParameters:
-    """Base parameters of a stacked regressor ``(m, p)`` (or ``(N, n, p)``, stacked here).
+                    method: Method = "rref", rtol: float | None = None,
+                    order: Sequence[int] | None = None) -> BaseParameters:
+    """Base parameters of a stacked regressor ``(m, p)`` (or ``(N, rows, p)``, stacked here).
 
-    ``rtol``: pivots below ``rtol * |R[0, 0]|`` count as zero; default ``max(m, p) * eps``
-    (numpy's ``matrix_rank`` rule).
+    ``method``: ``"rref"`` (representatives in processing ``order``, default column order,
+    like the papers) or ``"qr"``.
+    ``rtol``: relative rank tolerance (default ``max(m, p) * eps``, numpy's ``matrix_rank``
+    rule): an rref pivot below ``rtol * max|R|``, or a QR pivot below ``rtol * |R[0, 0]|``,
+    counts as zero.
     """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
     w = as_float_array("stacked", stacked)
     if w.ndim == 3:
         w = w.reshape(-1, w.shape[-1])
     if w.ndim != 2 or w.shape[0] < w.shape[1]:
-        raise ValueError(f"`stacked` must be (m, p) with m >= p rows, got shape {w.shape}")
+        raise ValueError(
+            f"`stacked` must be (m, p) with at least as many rows as parameters, got {w.shape}"
+        )
     m, p = w.shape
     names = tuple(names) if names is not None else tuple(f"p{k + 1}" for k in range(p))
     if len(names) != p:
@@ -106,40 +220,51 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
         rtol = max(m, p) * np.finfo(np.float64).eps
     if not (0 < rtol < 1):
         raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
-    r_factor, pivots = scipy.linalg.qr(w, mode="r", pivoting=True)
-    diagonal = np.abs(np.diag(r_factor))
-    if diagonal[0] == 0:
+    r_factor = triangular_factor(w)
+    scale = np.abs(r_factor).max()
+    if scale == 0:
         raise ValueError("`stacked` is all zeros: no parameter is identifiable")
-    tolerance = rtol * diagonal[0]
-    rank = int((diagonal > tolerance).sum())
-    # entries at round-off level are exact zeros of the structure: clear them, with the same
-    # relative tolerance as the rank decision, so that the regrouping shows only real terms
-    coupling = np.where(np.abs(r_factor[:rank, rank:p]) > tolerance, r_factor[:rank, rank:p], 0)
-    beta = scipy.linalg.solve_triangular(r_factor[:rank, :rank], coupling)
-    beta[np.abs(beta) <= rtol * max(1.0, np.abs(beta).max(initial=0.0))] = 0.0
-    regrouping = np.zeros((rank, p))
-    regrouping[:, pivots[:rank]] = np.eye(rank)
-    regrouping[:, pivots[rank:]] = beta
-    order = np.argsort(pivots[:rank])
-    return BaseParameters(
-        independent=np.sort(pivots[:rank]), regrouping=regrouping[order], names=names,
-        tolerance=float(tolerance),
-    )
+    if method == "rref":
+        tolerance = rtol * scale
+        order = np.arange(p) if order is None else np.asarray(order, dtype=int)
+        if sorted(order.tolist()) != list(range(p)):
+            raise ValueError(f"`order` must be a permutation of range({p})")
+        independent = _rref_leading(r_factor, tolerance, order)
+    else:
+        independent, tolerance = _qr_leading(r_factor, rtol)
+    return BaseParameters(independent=independent,
+                          regrouping=regrouping_for(r_factor, independent), names=names,
+                          tolerance=float(tolerance), method=method)
+
+
+def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDArray:
+    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.pi)
+    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.pi)
+    return rng.uniform(lower, upper, size=(n_samples, robot.n_joints))
 
 
 def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
-                         n_samples: int | None = None, seed: int = 0) -> NDArray:
-    """Stacked regressor ``(n N, 10 n [+ friction])`` at random states, for identifiability.
+                         kind: Literal["torque", "static"] = "torque",
+                         drop_joint1_gravity: bool = False, n_samples: int | None = None,
+                         seed: int = 0) -> NDArray:
+    """Stacked regressor at random states, for identifiability.
 
-    Positions are uniform within the position limits (+-pi where unbounded), velocities and
-    accelerations standard normal: generic states, so only the structure can cause rank loss.
+    ``kind="torque"``: the joint-torque regressor ``(n N, 10 n [+ friction])``; positions
+    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
+    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
+    Generic states: only the structure can cause rank loss.
     """
     n = robot.n_joints
     n_samples = n_samples or max(200, 4 * n * 10)
     rng = np.random.default_rng(seed)
-    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.pi)
-    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.pi)
-    q = rng.uniform(lower, upper, size=(n_samples, n))
+    q = _random_poses(robot, rng, n_samples)
+    if kind == "static":
+        if friction is not None:
+            raise ValueError("`friction` has no columns in the static regressor (no motion)")
+        y = static_regressor(robot, q, drop_joint1_gravity=drop_joint1_gravity)
+        return y.reshape(-1, y.shape[-1])
+    if kind != "torque":
+        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
     dq, ddq = rng.standard_normal((2, n_samples, n))
     y = regressor(robot, q, dq, ddq)
     if friction is not None:
@@ -150,10 +275,23 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
 
 
 def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None,
+                          kind: Literal["torque", "static"] = "torque",
+                          drop_joint1_gravity: bool = False, method: Method = "rref",
                           rtol: float | None = None, seed: int = 0) -> BaseParameters:
-    """Base parameters of ``robot``'s torque regressor (with ``friction`` columns if given)."""
+    """Base parameters of ``robot``'s torque regressor (with ``friction`` columns if given) or
+    of its static ``[M; g]`` regressor (``kind="static"``)."""
     names = parameter_names(robot)
     if friction is not None:
         names = names + friction.coefficient_names()
-    return base_parameters(structural_regressor(robot, friction=friction, seed=seed),
-                           names=names, rtol=rtol)
+    stacked = structural_regressor(robot, friction=friction, kind=kind,
+                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed)
+    return base_parameters(stacked, names=names, method=method, rtol=rtol,
+                           order=processing_order(robot, len(names)))
+
+
+def processing_order(robot: Robot, n_columns: int) -> NDArray:
+    """The rref visiting order of a robot's regressor columns: links base to tip, each in its
+    convention's ``LINK_ORDER``; friction (or other extra) columns last."""
+    within = [PARAMETER_NAMES.index(name) for name in LINK_ORDER[robot.convention]]
+    links = [N_LINK_PARAMETERS * j + k for j in range(robot.n_joints) for k in within]
+    return np.array(links + list(range(len(links), n_columns)))

@@ -1,66 +1,147 @@
-"""Linear identification of base parameters from a dataset, end to end.
+"""Linear identification of base parameters, from time series or from a controller's model.
 
-``identify(robot, data)`` builds the regressor along the data, appends the linear friction
-columns, keeps the base columns (``dynid.identifiability``) and fits an estimator; the result
-predicts torques on any other motion.
+- ``identify(robot, data)``: the torque regressor along the data with linear friction columns,
+  reduced to the base parameters, fitted by an estimator (OLS, WLS).
+- ``identify_static(robot, samples)``: Gaz et al. 2019 §IV-A, "reverse engineering": the
+  static regressor of ``[lower triangle of M(q); g(q)]`` at poses where the controller reports
+  M and g, reduced to its base parameters and fitted by least squares. The coefficients rebuild
+  M^, g^, c^ and the inverse dynamics on any motion.
+
+Before fitting, the data's own base regressor is checked: base parameters that the data do not
+excite (a joint that never moves, too few poses) raise a ValueError that names them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from dynid.data import Dataset
-from dynid.dynamics import regressor
-from dynid.estimate import OLS
-from dynid.friction import FrictionModel, ViscousCoulomb
-from dynid.identifiability import BaseParameters, robot_base_parameters
+from dynid._compress import triangular_factor
+from dynid.data import Dataset, StaticData
+from dynid.dynamics.static_regressor import lower_triangle, static_regressor
+from dynid.estimate import OLS, WLS
+from dynid.friction import FrictionModel, NoFriction, ViscousCoulomb
+from dynid.identifiability import (
+    BaseParameters,
+    Method,
+    base_parameters,
+    regrouping_for,
+    robot_base_parameters,
+    structural_regressor,
+)
+from dynid.model import LinearModel
 from dynid.robot import Robot
 
-__all__ = ["LinearModel", "identify"]
+__all__ = ["default_friction", "identify", "identify_static", "joint1_gravity_is_zero"]
 
 
-@dataclass(frozen=True)
-class LinearModel:
-    """Identified base parameters: ``tau = Y_b(q, dq, ddq) coefficients`` (friction included)."""
-
-    robot: Robot
-    friction: FrictionModel  # the template whose columns were identified (values unused)
-    base: BaseParameters
-    estimator: OLS
-
-    @property
-    def coefficients(self) -> NDArray:
-        return self.estimator.coef_
-
-    def base_regressor(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
-        """``(N, n, r)``: rigid-body and friction columns, reduced to the base parameters."""
-        y = regressor(self.robot, q, dq, ddq)
-        return self.base.reduce(np.concatenate([y, self.friction.regressor(dq)], axis=-1))
-
-    def predict(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
-        """Joint torques ``(N, n)``."""
-        return self.base_regressor(q, dq, ddq) @ self.coefficients
+def default_friction(robot: Robot) -> FrictionModel:
+    """The robot file's friction model when it is linear, else viscous + Coulomb + offset."""
+    if robot.friction.linear:
+        return robot.friction
+    return ViscousCoulomb.zeros(robot.n_joints)
 
 
-def identify(robot: Robot, data: Dataset, *, friction: FrictionModel | None = None) -> LinearModel:
-    """Fit base parameters (and linear friction) to ``data`` by OLS.
+def _check_excitation(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
+    """Raise ValueError naming the base parameters that ``stacked`` (m, r) leaves undetermined."""
+    if stacked.shape[0] <= base.rank:
+        raise ValueError(
+            f"{what}: {stacked.shape[0]} equations for {base.rank} base parameters; "
+            "record more samples"
+        )
+    data_base = base_parameters(stacked, names=base.base_names)
+    if data_base.rank < base.rank:
+        missing = [name for k, name in enumerate(base.base_names)
+                   if k not in set(data_base.independent)]
+        raise ValueError(
+            f"{what} determines only {data_base.rank} of {base.rank} base parameters; not "
+            f"excited: {', '.join(missing)} (every joint must move, in both directions for "
+            "Coulomb friction)"
+        )
 
-    ``friction``: a linear friction model whose columns are identified jointly; default
-    viscous + Coulomb + offset (Gaz 2019, eq. 24). ``NoFriction`` for rigid-body only.
+
+def _report(estimator, **extra) -> dict:
+    return {
+        "method": estimator.name, "rank": estimator.rank_,
+        "condition_number": estimator.condition_number_,
+        "relative_error_percent": estimator.relative_error_percent_,
+        "sigma2": estimator.sigma2_, "n_equations": estimator.n_samples_,
+        "dropped": estimator.dropped_.tolist(),
+        **({"noise_std": estimator.noise_std_.tolist()} if hasattr(estimator, "noise_std_")
+           else {}),
+        **extra,
+    }
+
+
+def identify(robot: Robot, data: Dataset, *, friction: FrictionModel | None = None,
+             estimator: OLS | WLS | None = None, method: Method = "rref") -> LinearModel:
+    """Fit base parameters (and linear friction) to ``data``.
+
+    ``friction``: a linear friction model whose columns are identified jointly (default
+    ``default_friction(robot)``); ``NoFriction`` for rigid-body only. ``estimator``: ``OLS()``
+    (default) or ``WLS(...)``, unfitted; it is fitted here and its figures go to the report.
     Needs ``data.ddq`` (differentiate filtered velocities first for real logs).
     """
     if data.ddq is None:
         raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
     if data.n_joints != robot.n_joints:
         raise ValueError(f"`data` has {data.n_joints} joints, `robot` {robot.n_joints}")
-    if friction is None:
-        friction = ViscousCoulomb.zeros(robot.n_joints)
+    friction = default_friction(robot) if friction is None else friction
     if not friction.linear:
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-    base = robot_base_parameters(robot, friction=friction)
-    model = LinearModel(robot=robot, friction=friction, base=base, estimator=OLS())
-    model.estimator.fit(model.base_regressor(data.q, data.dq, data.ddq), data.tau)
-    return model
+    estimator = OLS() if estimator is None else estimator
+    base = robot_base_parameters(robot, friction=friction, method=method)
+    model = LinearModel(robot=robot, friction=friction, base=base,
+                        coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
+    stacked = model.base_regressor(data.q, data.dq, data.ddq)
+    _check_excitation(stacked.reshape(-1, base.rank), base, "the data")
+    estimator.fit(stacked, data.tau)
+    return LinearModel(
+        robot=robot, friction=friction, base=base, coefficients=estimator.coef_,
+        std=estimator.std_,
+        report=_report(estimator, kind="torque", n_samples=data.n_samples),
+    )
+
+
+def joint1_gravity_is_zero(robot: Robot) -> bool:
+    """True when joint 1 is revolute about the gravity direction (a level base): g1 == 0."""
+    joint = robot.joints[0]
+    axis = joint.pre[:3, :3] @ joint.axis
+    g = robot.gravity
+    return joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
+        np.linalg.norm(g), 1.0)
+
+
+def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: bool | None = None,
+                    method: Method = "rref", drop_above_percent: float | None = None
+                    ) -> LinearModel:
+    """Reverse engineering of a controller's dynamic model from its M(q), g(q) (Gaz §IV-A).
+
+    ``drop_joint1_gravity``: leave out the g1 rows; default (None) drops them exactly when they
+    are identically zero (``joint1_gravity_is_zero``), as Gaz did for the level Panda.
+    """
+    if samples.n_joints != robot.n_joints:
+        raise ValueError(f"`samples` has {samples.n_joints} joints, `robot` {robot.n_joints}")
+    drop = joint1_gravity_is_zero(robot) if drop_joint1_gravity is None else drop_joint1_gravity
+    base = robot_base_parameters(robot, kind="static", drop_joint1_gravity=drop, method=method)
+    # the static base must regroup exactly like the torque regressor to predict torques
+    torque_regrouping = regrouping_for(triangular_factor(structural_regressor(robot)),
+                                       base.independent)
+    if not np.allclose(torque_regrouping, base.regrouping, rtol=1e-8,
+                       atol=1e-10 * np.abs(base.regrouping).max()):
+        raise ValueError(
+            f"`robot`: {robot.name!r}'s M(q), g(q) regroup its parameters differently from its "
+            "joint torques; static identification cannot rebuild the inverse dynamics"
+        )
+    n = robot.n_joints
+    rows, cols = lower_triangle(n)
+    targets = np.concatenate([samples.M[:, rows, cols],
+                              samples.g[:, 1:] if drop else samples.g], axis=1)
+    stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
+    _check_excitation(stacked.reshape(-1, base.rank), base, "the static samples")
+    estimator = OLS(drop_above_percent=drop_above_percent).fit(stacked, targets)
+    return LinearModel(
+        robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
+        std=estimator.std_,
+        report=_report(estimator, kind="static", n_samples=samples.n_samples,
+                       joint1_gravity_dropped=drop),
+    )
