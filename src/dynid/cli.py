@@ -13,8 +13,23 @@ import numpy as np
 __all__ = ["main"]
 
 
+def _jsonable(value):
+    """numpy values -> Python; inf/NaN (no JSON for them) -> null."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
 def _print_json(payload: dict) -> None:
-    print(json.dumps(payload, indent=2))
+    print(json.dumps(_jsonable(payload), indent=2))
 
 
 def _progress(args: argparse.Namespace):
@@ -103,6 +118,166 @@ def _robot_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _friction(robot, args: argparse.Namespace):
+    """The linear friction columns asked for: --friction, else the robot file's, else
+    viscous + Coulomb + offset."""
+    from dynid.friction import (
+        DEFAULT_ARCTAN_DELTA,
+        DEFAULT_ARCTAN_K_V,
+        Arctan,
+        NoFriction,
+        ViscousCoulomb,
+    )
+    from dynid.identify import default_friction
+
+    n = robot.n_joints
+    if args.friction is None:
+        return default_friction(robot)
+    if args.friction == "none":
+        return NoFriction(n)
+    if args.friction == "viscous-coulomb":
+        return ViscousCoulomb.zeros(n)
+    own = robot.friction if isinstance(robot.friction, Arctan) else None
+    k_v = args.kv if args.kv is not None else (own.k_v if own else DEFAULT_ARCTAN_K_V)
+    delta = args.delta if args.delta is not None else (own.delta if own else DEFAULT_ARCTAN_DELTA)
+    return Arctan.template(n, k_v=k_v, delta=delta)
+
+
+def _base(args: argparse.Namespace) -> int:
+    from dynid.identifiability import robot_base_parameters
+    from dynid.identify import joint1_gravity_is_zero
+    from dynid.robot import load_robot
+
+    robot = load_robot(args.robot)
+    kind = "static" if args.static else "torque"
+    friction = None if args.static else _friction(robot, args)
+    if friction is not None and not friction.coefficient_names():
+        friction = None
+    drop = joint1_gravity_is_zero(robot) if args.static else False
+    options = {"friction": friction, "kind": kind, "drop_joint1_gravity": drop}
+    base = robot_base_parameters(robot, method=args.method, **options)
+    pi = robot.parameters.ravel()
+    if friction is not None:  # the robot file's own values when it is that model, else zeros
+        pi = np.concatenate([pi, friction.coefficients])
+    values = base.base(pi)
+    rows = [{"index": k + 1, "name": name, "expression": text, "value": float(value)}
+            for k, (name, text, value) in enumerate(zip(base.base_names, base.expressions(),
+                                                         values, strict=True))]
+    payload = {"robot": robot.name, "regressor": kind, "method": base.method, "rank": base.rank,
+               "n_parameters": base.n_parameters, "base_parameters": rows,
+               "classification": base.classification()}
+    if kind == "static":
+        payload["joint1_gravity_dropped"] = drop
+    if args.symbolic:
+        from dynid.symbolic import symbolic_regrouping
+
+        symbolic = symbolic_regrouping(robot, base, **options)
+        for row, text in zip(rows, symbolic.strings(), strict=True):
+            row["symbolic"] = text
+        payload["lengths"] = symbolic.lengths
+        payload["numeric_terms"] = [f"{base.base_names[k]}: {name}"
+                                    for k, name in symbolic.numeric_terms]
+    if args.json:
+        _print_json(payload)
+        return 0
+    classes = base.classification()
+    print(f"{robot.name}: {base.rank} base parameters of {base.n_parameters} ({kind} regressor"
+          f"{', joint-1 gravity dropped' if drop else ''}; representatives by {base.method})")
+    for label in ("alone", "combination", "unidentifiable"):
+        names = [name for name, c in classes.items() if c == label]
+        print(f"  identifiable {label}: {len(names)}" if label != "unidentifiable"
+              else f"  unidentifiable: {len(names)} ({', '.join(names)})")
+    if args.symbolic:
+        print("  lengths: " + ", ".join(f"{k} = {v:g}" for k, v in payload["lengths"].items()))
+    for row in rows:
+        text = row["symbolic"] if args.symbolic else row["expression"]
+        print(f"  {row['index']:>3}  {row['value']:>11.5g}  {text}")
+    return 0
+
+
+def _coefficient_payload(model) -> dict:
+    report = dict(model.report)
+    report["dropped"] = [model.base.base_names[k] for k in report.get("dropped", [])]
+    return {**report, "coefficients": model.table()}
+
+
+def _print_coefficients(model, title: str) -> None:
+    report = model.report
+    print(title)
+    print(f"  rank {report['rank']}, condition number {report['condition_number']:.1f}, "
+          f"relative error {report['relative_error_percent']:.4g} %, "
+          f"{report['n_samples']} samples ({report['n_equations']} equations)")
+    dropped = [model.base.base_names[k] for k in report.get("dropped", [])]
+    if dropped:
+        print(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
+    print(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
+    for k, row in enumerate(model.table(), start=1):
+        print(f"  {k:>3}  {row['value']:>11.5g}  {row['relative_std_percent']:>8.3g}  "
+              f"{row['expression']}")
+
+
+def _identify(args: argparse.Namespace) -> int:
+    import warnings
+
+    from dynid.data import read_dataset, with_accelerations
+    from dynid.estimate import ESTIMATORS
+    from dynid.identify import identify
+    from dynid.model import save_model
+    from dynid.robot import load_robot
+    from dynid.validate import rmse
+
+    robot = load_robot(args.robot)
+    data = read_dataset(args.data)
+    if data.ddq is None:
+        warnings.warn("the data have no ddq columns: accelerations by central differences of "
+                      "dq (filter noisy velocities first)", stacklevel=1)
+        data = with_accelerations(data)
+    options = {"drop_above_percent": args.drop_above}
+    if args.method == "wls" and args.noise_std is not None:
+        options["noise_std"] = args.noise_std
+    elif args.noise_std is not None:
+        raise ValueError("`--noise-std` applies to --method wls only")
+    model = identify(robot, data, friction=_friction(robot, args),
+                     estimator=ESTIMATORS[args.method](**options))
+    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
+    if args.output:
+        save_model(model, args.output)
+    if args.json:
+        _print_json({"robot": robot.name, "friction": model.friction.name,
+                     **_coefficient_payload(model), "rmse": error,
+                     "model_file": args.output})
+        return 0
+    _print_coefficients(model, f"{robot.name}: {args.method.upper()} on {args.data} "
+                               f"(friction {model.friction.name})")
+    print("  RMSE per joint [N m]: " + " ".join(f"{v:.4g}" for v in error))
+    if args.output:
+        print(f"  model written to {args.output}")
+    return 0
+
+
+def _identify_static(args: argparse.Namespace) -> int:
+    from dynid.data import read_static
+    from dynid.identify import identify_static
+    from dynid.model import save_model
+    from dynid.robot import load_robot
+
+    robot = load_robot(args.robot)
+    drop = {"auto": None, "keep": False, "drop": True}[args.joint1_gravity]
+    model = identify_static(robot, read_static(args.file), drop_joint1_gravity=drop,
+                            method=args.method, drop_above_percent=args.drop_above)
+    if args.output:
+        save_model(model, args.output)
+    if args.json:
+        _print_json({"robot": robot.name, **_coefficient_payload(model),
+                     "model_file": args.output})
+        return 0
+    _print_coefficients(model, f"{robot.name}: reverse engineering from M(q), g(q) in "
+                               f"{args.file}")
+    if args.output:
+        print(f"  coefficients written to {args.output}")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from dynid.demo import format_summary, run_demo
 
@@ -136,6 +311,14 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _friction_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--friction", choices=["none", "viscous-coulomb", "arctan"],
+                        help="linear friction columns (default: the robot file's model when "
+                             "linear, else viscous-coulomb)")
+    parser.add_argument("--kv", type=float, help="arctan: sign-shape constant k_v [s/rad]")
+    parser.add_argument("--delta", type=float, help="arctan: Stribeck-shape constant [s/rad]")
+
+
 def _parser() -> argparse.ArgumentParser:
     from dynid.bench import DEFAULT_REPEAT, DEFAULT_SIZES
     from dynid.demo import DEFAULT_DURATION, DEFAULT_NOISE_STD
@@ -154,6 +337,53 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(run=_robot_show)
+
+    base = commands.add_parser("base", help="base parameters: regroupings of a robot's "
+                               "standard parameters")
+    base.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    base.add_argument("--static", action="store_true",
+                      help="of the static [M(q); g(q)] regressor (Gaz eq. 17-20) instead of the "
+                           "joint-torque regressor")
+    base.add_argument("--method", choices=["rref", "qr"], default="rref",
+                      help="how representatives are chosen (default rref, like the papers)")
+    base.add_argument("--symbolic", action="store_true",
+                      help="expressions in the DH/MDH lengths (sympy)")
+    _friction_options(base)
+    base.add_argument("--json", action="store_true", help="machine-readable output")
+    base.set_defaults(run=_base)
+
+    identify = commands.add_parser("identify", help="identify base parameters from a log")
+    identify.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]) "
+                                       "or NPZ (t, q, dq, tau[, ddq])")
+    identify.add_argument("--method", choices=["ols", "wls"], default="ols",
+                          help="estimator (default ols)")
+    identify.add_argument("--noise-std", type=float, nargs="+", metavar="SIGMA",
+                          help="wls: torque noise std per joint [N m] (default: estimated "
+                               "from OLS residuals)")
+    _friction_options(identify)
+    identify.add_argument("--drop-above", type=float, metavar="PCT",
+                          help="drop coefficients whose relative std exceeds PCT %% and "
+                               "re-estimate (Gaz: 30)")
+    identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
+    identify.add_argument("--json", action="store_true", help="machine-readable output")
+    identify.set_defaults(run=_identify)
+
+    static = commands.add_parser(
+        "identify-static", help="reverse-engineer a controller's model from M(q), g(q) samples")
+    static.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    static.add_argument("file", help="NPZ (q, M, g) or CSV (q1..qn, M11, M21, M22, ..., "
+                                     "g1..gn)")
+    static.add_argument("--joint1-gravity", choices=["auto", "keep", "drop"], default="auto",
+                        help="g1 rows: dropped when identically zero (auto, default)")
+    static.add_argument("--method", choices=["rref", "qr"], default="rref",
+                        help="how base-parameter representatives are chosen")
+    static.add_argument("--drop-above", type=float, metavar="PCT",
+                        help="drop coefficients whose relative std exceeds PCT %% (Gaz: 30)")
+    static.add_argument("-o", "--output", metavar="COEFFICIENTS.yaml",
+                        help="write the model here")
+    static.add_argument("--json", action="store_true", help="machine-readable output")
+    static.set_defaults(run=_identify_static)
 
     demo = commands.add_parser("demo", help="identify the built-in Panda digital twin end to end")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -25,7 +25,14 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._files import atomic_write
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
-__all__ = ["Dataset", "StaticData", "read_dataset", "read_static", "write_dataset"]
+__all__ = [
+    "Dataset",
+    "StaticData",
+    "read_dataset",
+    "read_static",
+    "with_accelerations",
+    "write_dataset",
+]
 
 
 @dataclass(frozen=True)
@@ -164,6 +171,15 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
             f"without gaps, got {sorted(found)}"
         )
     return [found[k] for k in range(1, len(found) + 1)]
+
+
+def with_accelerations(data: Dataset) -> Dataset:
+    """``data`` with ``ddq`` by central differences of ``dq`` over ``t`` (no filtering)."""
+    if data.n_samples < 3:
+        raise ValueError(f"`data` needs at least 3 samples to differentiate, got {data.n_samples}")
+    ddq = np.gradient(data.dq, data.t, axis=0)
+    return Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau, ddq=ddq,
+                   metadata={**data.metadata, "ddq": "central differences of dq"})
 
 
 def read_dataset(path: str | Path) -> Dataset:

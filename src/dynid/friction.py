@@ -19,6 +19,8 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_batch, as_vector, frozen_copy
 
 __all__ = [
+    "DEFAULT_ARCTAN_DELTA",
+    "DEFAULT_ARCTAN_K_V",
     "FRICTION_MODELS",
     "Arctan",
     "FrictionModel",
@@ -27,6 +29,12 @@ __all__ = [
     "ViscousCoulomb",
     "friction_from_dict",
 ]
+
+
+# Shape constants of the arctan model when neither the robot file nor the caller gives them
+# (Szabó 2021 does not print its values): a sharp sign and a slower Stribeck decay [s/rad].
+DEFAULT_ARCTAN_K_V = 100.0
+DEFAULT_ARCTAN_DELTA = 10.0
 
 
 class FrictionModel:
@@ -161,6 +169,14 @@ class Arctan(FrictionModel):
 
     def __post_init__(self) -> None:
         self._vectors()
+
+    @classmethod
+    def template(cls, n_joints: int, *, k_v: ArrayLike = DEFAULT_ARCTAN_K_V,
+                 delta: ArrayLike = DEFAULT_ARCTAN_DELTA) -> Arctan:
+        """Zero coefficients with the given shape constants: the columns to identify."""
+        zeros = np.zeros(n_joints)
+        return cls(zeros, zeros, zeros, as_vector("k_v", k_v, n_joints),
+                   as_vector("delta", delta, n_joints))
 
     def columns(self, dq: NDArray) -> tuple[NDArray, ...]:
         return (

@@ -107,8 +107,8 @@ def joint1_gravity_is_zero(robot: Robot) -> bool:
     joint = robot.joints[0]
     axis = joint.pre[:3, :3] @ joint.axis
     g = robot.gravity
-    return joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
-        np.linalg.norm(g), 1.0)
+    return bool(joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
+        np.linalg.norm(g), 1.0))
 
 
 def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: bool | None = None,
