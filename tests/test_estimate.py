@@ -1,4 +1,4 @@
-"""OLS on synthetic data with known truth; its covariance against the closed form."""
+"""OLS and WLS on synthetic data with known truth; closed forms; dropping; bad input."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.estimate import OLS, RankDeficiencyWarning
+from dynid.estimate import OLS, WLS, RankDeficiencyWarning
 
 
 def test_ols_recovers_known_parameters_within_their_error_bars(rng):
@@ -18,11 +18,13 @@ def test_ols_recovers_known_parameters_within_their_error_bars(rng):
     assert fit.rank_ == 8
     assert np.all(np.abs(fit.coef_ - truth) < 5 * fit.std_)
     assert abs(np.sqrt(fit.sigma2_) - sigma) < 0.1 * sigma
+    assert_close(fit.coef_, np.linalg.lstsq(w, y, rcond=None)[0], rtol=1e-10)
     assert_close(fit.covariance_, fit.sigma2_ * np.linalg.inv(w.T @ w), rtol=1e-8, atol=0)
     assert_close(fit.condition_number_, np.linalg.cond(w), rtol=1e-10)
     assert_close(fit.relative_std_percent_, 100 * fit.std_ / np.abs(fit.coef_))
     expected_error = 100 * np.linalg.norm(y - w @ fit.coef_) / np.linalg.norm(y)
     assert_close(fit.relative_error_percent_, expected_error)
+    assert_close(fit.residuals_, y - w @ fit.coef_)
     assert_close(fit.predict(w), w @ fit.coef_)
 
 
@@ -31,6 +33,48 @@ def test_ols_accepts_per_sample_blocks(rng):
     y = w @ np.arange(1.0, 5.0)
     fit = OLS().fit(w, y)
     assert_close(fit.coef_, np.arange(1.0, 5.0), rtol=1e-12)
+
+
+def test_wls_is_the_closed_form(rng):
+    """(W^T P W)^-1 W^T P tau with P = diag(1 / sigma_j^2) (Szabó 2021 eq. 19)."""
+    n_samples, n, p = 400, 3, 5
+    w = rng.standard_normal((n_samples, n, p))
+    sigma = np.array([0.5, 0.3, 0.7])
+    y = w @ rng.standard_normal(p) + sigma * rng.standard_normal((n_samples, n))
+    fit = WLS(noise_std=sigma).fit(w, y)
+    flat = w.reshape(-1, p)
+    weights = np.tile(1 / sigma**2, n_samples)
+    expected = np.linalg.solve(flat.T @ (weights[:, None] * flat), flat.T @ (weights * y.ravel()))
+    assert_close(fit.coef_, expected, rtol=1e-10)
+    assert_close(fit.noise_std_, sigma)
+
+
+def test_wls_beats_ols_when_joint_noise_differs(rng):
+    n_samples, n, p = 2000, 3, 6
+    truth = rng.standard_normal(p)
+    sigma = np.array([0.02, 0.5, 2.0])
+    errors = {"ols": [], "wls": []}
+    for _ in range(30):
+        w = rng.standard_normal((n_samples, n, p))
+        y = w @ truth + sigma * rng.standard_normal((n_samples, n))
+        errors["ols"].append(np.linalg.norm(OLS().fit(w, y).coef_ - truth))
+        wls = WLS().fit(w, y)  # noise levels estimated from OLS residuals
+        errors["wls"].append(np.linalg.norm(wls.coef_ - truth))
+        # OLS residuals of the quiet joint also carry the OLS estimation error of the others
+        assert_close(wls.noise_std_[1:], sigma[1:], rtol=0.1)
+        assert wls.noise_std_[0] < 0.1
+    assert np.mean(errors["wls"]) < 0.5 * np.mean(errors["ols"])
+
+
+def test_drop_above_threshold_refits_without_the_noisy_coefficients(rng):
+    w = rng.standard_normal((500, 4))
+    y = w @ np.array([1.0, 2.0, 3.0, 0.0]) + 0.1 * rng.standard_normal(500)
+    full = OLS().fit(w, y)
+    assert full.relative_std_percent_[3] > 30
+    fit = OLS(drop_above_percent=30).fit(w, y)
+    assert list(fit.dropped_) == [3]
+    assert fit.coef_[3] == 0.0 and fit.std_[3] == 0.0
+    assert_close(fit.coef_[:3], np.linalg.lstsq(w[:, :3], y, rcond=None)[0], rtol=1e-10)
 
 
 def test_rank_deficiency_warns(rng):
@@ -51,3 +95,9 @@ def test_bad_inputs(rng):
         OLS().fit(np.ones((10, 2)), np.full(10, np.nan))
     with pytest.raises(RuntimeError, match="not fitted"):
         OLS().predict(np.ones((3, 2)))
+    with pytest.raises(ValueError, match=r"`regressor` must be \(N, n, p\)"):
+        WLS().fit(np.ones((10, 2)), np.ones(10))
+    with pytest.raises(ValueError, match=r"`noise_std` must have shape \(3,\)"):
+        WLS(noise_std=[1.0, 2.0]).fit(rng.standard_normal((10, 3, 2)), np.ones((10, 3)))
+    with pytest.raises(ValueError, match="`drop_above_percent` must be > 0"):
+        OLS(drop_above_percent=-1).fit(rng.standard_normal((10, 2)), np.ones(10))
