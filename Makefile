@@ -28,6 +28,7 @@ test: lint
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/regressor_vs_pinocchio.py
+	$(BIN)/python bench/identification.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache

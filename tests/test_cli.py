@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dynid.cli import main
@@ -109,3 +110,63 @@ def test_console_script_runs():
 def test_demo_plot_folder_is_checked_first(capsys, tmp_path):
     assert main(["demo", "--quiet", "--plot", str(tmp_path / "absent" / "x.png")]) == 2
     assert "`--plot`: folder" in capsys.readouterr().err
+
+
+def test_base_json_and_symbolic(capsys):
+    payload = _json(capsys, ["base", "arm3", "--json", "--symbolic"])
+    assert payload["rank"] == 24 and payload["n_parameters"] == 39
+    first = payload["base_parameters"][0]
+    assert first["expression"] == "Iyy1 + 0.5 mx2 + Iyy2 + 0.5 mx3 + Iyy3"
+    assert first["symbolic"] == "Iyy1 + Iyy2 + Iyy3 + a2*mx2 + a3*mx3"
+    assert payload["classification"]["m1"] == "unidentifiable"
+    static = _json(capsys, ["base", "panda", "--static", "--json"])
+    assert static["rank"] == 43 and static["joint1_gravity_dropped"] is True
+    assert main(["base", "panda", "--method", "qr"]) == 0
+    assert "43 base parameters of 70" in capsys.readouterr().out
+
+
+def test_identify_from_csv_writes_a_loadable_model(capsys, tmp_path):
+    from dynid.data import write_dataset
+    from dynid.excitation import random_fourier
+    from dynid.model import load_model
+    from dynid.robot import load_robot
+    from dynid.simulate import simulate_open_loop
+
+    robot = load_robot("arm3")
+    data = simulate_open_loop(robot, random_fourier(robot, seed=5), duration=14.0, rate=200.0,
+                              noise_std=[0.5, 0.3, 0.7], seed=1)
+    write_dataset(tmp_path / "log.csv", data)
+    out = tmp_path / "model.yaml"
+    payload = _json(capsys, ["identify", "arm3", str(tmp_path / "log.csv"), "--method", "wls",
+                             "--json", "-o", str(out)])
+    assert payload["rank"] == 24 and payload["method"] == "wls"
+    assert payload["friction"] == "arctan"  # the robot file's own linear model
+    assert len(payload["rmse"]) == 3 and max(payload["rmse"]) < 1.0
+    assert {"condition_number", "relative_error_percent", "coefficients"} <= set(payload)
+    model = load_model(out)
+    tau = model.predict(data.q, data.dq, data.ddq)
+    assert np.sqrt(np.mean((tau - data.tau) ** 2)) < 1.0
+    assert main(["identify", "arm3", str(tmp_path / "log.csv"), "--friction",
+                 "viscous-coulomb", "--drop-above", "30"]) == 0
+    assert "RMSE per joint" in capsys.readouterr().out
+
+
+def test_identify_static_json(capsys, tmp_path):
+    from dynid.dynamics import gravity_torque, mass_matrix
+    from dynid.robot import load_robot
+
+    robot = load_robot("panda")
+    q = np.random.default_rng(0).uniform(robot.limits.lower, robot.limits.upper, (200, 7))
+    np.savez(tmp_path / "static.npz", q=q, M=mass_matrix(robot, q), g=gravity_torque(robot, q))
+    payload = _json(capsys, ["identify-static", "panda", str(tmp_path / "static.npz"),
+                             "--json", "-o", str(tmp_path / "coefficients.yaml")])
+    assert payload["rank"] == 43 and payload["n_samples"] == 200
+    assert payload["relative_error_percent"] < 1e-9
+    assert payload["condition_number"] > 1
+    assert (tmp_path / "coefficients.yaml").exists()
+
+
+def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):
+    (tmp_path / "log.csv").write_text("t,q1\n0,1\n")
+    assert main(["identify", "arm3", str(tmp_path / "log.csv")]) == 2
+    assert "dynid: error:" in capsys.readouterr().err

@@ -37,3 +37,85 @@ def test_bad_datasets(edit, message):
     edit(arrays)
     with pytest.raises(ValueError, match=message):
         Dataset(**arrays)
+
+
+def _twin(ddq: bool = True) -> Dataset:
+    from dynid.excitation import random_fourier
+    from dynid.robot import load_robot
+    from dynid.simulate import simulate_open_loop
+
+    robot = load_robot("arm3")
+    data = simulate_open_loop(robot, random_fourier(robot), duration=1.0, rate=50.0,
+                              noise_std=0.1)
+    return data if ddq else Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".npz"])
+@pytest.mark.parametrize("with_ddq", [True, False])
+def test_write_and_read_back(tmp_path, suffix, with_ddq):
+    from dynid.data import read_dataset, write_dataset
+
+    data = _twin(with_ddq)
+    path = write_dataset(tmp_path / f"log{suffix}", data)
+    back = read_dataset(path)
+    for name in ("t", "q", "dq", "tau"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(data, name))
+    assert (back.ddq is None) == (not with_ddq)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("t,q1,dq1,tau1\n0,1,2\n", "line 2 has 3 columns, the header has 4"),
+    ("t,q1,dq1,tau1\n0,1,x,3\n", "column 'dq1': 'x' is not a number"),
+    ("t,q1,dq1,tau1\n0,1,2,nan\n", "`tau` contains NaN"),
+    ("t,q1,dq1,tau1\n0,1,2,3\n0,1,2,3\n", "`t` must be strictly increasing"),
+    ("t,q1,q2,dq1,dq2,tau1\n0,1,2,3,4,5\n", "same n; got 2 q, 2 dq, 1 tau"),
+    ("q1,dq1,tau1\n1,2,3\n", "has no `t` column"),
+    ("t,q1,q3,dq1,dq2,tau1,tau2\n0,1,2,3,4,5,6\n", "without gaps"),
+    ("t,q1,dq1,tau1,extra\n0,1,2,3,4\n", "expected 4"),
+    ("t,q1,dq1,tau1\n", "at least one data row"),
+])
+def test_malformed_csv(tmp_path, text, message):
+    from dynid.data import read_dataset
+
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        read_dataset(path)
+
+
+def test_npz_missing_array(tmp_path):
+    from dynid.data import read_dataset
+
+    np.savez(tmp_path / "bad.npz", t=np.arange(3.0), q=np.zeros((3, 1)))
+    with pytest.raises(ValueError, match=r"lacks arrays \['dq', 'tau'\]"):
+        read_dataset(tmp_path / "bad.npz")
+
+
+def test_static_csv_and_npz(tmp_path):
+    from dynid.data import read_static
+
+    rows, cols = np.tril_indices(2)
+    q = np.array([[0.1, 0.2], [0.3, 0.4]])
+    mass = np.array([[[2.0, 0.5], [0.5, 1.0]], [[3.0, 0.1], [0.1, 1.5]]])
+    g = np.array([[1.0, 2.0], [3.0, 4.0]])
+    header = "q1,q2," + ",".join(f"M{i + 1}{j + 1}" for i, j in zip(rows, cols, strict=True))
+    lines = [header + ",g1,g2"]
+    for k in range(2):
+        lines.append(",".join(str(v) for v in [*q[k], *mass[k][rows, cols], *g[k]]))
+    (tmp_path / "s.csv").write_text("\n".join(lines) + "\n")
+    from_csv = read_static(tmp_path / "s.csv")
+    np.testing.assert_array_equal(from_csv.M, mass)
+    np.savez(tmp_path / "s.npz", q=q, M=mass, g=g)
+    np.testing.assert_array_equal(read_static(tmp_path / "s.npz").g, g)
+    (tmp_path / "short.csv").write_text("q1,q2,M11,M21,g1,g2\n0,0,1,0,0,0\n")
+    with pytest.raises(ValueError, match="lacks the column M22"):
+        read_static(tmp_path / "short.csv")
+
+
+def test_accelerations_by_differences():
+    from dynid.data import with_accelerations
+
+    data = _twin()
+    estimated = with_accelerations(Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau))
+    interior = slice(1, -1)
+    np.testing.assert_allclose(estimated.ddq[interior], data.ddq[interior], atol=0.05)

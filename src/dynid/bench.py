@@ -18,7 +18,14 @@ import pinocchio as pin
 from dynid.dynamics import regressor, rnea
 from dynid.robot import load_robot, to_pinocchio
 
-__all__ = ["DEFAULT_REPEAT", "DEFAULT_SIZES", "format_bench", "run_bench"]
+__all__ = [
+    "DEFAULT_REPEAT",
+    "DEFAULT_SIZES",
+    "format_bench",
+    "format_identification",
+    "run_bench",
+    "run_identification_bench",
+]
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 DEFAULT_REPEAT = 5
@@ -121,3 +128,62 @@ def format_bench(result: dict) -> str:
             f"{result['machine']['cpus']} CPUs, pinocchio {result['machine']['pinocchio']} "
             "called in a Python loop")
     return "\n".join([head, *(format_row(row) for row in result["by_size"])])
+
+
+def _timed(function: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Best wall time over ``repeat`` runs, and the peak traced memory of one more run [MB]."""
+    seconds = _best(function, repeat)
+    tracemalloc.start()
+    function()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return seconds, peak / 2**20
+
+
+def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
+                             n_poses: int = 1010, repeat: int = 3, seed: int = 0,
+                             progress: Callable[[str], None] | None = None) -> dict:
+    """Wall time and peak memory of (a) OLS identification from ``n_samples`` twin samples
+    (regressor + friction columns + base reduction + solve) and (b) reverse engineering from
+    M(q), g(q) at ``n_poses`` random poses."""
+    from dynid.data import StaticData
+    from dynid.dynamics import gravity_torque, mass_matrix
+    from dynid.excitation import random_fourier
+    from dynid.identify import identify, identify_static
+    from dynid.simulate import simulate_open_loop
+
+    say = progress or (lambda _line: None)
+    model_robot = load_robot(robot)
+    data = simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
+                              duration=(n_samples - 1) / 1000.0, rate=1000.0, noise_std=0.1,
+                              seed=seed)
+    identify(model_robot, data.select(slice(0, 20_000)))  # compile and warm up
+    ols_seconds, ols_memory = _timed(lambda: identify(model_robot, data), repeat)
+    say(f"OLS identification, {data.n_samples} samples: {ols_seconds:.2f} s, "
+        f"peak {ols_memory:.0f} MB")
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(model_robot.limits.lower, model_robot.limits.upper,
+                    size=(n_poses, model_robot.n_joints))
+    samples = StaticData(q=q, M=mass_matrix(model_robot, q), g=gravity_torque(model_robot, q))
+    static_seconds, static_memory = _timed(lambda: identify_static(model_robot, samples), repeat)
+    say(f"reverse engineering, {n_poses} poses: {static_seconds:.2f} s, "
+        f"peak {static_memory:.0f} MB")
+    return {
+        "robot": model_robot.name,
+        "identify_n_samples": data.n_samples,
+        "identify_seconds": ols_seconds,
+        "identify_peak_memory_mb": ols_memory,
+        "identify_static_n_poses": n_poses,
+        "identify_static_seconds": static_seconds,
+        "identify_static_peak_memory_mb": static_memory,
+    }
+
+
+def format_identification(result: dict) -> str:
+    return (
+        f"OLS identification of {result['robot']}, {result['identify_n_samples']} samples: "
+        f"{result['identify_seconds']:.2f} s, peak {result['identify_peak_memory_mb']:.0f} MB\n"
+        f"reverse engineering from M, g, {result['identify_static_n_poses']} poses: "
+        f"{result['identify_static_seconds']:.2f} s, "
+        f"peak {result['identify_static_peak_memory_mb']:.0f} MB"
+    )

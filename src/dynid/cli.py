@@ -150,7 +150,11 @@ def _base(args: argparse.Namespace) -> int:
 
     robot = load_robot(args.robot)
     kind = "static" if args.static else "torque"
-    friction = None if args.static else _friction(robot, args)
+    # friction columns: asked for, or the robot file's when linear; none for a nonlinear model
+    if args.static or (args.friction is None and not robot.friction.linear):
+        friction = None
+    else:
+        friction = _friction(robot, args)
     if friction is not None and not friction.coefficient_names():
         friction = None
     drop = joint1_gravity_is_zero(robot) if args.static else False
@@ -300,14 +304,27 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from dynid.bench import format_bench, run_bench
+    from dynid.bench import (
+        format_bench,
+        format_identification,
+        run_bench,
+        run_identification_bench,
+    )
 
-    result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
-                       progress=_progress(args))
+    result: dict = {}
+    if args.suite in ("dynamics", "all"):
+        result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
+                           progress=_progress(args))
+    if args.suite in ("identification", "all"):
+        result["identification"] = run_identification_bench(robot=args.robot,
+                                                            progress=_progress(args))
     if args.json:
         _print_json(result)
-    else:
+        return 0
+    if "by_size" in result:
         print(format_bench(result))
+    if "identification" in result:
+        print(format_identification(result["identification"]))
     return 0
 
 
@@ -402,6 +419,11 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
     bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
                        help=f"best of this many runs (default {DEFAULT_REPEAT})")
+    bench.add_argument("--suite", choices=["dynamics", "identification", "all"],
+                       default="dynamics",
+                       help="dynamics: regressor and RNEA vs pinocchio (default); "
+                            "identification: OLS from 1e5 samples and reverse engineering "
+                            "from 1010 poses; all: both")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     bench.set_defaults(run=_bench)

@@ -13,7 +13,9 @@ ends in ``_``:
 - ``residuals_`` (m,) = ``tau - W coef_`` (unweighted), ``relative_error_percent_`` =
   ``100 |tau - W coef_| / |tau|``;
 - ``dropped_``: indices of coefficients removed by ``drop_above_percent`` (Gaz §VI drops those
-  above 30 %: fit, drop every coefficient above the threshold, fit again without them).
+  above 30 %: fit, drop every coefficient above the threshold, fit again without them);
+- ``factor_``: the triangular factor R of the (weighted) regressor, ``W^T W = R^T R``: the
+  whole least-squares problem in (p, p) numbers, for later constrained solves.
 
 The solve goes through the triangular factor of ``[W tau]`` (blocked QR, ``dynid._compress``):
 exact least squares without forming ``W^T W``, at the memory of one block of rows.
@@ -85,7 +87,8 @@ class _LinearEstimator:
         every = np.arange(w.shape[1])
         self._solve_columns(w, y, scale, every)
         self.dropped_ = np.zeros(0, dtype=int)
-        if self.drop_above_percent is not None:
+        # dropping is for noisy coefficients of a determined problem, not for a rank-deficient one
+        if self.drop_above_percent is not None and self.rank_ == every.size:
             high = np.flatnonzero(self.relative_std_percent_ > self.drop_above_percent)
             if high.size:
                 self._solve_columns(w, y, scale, np.setdiff1d(every, high))
@@ -94,12 +97,10 @@ class _LinearEstimator:
     def _solve_columns(self, w: NDArray, y: NDArray, scale: NDArray | None,
                        keep: NDArray) -> None:
         m, p = w.shape
-        sub = w[:, keep]
-        weighted = sub if scale is None else sub * scale[:, None]
-        target = y if scale is None else y * scale
-        factor = triangular_factor(np.column_stack([weighted, target]))
+        sub = w if keep.size == p else w[:, keep]  # a copy only when coefficients are dropped
+        factor = triangular_factor(sub, extra=y, row_scale=scale)
         k = keep.size
-        r, z = factor[:k, :k], factor[:k, k]
+        r, z, rho = factor[:k, :k], factor[:k, k], factor[k, k]
         u, singular, vt = np.linalg.svd(r)
         rank = int((singular > max(m, k) * np.finfo(float).eps * singular[0]).sum())
         if rank < k:
@@ -111,10 +112,12 @@ class _LinearEstimator:
         inverse = np.where(np.arange(k) < rank, 1.0 / np.where(singular > 0, singular, 1.0), 0.0)
         if rank == k:
             solution = scipy.linalg.solve_triangular(r, z)
+            weighted_rss = rho**2  # |diag(scale) (y - W x)|^2 from the augmented factor
         else:
             solution = vt.T @ (inverse * (u.T @ z))
-        weighted_residuals = target - weighted @ solution
-        sigma2 = float(weighted_residuals @ weighted_residuals) / (m - rank)
+            # the minimum-norm solution leaves the undetermined part of z in the residual
+            weighted_rss = rho**2 + float(np.sum((u.T @ z)[rank:] ** 2))
+        sigma2 = float(weighted_rss) / (m - rank)
         covariance = sigma2 * (vt.T * inverse**2) @ vt
         coef = np.zeros(p)
         coef[keep] = solution
@@ -137,6 +140,7 @@ class _LinearEstimator:
         self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals)
                                              / np.linalg.norm(y))
         self.n_samples_ = m
+        self.factor_ = r  # R of the (weighted) regressor's kept columns: W^T W = R^T R
 
     def predict(self, regressor: ArrayLike) -> NDArray:
         """``W coef_`` with W ``(..., p)`` -> ``(...)``."""

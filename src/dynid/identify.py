@@ -13,12 +13,14 @@ excite (a joint that never moves, too few poses) raise a ValueError that names t
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from dynid._compress import triangular_factor
 from dynid.data import Dataset, StaticData
 from dynid.dynamics.static_regressor import lower_triangle, static_regressor
-from dynid.estimate import OLS, WLS
+from dynid.estimate import OLS, WLS, RankDeficiencyWarning
 from dynid.friction import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identifiability import (
     BaseParameters,
@@ -41,14 +43,24 @@ def default_friction(robot: Robot) -> FrictionModel:
     return ViscousCoulomb.zeros(robot.n_joints)
 
 
-def _check_excitation(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
-    """Raise ValueError naming the base parameters that ``stacked`` (m, r) leaves undetermined."""
-    if stacked.shape[0] <= base.rank:
+def _check_rows(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
+    if stacked.shape[0] * stacked.shape[1] <= base.rank:
         raise ValueError(
-            f"{what}: {stacked.shape[0]} equations for {base.rank} base parameters; "
-            "record more samples"
+            f"{what}: {stacked.shape[0] * stacked.shape[1]} equations for {base.rank} base "
+            "parameters; record more samples"
         )
-    data_base = base_parameters(stacked, names=base.base_names)
+
+
+def _fit(estimator, stacked: np.ndarray, targets: np.ndarray, base: BaseParameters,
+         what: str) -> None:
+    """Fit; if the data leave base parameters undetermined, a ValueError that names them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        estimator.fit(stacked, targets)
+    if estimator.rank_ == base.rank - estimator.dropped_.size:
+        return
+    rtol = max(estimator.n_samples_, base.rank) * np.finfo(float).eps  # the estimator's rule
+    data_base = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
     if data_base.rank < base.rank:
         missing = [name for k, name in enumerate(base.base_names)
                    if k not in set(data_base.independent)]
@@ -93,8 +105,8 @@ def identify(robot: Robot, data: Dataset, *, friction: FrictionModel | None = No
     model = LinearModel(robot=robot, friction=friction, base=base,
                         coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
     stacked = model.base_regressor(data.q, data.dq, data.ddq)
-    _check_excitation(stacked.reshape(-1, base.rank), base, "the data")
-    estimator.fit(stacked, data.tau)
+    _check_rows(stacked, base, "the data")
+    _fit(estimator, stacked, data.tau, base, "the data")
     return LinearModel(
         robot=robot, friction=friction, base=base, coefficients=estimator.coef_,
         std=estimator.std_,
@@ -137,8 +149,9 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     targets = np.concatenate([samples.M[:, rows, cols],
                               samples.g[:, 1:] if drop else samples.g], axis=1)
     stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
-    _check_excitation(stacked.reshape(-1, base.rank), base, "the static samples")
-    estimator = OLS(drop_above_percent=drop_above_percent).fit(stacked, targets)
+    _check_rows(stacked, base, "the static samples")
+    estimator = OLS(drop_above_percent=drop_above_percent)
+    _fit(estimator, stacked, targets, base, "the static samples")
     return LinearModel(
         robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
         std=estimator.std_,
