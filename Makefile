@@ -27,8 +27,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed
-	$(BIN)/python bench/regressor_vs_pinocchio.py
-	$(BIN)/python bench/identification.py
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache

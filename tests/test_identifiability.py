@@ -9,9 +9,11 @@ from conftest import assert_close, random_table_robot
 from dynid.identifiability import base_parameters, robot_base_parameters, structural_regressor
 
 
-def test_full_rank_regressor_keeps_every_parameter(rng):
-    w = rng.standard_normal((50, 6))
-    base = base_parameters(w)
+@pytest.mark.parametrize("method", ["rref", "qr"])
+def test_full_rank_regressor_keeps_every_parameter(rng, method):
+    """FIGAROH returns zero base parameters for a full-rank regressor; we keep all of them."""
+    w = rng.standard_normal((50, 6)) * np.logspace(-3, 3, 6)
+    base = base_parameters(w, method=method)
     assert base.rank == 6
     assert_close(base.regrouping, np.eye(6), atol=1e-12)
     assert set(base.classification().values()) == {"alone"}

@@ -1,4 +1,5 @@
-"""Writing files whole or not at all: a reader never sees a half-written output."""
+"""Writing files: whole or not at all (a reader never sees a half-written output), and values
+converted to what YAML and JSON can hold."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
@@ -27,3 +31,21 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def to_builtin(value: Any, *, nonfinite_as_none: bool = False) -> Any:
+    """numpy scalars and arrays (nested in dicts, lists) -> Python numbers and lists.
+
+    ``nonfinite_as_none``: inf and NaN become None (JSON has no value for them).
+    """
+    if isinstance(value, dict):
+        return {k: to_builtin(v, nonfinite_as_none=nonfinite_as_none) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_builtin(v, nonfinite_as_none=nonfinite_as_none) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_builtin(value.tolist(), nonfinite_as_none=nonfinite_as_none)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if nonfinite_as_none and isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value

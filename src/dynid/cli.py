@@ -13,23 +13,10 @@ import numpy as np
 __all__ = ["main"]
 
 
-def _jsonable(value):
-    """numpy values -> Python; inf/NaN (no JSON for them) -> null."""
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
-
-
 def _print_json(payload: dict) -> None:
-    print(json.dumps(_jsonable(payload), indent=2))
+    from dynid._files import to_builtin
+
+    print(json.dumps(to_builtin(payload, nonfinite_as_none=True), indent=2))
 
 
 def _progress(args: argparse.Namespace):

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import yaml
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._files import atomic_write
+from dynid._files import atomic_write, to_builtin
 from dynid.dynamics import regressor
 from dynid.dynamics._inputs import joint_arrays
 from dynid.dynamics.static_regressor import lower_triangle, static_regressor
@@ -112,19 +111,6 @@ class LinearModel:
         ]
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars and arrays -> Python numbers and lists (for YAML/JSON)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def model_to_dict(model: LinearModel) -> dict:
     base = model.base
     return {
@@ -145,7 +131,7 @@ def model_to_dict(model: LinearModel) -> dict:
                 for k, row in enumerate(model.table())
             ],
         },
-        "report": _plain(model.report),
+        "report": to_builtin(model.report),
     }
 
 

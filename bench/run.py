@@ -1,0 +1,54 @@
+"""dynid's benchmarks, one run on this machine (``make bench``):
+
+- dynamics: the batched regressor and RNEA against pinocchio called in a Python loop
+  (Panda, N = 1e3, 1e4, 1e5; targets: regressor >= 5x, RNEA >= 3x at 1e5);
+- identification: OLS of the Panda from 1e5 twin samples (regressor, friction columns, base
+  reduction, solve; target <= 2 s) and reverse engineering from 1010 poses of M, g (<= 1 s).
+
+Prints the tables and writes ``bench/results/<date>-<robot>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+
+from dynid._files import atomic_write, to_builtin
+from dynid.bench import (
+    DEFAULT_REPEAT,
+    DEFAULT_SIZES,
+    format_bench,
+    format_identification,
+    run_bench,
+    run_identification_bench,
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--robot", default="panda")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
+    parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT)
+    args = parser.parse_args()
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat, progress=say)
+    result["identification"] = run_identification_bench(robot=args.robot, progress=say)
+    print(format_bench(result))
+    print(format_identification(result["identification"]))
+    folder = Path(__file__).resolve().parent / "results"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{datetime.date.today().isoformat()}-{args.robot}.json"
+    text = json.dumps(to_builtin(result), indent=2) + "\n"
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+    print(f"written {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
