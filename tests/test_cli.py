@@ -162,8 +162,21 @@ def test_identify_static_json(capsys, tmp_path):
                              "--json", "-o", str(tmp_path / "coefficients.yaml")])
     assert payload["rank"] == 43 and payload["n_samples"] == 200
     assert payload["relative_error_percent"] < 1e-9
-    assert payload["condition_number"] > 1
-    assert (tmp_path / "coefficients.yaml").exists()
+    assert 10 < payload["condition_number"] < 1e4
+    from dynid.model import load_model
+
+    model = load_model(tmp_path / "coefficients.yaml")
+    assert_close = np.testing.assert_allclose
+    assert_close(model.mass_matrix(q[:3]), mass_matrix(robot, q[:3]), atol=1e-12)
+
+
+def test_cli_option_mistakes_are_clean_errors(capsys, tmp_path):
+    assert main(["base", "arm3", "--kv", "50"]) == 2
+    assert "`--kv` and `--delta` shape the arctan model" in capsys.readouterr().err
+    assert main(["base", "panda", "--static", "--friction", "arctan"]) == 2
+    assert "no friction columns" in capsys.readouterr().err
+    assert main(["identify", "arm3", "log.csv", "-o", str(tmp_path / "no" / "m.yaml")]) == 2
+    assert "`-o`: folder" in capsys.readouterr().err
 
 
 def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.estimate import OLS, WLS, RankDeficiencyWarning
+from dynid.estimate import OLS, WLS, IllConditionedWarning, RankDeficiencyWarning
 
 
 def test_ols_recovers_known_parameters_within_their_error_bars(rng):
@@ -101,3 +101,35 @@ def test_bad_inputs(rng):
         WLS(noise_std=[1.0, 2.0]).fit(rng.standard_normal((10, 3, 2)), np.ones((10, 3)))
     with pytest.raises(ValueError, match="`drop_above_percent` must be > 0"):
         OLS(drop_above_percent=-1).fit(rng.standard_normal((10, 2)), np.ones(10))
+
+
+def test_dropping_everything_is_an_error(rng):
+    w = rng.standard_normal((50, 3))
+    with pytest.raises(ValueError, match="would drop every coefficient"):
+        OLS(drop_above_percent=1e-12).fit(w, w @ np.ones(3) + rng.standard_normal(50))
+
+
+@pytest.mark.parametrize("gap", [1e-16, 1.3e-12])
+def test_nearly_dependent_columns_are_reported(rng, gap):
+    """Never a silent estimate: rank deficient (inf std) or ill-conditioned (a warning)."""
+    a, b, c = rng.standard_normal((3, 200))
+    w = np.column_stack([a, b, a + gap * c])
+    with pytest.warns((RankDeficiencyWarning, IllConditionedWarning)):
+        fit = OLS().fit(w, w @ np.array([1.0, 2.0, 3.0]))
+    if fit.rank_ < 3:
+        assert np.isinf(fit.std_).any()
+
+
+def test_ill_conditioning_warns(rng):
+    a, b = rng.standard_normal((2, 500))
+    w = np.column_stack([a, b, a + 1e-8 * rng.standard_normal(500)])
+    with pytest.warns(IllConditionedWarning, match="ill-conditioned"):
+        OLS().fit(w, w @ np.ones(3) + 0.01 * rng.standard_normal(500))
+
+
+def test_torque_shapes_and_values_are_checked(rng):
+    w = rng.standard_normal((500, 2))
+    with pytest.raises(ValueError, match="one value per regressor row"):
+        OLS().fit(w, rng.standard_normal((2, 250)))
+    with pytest.raises(ValueError, match="all zeros"):
+        OLS().fit(w, np.zeros(500))

@@ -118,6 +118,8 @@ def _friction(robot, args: argparse.Namespace):
     from dynid.identify import default_friction
 
     n = robot.n_joints
+    if (args.kv is not None or args.delta is not None) and args.friction != "arctan":
+        raise ValueError("`--kv` and `--delta` shape the arctan model: add `--friction arctan`")
     if args.friction is None:
         return default_friction(robot)
     if args.friction == "none":
@@ -137,6 +139,8 @@ def _base(args: argparse.Namespace) -> int:
 
     robot = load_robot(args.robot)
     kind = "static" if args.static else "torque"
+    if args.static and args.friction not in (None, "none"):
+        raise ValueError("`--static`: the static regressor has no friction columns (no motion)")
     # friction columns: asked for, or the robot file's when linear; none for a nonlinear model
     if args.static or (args.friction is None and not robot.friction.linear):
         friction = None
@@ -186,6 +190,12 @@ def _base(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_output(path: str | None) -> None:
+    """Fail before the work, not after it, when an output folder is missing."""
+    if path and not Path(path).parent.is_dir():
+        raise ValueError(f"`-o`: folder {str(Path(path).parent)!r} does not exist")
+
+
 def _coefficient_payload(model) -> dict:
     report = dict(model.report)
     report["dropped"] = [model.base.base_names[k] for k in report.get("dropped", [])]
@@ -217,6 +227,7 @@ def _identify(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
     from dynid.validate import rmse
 
+    _check_output(args.output)
     robot = load_robot(args.robot)
     data = read_dataset(args.data)
     if data.ddq is None:
@@ -225,6 +236,9 @@ def _identify(args: argparse.Namespace) -> int:
         data = with_accelerations(data)
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
+        if len(args.noise_std) != robot.n_joints:
+            raise ValueError(f"`--noise-std` needs {robot.n_joints} values (one per joint), "
+                             f"got {len(args.noise_std)}")
         options["noise_std"] = args.noise_std
     elif args.noise_std is not None:
         raise ValueError("`--noise-std` applies to --method wls only")
@@ -252,6 +266,7 @@ def _identify_static(args: argparse.Namespace) -> int:
     from dynid.model import save_model
     from dynid.robot import load_robot
 
+    _check_output(args.output)
     robot = load_robot(args.robot)
     drop = {"auto": None, "keep": False, "drop": True}[args.joint1_gravity]
     model = identify_static(robot, read_static(args.file), drop_joint1_gravity=drop,

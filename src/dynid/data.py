@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._files import atomic_write
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
+from dynid.dynamics.static_regressor import lower_triangle, static_rows
 
 __all__ = [
     "Dataset",
@@ -142,21 +143,25 @@ def _read_csv(path: Path) -> tuple[list[str], NDArray]:
     if len(rows) < 2:
         raise ValueError(f"`path`: {str(path)!r} needs a header row and at least one data row")
     header = [name.strip() for name in rows[0]]
-    values = np.empty((len(rows) - 1, len(header)))
     for k, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise ValueError(
                 f"`path`: {path.name} line {k} has {len(row)} columns, the header has "
                 f"{len(header)}"
             )
+    try:
+        return header, np.array(rows[1:], dtype=float)  # one bulk conversion
+    except ValueError:
+        pass
+    for k, row in enumerate(rows[1:], start=2):  # find the offending cell for the message
         for c, cell in enumerate(row):
             try:
-                values[k - 2, c] = float(cell)
+                float(cell)
             except ValueError:
                 raise ValueError(
                     f"`path`: {path.name} line {k}, column {header[c]!r}: {cell!r} is not a number"
                 ) from None
-    return header, values
+    raise AssertionError("unreachable: the bulk conversion failed on no cell")
 
 
 def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
@@ -266,10 +271,10 @@ def read_static(path: str | Path) -> StaticData:
             f"`path`: {path.name} must have columns q1..qn and g1..gn for the same n, got "
             f"{n} q and {len(g_columns)} g"
         )
-    rows, cols = np.tril_indices(n)
+    rows, cols = lower_triangle(n)
     mass = np.zeros((values.shape[0], n, n))
-    for i, j in zip(rows, cols, strict=True):
-        names = (f"M{i + 1}{j + 1}", f"M{i + 1}_{j + 1}")
+    for i, j, name in zip(rows, cols, static_rows(n), strict=False):
+        names = (name, f"M{i + 1}_{j + 1}")  # the written name, or the always-unambiguous one
         column = next((header.index(name) for name in names if name in header), None)
         if column is None:
             raise ValueError(f"`path`: {path.name} lacks the column {names[0]} (or {names[1]})")

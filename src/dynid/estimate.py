@@ -6,14 +6,17 @@ ends in ``_``:
 
 - ``coef_`` the estimate (zero where a coefficient was dropped);
 - ``covariance_ = sigma2_ (W^T W)^-1`` on the (weighted) problem, with
-  ``sigma2_ = |tau - W coef_|^2 / (m - rank)``; ``std_``, ``relative_std_percent_``
-  (``100 std / |coef|``);
-- ``rank_``, ``singular_`` (singular values of W), ``condition_number_`` (inf when W is rank
-  deficient: reduce to base parameters first);
+  ``sigma2_ = |tau - W coef_|^2 / (m - rank)``; ``std_`` (inf for a coefficient a
+  rank-deficient W does not determine), ``relative_std_percent_`` (``100 std / |coef|``, inf
+  for a zero or dropped coefficient);
+- ``rank_``, ``singular_`` (singular values of W — of the weighted W for WLS),
+  ``condition_number_`` (their ratio; inf when W is rank deficient: reduce to base parameters
+  first); an ``IllConditionedWarning`` when W, its columns scaled, is ill-conditioned;
 - ``residuals_`` (m,) = ``tau - W coef_`` (unweighted), ``relative_error_percent_`` =
   ``100 |tau - W coef_| / |tau|``;
 - ``dropped_``: indices of coefficients removed by ``drop_above_percent`` (Gaz §VI drops those
-  above 30 %: fit, drop every coefficient above the threshold, fit again without them);
+  above 30 %: fit, drop every coefficient above the threshold, fit again without them — from
+  the compressed problem, no second pass over the data);
 - ``factor_``: the triangular factor R of the (weighted) regressor, ``W^T W = R^T R``: the
   whole least-squares problem in (p, p) numbers, for later constrained solves.
 
@@ -34,11 +37,28 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._compress import triangular_factor
 from dynid._validation import as_float_array, as_vector
 
-__all__ = ["ESTIMATORS", "OLS", "WLS", "RankDeficiencyWarning"]
+__all__ = [
+    "ESTIMATORS",
+    "ILL_CONDITIONED",
+    "OLS",
+    "WLS",
+    "IllConditionedWarning",
+    "RankDeficiencyWarning",
+    "relative_std_percent",
+]
 
 
 class RankDeficiencyWarning(RuntimeWarning):
     """The regressor does not determine every coefficient (reduce to base parameters)."""
+
+
+class IllConditionedWarning(RuntimeWarning):
+    """The regressor determines some coefficients only through noise-sized differences."""
+
+
+# Condition number (columns scaled to unit norm) above which an estimate carries less than about
+# a millionth of the data's precision: warned about, not refused.
+ILL_CONDITIONED = 1e6
 
 
 def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
@@ -55,7 +75,7 @@ def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
         w = w.reshape(-1, w.shape[-1])
     elif w.ndim == 2 and not need_blocks:
         n = None
-        if y.size != w.shape[0] or y.ndim > 2:
+        if y.shape != (w.shape[0],):
             raise ValueError(
                 f"`torque` must hold one value per regressor row ({w.shape[0]}), got {y.shape}"
             )
@@ -71,6 +91,12 @@ def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
     return w, y.reshape(-1), n
 
 
+def relative_std_percent(coef: NDArray, std: NDArray) -> NDArray:
+    """``100 std / |coef|``; inf where a coefficient is zero (dropped, or exactly zero)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(coef != 0, 100.0 * std / np.abs(coef), np.inf)
+
+
 class _LinearEstimator:
     """Weighted least squares through the triangular factor, with optional dropping."""
 
@@ -84,22 +110,45 @@ class _LinearEstimator:
             )
 
     def _solve(self, w: NDArray, y: NDArray, scale: NDArray | None) -> None:
-        every = np.arange(w.shape[1])
-        self._solve_columns(w, y, scale, every)
-        self.dropped_ = np.zeros(0, dtype=int)
-        # dropping is for noisy coefficients of a determined problem, not for a rank-deficient one
-        if self.drop_above_percent is not None and self.rank_ == every.size:
-            high = np.flatnonzero(self.relative_std_percent_ > self.drop_above_percent)
-            if high.size:
-                self._solve_columns(w, y, scale, np.setdiff1d(every, high))
-                self.dropped_ = high
-
-    def _solve_columns(self, w: NDArray, y: NDArray, scale: NDArray | None,
-                       keep: NDArray) -> None:
+        if not np.any(y):
+            raise ValueError("`torque` is all zeros: nothing to identify")
         m, p = w.shape
-        sub = w if keep.size == p else w[:, keep]  # a copy only when coefficients are dropped
-        factor = triangular_factor(sub, extra=y, row_scale=scale)
+        # [W y] compressed once; every later solve (all columns, or the kept ones) reads it
+        augmented = triangular_factor(w, extra=y, row_scale=scale)
+        every = np.arange(p)
+        self._solve_columns(augmented, m, every)
+        self.dropped_ = np.zeros(0, dtype=int)
+        # dropping is for noisy coefficients of a determined problem, not a rank-deficient one
+        if self.drop_above_percent is not None and self.rank_ == p:
+            high = np.flatnonzero(self.relative_std_percent_ > self.drop_above_percent)
+            if high.size == p:
+                raise ValueError(
+                    f"`drop_above_percent` = {self.drop_above_percent} would drop every "
+                    "coefficient (none is determined that well)"
+                )
+            if high.size:
+                self._solve_columns(augmented, m, np.setdiff1d(every, high))
+                self.dropped_ = high
+        self.residuals_ = y - w @ self.coef_
+        self.relative_error_percent_ = float(100.0 * np.linalg.norm(self.residuals_)
+                                             / np.linalg.norm(y))
+        self.n_samples_ = m
+        if not np.isfinite(self.condition_number_):
+            return  # rank deficient: warned about already
+        equilibrated = np.linalg.cond(self.factor_ / np.linalg.norm(self.factor_, axis=0))
+        if equilibrated > ILL_CONDITIONED:
+            warnings.warn(
+                f"the regressor is ill-conditioned (condition number {equilibrated:.3g} after "
+                "scaling its columns): the estimate is dominated by noise; excite every joint "
+                "more (or drop the coefficients it cannot see)",
+                IllConditionedWarning, stacklevel=3,
+            )
+
+    def _solve_columns(self, augmented: NDArray, m: int, keep: NDArray) -> None:
+        """Least squares on the columns ``keep`` of the compressed ``[W y]``."""
+        p = augmented.shape[1] - 1
         k = keep.size
+        factor = np.linalg.qr(augmented[:, [*keep, p]], mode="r")
         r, z, rho = factor[:k, :k], factor[:k, k], factor[k, k]
         u, singular, vt = np.linalg.svd(r)
         rank = int((singular > max(m, k) * np.finfo(float).eps * singular[0]).sum())
@@ -107,7 +156,7 @@ class _LinearEstimator:
             warnings.warn(
                 f"regressor is rank deficient ({rank} < {k} columns): reduce it to base "
                 "parameters first; the estimate is the minimum-norm solution",
-                RankDeficiencyWarning, stacklevel=3,
+                RankDeficiencyWarning, stacklevel=4,
             )
         inverse = np.where(np.arange(k) < rank, 1.0 / np.where(singular > 0, singular, 1.0), 0.0)
         if rank == k:
@@ -119,27 +168,24 @@ class _LinearEstimator:
             weighted_rss = rho**2 + float(np.sum((u.T @ z)[rank:] ** 2))
         sigma2 = float(weighted_rss) / (m - rank)
         covariance = sigma2 * (vt.T * inverse**2) @ vt
+        std = np.sqrt(np.diag(covariance))
+        if rank < k:  # a coefficient with a component in the null space is not determined
+            undetermined = np.abs(vt[rank:]).max(axis=0) > np.sqrt(np.finfo(float).eps)
+            std[undetermined] = np.inf
         coef = np.zeros(p)
         coef[keep] = solution
         full_covariance = np.zeros((p, p))
         full_covariance[np.ix_(keep, keep)] = covariance
-        std = np.sqrt(np.diag(full_covariance))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            relative = np.where(coef != 0, 100.0 * std / np.abs(coef), np.inf)
-        relative[np.setdiff1d(np.arange(p), keep)] = 0.0
-        residuals = y - w @ coef
+        full_std = np.zeros(p)
+        full_std[keep] = std
         self.coef_ = coef
         self.covariance_ = full_covariance
         self.sigma2_ = sigma2
-        self.std_ = std
-        self.relative_std_percent_ = relative
+        self.std_ = full_std
+        self.relative_std_percent_ = relative_std_percent(coef, full_std)
         self.singular_ = singular
         self.rank_ = rank
         self.condition_number_ = float(singular[0] / singular[-1]) if rank == k else np.inf
-        self.residuals_ = residuals
-        self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals)
-                                             / np.linalg.norm(y))
-        self.n_samples_ = m
         self.factor_ = r  # R of the (weighted) regressor's kept columns: W^T W = R^T R
 
     def predict(self, regressor: ArrayLike) -> NDArray:

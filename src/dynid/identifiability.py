@@ -36,7 +36,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._compress import triangular_factor
-from dynid._validation import as_float_array
+from dynid._validation import as_float_array, frozen_copy
 from dynid.dynamics import parameter_names, regressor
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction import FrictionModel
@@ -62,8 +62,6 @@ LINK_ORDER = {
     "urdf": PARAMETER_NAMES,
     "dh": ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "m", "mx", "my", "mz"),  # Szabó eq. 3
 }
-# A regrouping term whose share of a dependent column is below this is round-off (float64).
-_TERM_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
 
 
 @dataclass(frozen=True)
@@ -75,6 +73,18 @@ class BaseParameters:
     names: tuple[str, ...]  # (p,) standard parameter names
     tolerance: float  # absolute pivot threshold used for the rank decision
     method: str = "rref"
+
+    def __post_init__(self) -> None:
+        independent = np.array(self.independent, dtype=int)
+        independent.setflags(write=False)
+        object.__setattr__(self, "independent", independent)
+        object.__setattr__(self, "regrouping", frozen_copy(self.regrouping))
+        object.__setattr__(self, "names", tuple(self.names))
+        if self.regrouping.shape != (independent.size, len(self.names)):
+            raise ValueError(
+                f"`regrouping` must have shape ({independent.size}, {len(self.names)}), "
+                f"got {self.regrouping.shape}"
+            )
 
     @property
     def rank(self) -> int:
@@ -172,9 +182,10 @@ def _qr_leading(r_factor: NDArray, rtol: float) -> tuple[NDArray, float]:
 def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
     """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
 
-    Terms that carry less than sqrt(eps) of a dependent column are round-off and set to zero;
-    so are all terms of a column below sqrt(eps) of the largest one (an unidentifiable
-    parameter whose column is round-off itself).
+    A term is round-off, and set to zero, when its share of a dependent column is below the
+    least-squares error ``10 p eps cond(W_L)``; so are all terms of a column whose norm is
+    below that share of the largest column (an unidentifiable parameter). Real terms as small
+    as a sub-millimetre offset squared (1e-8 of a column) are kept.
     """
     w = np.asarray(stacked, dtype=float)
     p = w.shape[1]
@@ -185,9 +196,11 @@ def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
     if dependent.size:
         basis, targets = w[:, independent], w[:, dependent]
         beta = np.linalg.lstsq(basis, targets, rcond=None)[0]
+        singular = np.linalg.svd(basis, compute_uv=False)
+        noise = 10 * p * np.finfo(float).eps * singular[0] / singular[-1]
         share = np.abs(beta) * column_norms[independent][:, None]
-        scale = np.maximum(column_norms[dependent], _TERM_RTOL * column_norms.max())
-        beta[share <= _TERM_RTOL * scale] = 0.0
+        beta[share <= noise * column_norms[dependent]] = 0.0
+        beta[:, column_norms[dependent] <= noise * column_norms.max()] = 0.0  # a zero column
         regrouping[:, dependent] = beta
     return regrouping
 

@@ -26,7 +26,6 @@ from dynid.identifiability import (
     BaseParameters,
     Method,
     base_parameters,
-    regrouping_for,
     robot_base_parameters,
     structural_regressor,
 )
@@ -52,23 +51,26 @@ def _check_rows(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
 
 
 def _fit(estimator, stacked: np.ndarray, targets: np.ndarray, base: BaseParameters,
-         what: str) -> None:
+         what: str, hint: str) -> None:
     """Fit; if the data leave base parameters undetermined, a ValueError that names them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficiencyWarning)
         estimator.fit(stacked, targets)
     if estimator.rank_ == base.rank - estimator.dropped_.size:
         return
-    rtol = max(estimator.n_samples_, base.rank) * np.finfo(float).eps  # the estimator's rule
-    data_base = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
-    if data_base.rank < base.rank:
+    # the estimator's rank decision stands; rref on its factor only names the missing ones
+    missing = []
+    for rtol in (1e-10, 1e-6):
+        found = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
         missing = [name for k, name in enumerate(base.base_names)
-                   if k not in set(data_base.independent)]
-        raise ValueError(
-            f"{what} determines only {data_base.rank} of {base.rank} base parameters; not "
-            f"excited: {', '.join(missing)} (every joint must move, in both directions for "
-            "Coulomb friction)"
-        )
+                   if k not in set(found.independent)]
+        if missing:
+            break
+    named = f"; not excited: {', '.join(missing)}" if missing else ""
+    raise ValueError(
+        f"{what} determine only {estimator.rank_} of {base.rank} base parameters{named} "
+        f"({hint})"
+    )
 
 
 def _report(estimator, **extra) -> dict:
@@ -106,7 +108,8 @@ def identify(robot: Robot, data: Dataset, *, friction: FrictionModel | None = No
                         coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
     stacked = model.base_regressor(data.q, data.dq, data.ddq)
     _check_rows(stacked, base, "the data")
-    _fit(estimator, stacked, data.tau, base, "the data")
+    _fit(estimator, stacked, data.tau, base, "the data",
+         "every joint must move, in both directions for Coulomb friction")
     return LinearModel(
         robot=robot, friction=friction, base=base, coefficients=estimator.coef_,
         std=estimator.std_,
@@ -135,11 +138,12 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
         raise ValueError(f"`samples` has {samples.n_joints} joints, `robot` {robot.n_joints}")
     drop = joint1_gravity_is_zero(robot) if drop_joint1_gravity is None else drop_joint1_gravity
     base = robot_base_parameters(robot, kind="static", drop_joint1_gravity=drop, method=method)
-    # the static base must regroup exactly like the torque regressor to predict torques
-    torque_regrouping = regrouping_for(triangular_factor(structural_regressor(robot)),
-                                       base.independent)
-    if not np.allclose(torque_regrouping, base.regrouping, rtol=1e-8,
-                       atol=1e-10 * np.abs(base.regrouping).max()):
+    # the static base must regroup like the torque regressor to predict torques: the torque
+    # regressor's dependent columns must follow from its representatives with the static B
+    torque = triangular_factor(structural_regressor(robot))
+    reproduced = torque[:, base.independent] @ base.regrouping
+    scale = np.linalg.norm(torque, axis=0).max()
+    if np.abs(reproduced - torque).max() > 1e-8 * scale:
         raise ValueError(
             f"`robot`: {robot.name!r}'s M(q), g(q) regroup its parameters differently from its "
             "joint torques; static identification cannot rebuild the inverse dynamics"
@@ -151,7 +155,8 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
     _check_rows(stacked, base, "the static samples")
     estimator = OLS(drop_above_percent=drop_above_percent)
-    _fit(estimator, stacked, targets, base, "the static samples")
+    _fit(estimator, stacked, targets, base, "the static samples",
+         "the poses must spread over every joint's range")
     return LinearModel(
         robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
         std=estimator.std_,

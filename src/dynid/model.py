@@ -11,6 +11,8 @@ parameter's terms), the coefficients with their standard deviations, and the fit
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,10 +20,12 @@ import numpy as np
 import yaml
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._compress import BLOCK_ROWS
 from dynid._files import atomic_write, to_builtin
-from dynid.dynamics import regressor
+from dynid._validation import as_vector, frozen_copy
+from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, regressor, rnea
 from dynid.dynamics._inputs import joint_arrays
-from dynid.dynamics.static_regressor import lower_triangle, static_regressor
+from dynid.estimate import relative_std_percent
 from dynid.friction import FrictionModel, friction_from_dict
 from dynid.identifiability import BaseParameters
 from dynid.robot import Robot, load_urdf, robot_from_dict, robot_to_dict
@@ -29,7 +33,7 @@ from dynid.robot import Robot, load_urdf, robot_from_dict, robot_to_dict
 __all__ = ["MODEL_SCHEMA", "LinearModel", "load_model", "save_model"]
 
 MODEL_SCHEMA = "dynid-model/1"
-_CHUNK = 16_384  # samples per regressor block: bounds the memory of the full regressor
+_CHUNK = BLOCK_ROWS  # samples per regressor block: bounds the memory of the full regressor
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,11 @@ class LinearModel:
     ``friction`` is the template whose columns were identified (its own coefficient values are
     not used); ``coefficients`` and ``std`` are (r,) in the order of ``base.independent``;
     ``report`` holds the fit's figures (method, rank, condition number, relative error, ...).
+
+    Evaluation uses one equivalent full parameter vector: the coefficients at the
+    representatives, zero elsewhere (``Y pi^ = Y_L coefficients`` exactly). It is a numerical
+    device, not a physical body (it may have negative masses), and it lets the fast batched
+    dynamics compute torques, M^, g^ and c^ without building the regressor.
     """
 
     robot: Robot
@@ -48,10 +57,27 @@ class LinearModel:
     std: NDArray
     report: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for name in ("coefficients", "std"):
+            value = frozen_copy(as_vector(name, getattr(self, name), self.base.rank,
+                                          allow_inf=True))
+            object.__setattr__(self, name, value)
+
     @property
     def n_rigid(self) -> int:
         """Number of standard rigid-body parameters (10 n)."""
         return self.base.n_parameters - len(self.friction.coefficient_names())
+
+    @property
+    def equivalent_parameters(self) -> NDArray:
+        """``(p,)``: the coefficients at the representative columns, zero elsewhere."""
+        full = np.zeros(self.base.n_parameters)
+        full[self.base.independent] = self.coefficients
+        return full
+
+    @property
+    def _rigid(self) -> Robot:
+        return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid])
 
     def base_regressor(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
         """``(N, n, r)``: rigid-body and friction columns reduced to the base parameters."""
@@ -64,50 +90,35 @@ class LinearModel:
             out[block] = self.base.reduce(full)
         return out
 
+    def friction_torque(self, dq: ArrayLike) -> NDArray:
+        """The identified friction torques ``(N, n)``."""
+        return self.friction.regressor(dq) @ self.equivalent_parameters[self.n_rigid:]
+
     def predict(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
         """Joint torques ``(N, n)``, friction included."""
-        return self.base_regressor(q, dq, ddq) @ self.coefficients
-
-    def _rigid(self, rows: NDArray) -> NDArray:
-        """Rigid-body regressor rows ``(..., 10 n)`` -> their base-parameter values."""
-        padded = np.zeros((*rows.shape[:-1], self.base.n_parameters))
-        padded[..., : self.n_rigid] = rows
-        return self.base.reduce(padded) @ self.coefficients
+        return rnea(self._rigid, q, dq, ddq) + self.friction_torque(dq)
 
     def mass_matrix(self, q: ArrayLike) -> NDArray:
         """``M^(q)`` ``(N, n, n)`` from the identified coefficients."""
-        (q,), _ = joint_arrays(self.robot, q=q)
-        n = self.robot.n_joints
-        values = self._rigid(static_regressor(self.robot, q)[:, : n * (n + 1) // 2])
-        out = np.zeros((q.shape[0], n, n))
-        rows, cols = lower_triangle(n)
-        out[:, rows, cols] = values
-        out[:, cols, rows] = values
-        return out
+        return mass_matrix(self._rigid, q)
 
     def gravity_torque(self, q: ArrayLike) -> NDArray:
         """``g^(q)`` ``(N, n)``."""
-        (q,), _ = joint_arrays(self.robot, q=q)
-        zero = np.zeros_like(q)
-        return self._rigid(regressor(self.robot, q, zero, zero))
+        return gravity_torque(self._rigid, q)
 
     def coriolis_torque(self, q: ArrayLike, dq: ArrayLike) -> NDArray:
         """``c^(q, dq)`` ``(N, n)`` (the Christoffel terms of ``M^``)."""
-        (q, dq), _ = joint_arrays(self.robot, q=q, dq=dq)
-        return self._rigid(regressor(self.robot, q, dq, np.zeros_like(q), gravity=np.zeros(3)))
+        return coriolis_torque(self._rigid, q, dq)
 
     def table(self) -> list[dict]:
         """One row per base parameter: name, expression, value, std, relative std [%]."""
-        expressions = self.base.expressions()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            relative = np.where(self.coefficients != 0,
-                                100 * self.std / np.abs(self.coefficients), np.inf)
+        relative = relative_std_percent(self.coefficients, self.std)
         return [
             {"name": name, "expression": text, "value": float(value), "std": float(sigma),
              "relative_std_percent": float(rel)}
             for name, text, value, sigma, rel in zip(
-                self.base.base_names, expressions, self.coefficients, self.std, relative,
-                strict=True)
+                self.base.base_names, self.base.expressions(), self.coefficients, self.std,
+                relative, strict=True)
         ]
 
 
@@ -116,7 +127,7 @@ def model_to_dict(model: LinearModel) -> dict:
     return {
         "schema": MODEL_SCHEMA,
         "robot": (robot_to_dict(model.robot) if model.robot.table is not None
-                  else {"urdf": model.robot.source.url}),
+                  else _urdf_reference(model.robot)),
         "friction": model.friction.to_dict(),
         "base_parameters": {
             "method": base.method,
@@ -135,6 +146,24 @@ def model_to_dict(model: LinearModel) -> dict:
     }
 
 
+def _urdf_reference(robot: Robot) -> dict:
+    """A URDF robot by reference: the file's absolute path and hash, plus what the file does
+    not hold (name, gravity, tool)."""
+    path = Path(robot.source.url).resolve()
+    return {"urdf": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "name": robot.name, "gravity": robot.gravity.tolist(), "tool": robot.tool.tolist()}
+
+
+def _load_urdf_reference(spec: dict) -> Robot:
+    path = Path(spec["urdf"])
+    if not path.is_file():
+        raise ValueError(f"the model's URDF {str(path)!r} no longer exists")
+    if hashlib.sha256(path.read_bytes()).hexdigest() != spec["sha256"]:
+        raise ValueError(f"the model's URDF {str(path)!r} changed since the model was saved")
+    robot = load_urdf(path, name=spec["name"], gravity=tuple(spec["gravity"]))
+    return dataclasses.replace(robot, tool=np.array(spec["tool"], dtype=float))
+
+
 def save_model(model: LinearModel, path: str | Path) -> Path:
     """Write ``model`` as a ``dynid-model/1`` YAML file (atomically)."""
     text = yaml.safe_dump(model_to_dict(model), sort_keys=False)
@@ -151,7 +180,7 @@ def load_model(path: str | Path) -> LinearModel:
     if not isinstance(spec, dict) or spec.get("schema") != MODEL_SCHEMA:
         raise ValueError(f"`path`: {path.name} is not a {MODEL_SCHEMA} file")
     try:
-        robot = (load_urdf(spec["robot"]["urdf"]) if "urdf" in spec["robot"]
+        robot = (_load_urdf_reference(spec["robot"]) if "urdf" in spec["robot"]
                  else robot_from_dict(spec["robot"]))
         friction = friction_from_dict(spec["friction"], robot.n_joints)
         block = spec["base_parameters"]

@@ -78,9 +78,13 @@ def _monomials(n_lengths: int, laurent: bool) -> list[tuple[int, ...]]:
     return out
 
 
-def _fit(values: NDArray, samples: NDArray, monomials, symbols) -> sympy.Expr | None:
+def _design(samples: NDArray, monomials) -> NDArray:
+    """(samples, monomials): each monomial evaluated at each sample of the lengths."""
+    return np.prod(samples[:, None, :] ** np.array(monomials)[None, :, :], axis=2)
+
+
+def _fit(values: NDArray, design: NDArray, monomials, symbols) -> sympy.Expr | None:
     """A polynomial (or Laurent polynomial) in the lengths reproducing ``values``, or None."""
-    design = np.array([[np.prod(s ** np.array(m)) for m in monomials] for s in samples])
     weights = np.linalg.lstsq(design, values, rcond=None)[0]
     snapped = [_snap(w) for w in weights]
     fitted = design @ np.array([float(w) for w in snapped])
@@ -125,19 +129,21 @@ def symbolic_regrouping(robot: Robot, base: BaseParameters, *,
 
     polynomial = _monomials(len(fields), laurent=False)
     samples, values = evaluate(2 * len(polynomial) + 8)
-    laurent: tuple[NDArray, NDArray] | None = None
+    design = _design(samples, polynomial)
+    laurent: tuple | None = None
     names = [sympy.Symbol(name) for name in base.names]
     expressions, numeric = [], []
     for k in range(base.rank):
         terms = []
         for j in np.flatnonzero(np.abs(values[:, k, :]).max(axis=0) > 0):
-            coefficient = _fit(values[:, k, j], samples, polynomial, symbols)
+            coefficient = _fit(values[:, k, j], design, polynomial, symbols)
             if coefficient is None:
                 if laurent is None:
                     monomials = _monomials(len(fields), laurent=True)
-                    laurent = (monomials, *evaluate(2 * len(monomials) + 8))
-                monomials, more_samples, more_values = laurent
-                coefficient = _fit(more_values[:, k, j], more_samples, monomials, symbols)
+                    more_samples, more_values = evaluate(2 * len(monomials) + 8)
+                    laurent = (monomials, _design(more_samples, monomials), more_values)
+                monomials, more_design, more_values = laurent
+                coefficient = _fit(more_values[:, k, j], more_design, monomials, symbols)
             if coefficient is None:
                 coefficient = sympy.Float(base.regrouping[k, j], 6)
                 numeric.append((k, base.names[j]))

@@ -27,7 +27,8 @@ def lower_triangle(n: int) -> tuple[NDArray, NDArray]:
 def static_rows(n: int, *, drop_joint1_gravity: bool = False) -> list[str]:
     """Names of the rows of ``static_regressor``: ``M11, M21, M22, ..., g1, ..., gn``."""
     rows, cols = lower_triangle(n)
-    names = [f"M{i + 1}{j + 1}" if n < 10 else f"M{i + 1},{j + 1}"
+    # M21 while indices are single digits, else M12_3 would be ambiguous: M12_3 -> M{12}_{3}
+    names = [f"M{i + 1}{j + 1}" if n < 10 else f"M{i + 1}_{j + 1}"
              for i, j in zip(rows, cols, strict=True)]
     gravity = [f"g{i + 1}" for i in range(n)]
     return names + (gravity[1:] if drop_joint1_gravity else gravity)
