@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.excitation import FourierTrajectory, random_fourier
+from dynid.excitation import random_fourier
 from dynid.robot import load_robot
+from dynid.trajectory import FourierTrajectory
 
 
 def test_derivatives_are_consistent(rng):
@@ -44,7 +45,7 @@ def test_many_harmonics_stay_inside_the_limits():
 def test_bad_inputs():
     with pytest.raises(ValueError, match="`omega_f` must be > 0"):
         FourierTrajectory(np.ones((2, 1)), np.ones((2, 1)), np.zeros(2), -1.0)
-    with pytest.raises(ValueError, match="`a`, `b` must be"):
+    with pytest.raises(ValueError, match="`a` and `b` must both be"):
         FourierTrajectory(np.ones((2, 1)), np.ones((3, 1)), np.zeros(2), 1.0)
     traj = FourierTrajectory(np.ones((2, 1)), np.ones((2, 1)), np.zeros(2), 1.0)
     with pytest.raises(ValueError, match="`t` must be strictly increasing"):

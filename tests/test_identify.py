@@ -9,12 +9,13 @@ from conftest import assert_close, reference_path
 from dynid.data import Dataset, StaticData
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
 from dynid.estimate import OLS, WLS
-from dynid.excitation import FourierTrajectory, random_fourier
+from dynid.excitation import random_fourier
 from dynid.friction import NoFriction, ViscousCoulomb
 from dynid.identify import identify, identify_static
 from dynid.model import load_model, save_model
 from dynid.robot import load_robot
 from dynid.simulate import simulate_open_loop
+from dynid.trajectory import FourierTrajectory
 
 
 @pytest.fixture(scope="module")

@@ -1,68 +1,14 @@
-"""Excitation trajectories.
-
-Finite Fourier series with offset (Gilbert et al. 2024, eq. 15; Szabó 2021, eq. 22), per joint i::
-
-    q_i(t)   = q0_i + sum_l  a_il / (w_f l) sin(w_f l t) - b_il / (w_f l) cos(w_f l t)
-    dq_i(t)  =        sum_l  a_il cos(w_f l t) + b_il sin(w_f l t)
-    ddq_i(t) =        sum_l -a_il w_f l sin(w_f l t) + b_il w_f l cos(w_f l t)
-
-periodic with period ``2 pi / w_f`` (``w_f = 0.15 pi`` rad/s in the Panda papers).
-"""
+"""Excitation design: trajectories (``dynid.trajectory``) that make the regressor well
+conditioned inside the robot's limits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 from dynid.robot import Robot
+from dynid.trajectory import FourierTrajectory
 
-__all__ = ["FourierTrajectory", "random_fourier"]
-
-
-@dataclass(frozen=True)
-class FourierTrajectory:
-    """Fourier coefficients ``a``, ``b`` (n, L) [rad/s], offset ``q0`` (n,), ``omega_f`` [rad/s]."""
-
-    a: NDArray
-    b: NDArray
-    q0: NDArray
-    omega_f: float
-
-    def __post_init__(self) -> None:
-        a = as_float_array("a", self.a)
-        b = as_float_array("b", self.b)
-        q0 = as_float_array("q0", self.q0)
-        if a.ndim != 2 or a.shape != b.shape or q0.shape != (a.shape[0],):
-            raise ValueError(
-                f"`a`, `b` must be (n, L) and `q0` (n,), got {a.shape}, {b.shape}, {q0.shape}"
-            )
-        if not np.isfinite(self.omega_f) or self.omega_f <= 0:
-            raise ValueError(f"`omega_f` must be > 0, got {self.omega_f}")
-        for name, value in (("a", a), ("b", b), ("q0", q0)):
-            object.__setattr__(self, name, frozen_copy(value))
-
-    @property
-    def period(self) -> float:
-        return 2 * np.pi / self.omega_f
-
-    @property
-    def n_joints(self) -> int:
-        return self.q0.size
-
-    def sample(self, t: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
-        """``q, dq, ddq`` ``(N, n)`` at times ``t`` ``(N,)`` [s], analytic."""
-        t = as_float_array("t", t)
-        strictly_increasing("t", t)
-        harmonics = np.arange(1, self.a.shape[1] + 1)
-        w = self.omega_f * harmonics  # (L,)
-        s, c = np.sin(t[:, None] * w), np.cos(t[:, None] * w)  # (N, L)
-        q = self.q0 + s @ (self.a / w).T - c @ (self.b / w).T
-        dq = c @ self.a.T + s @ self.b.T
-        ddq = -s @ (self.a * w).T + c @ (self.b * w).T
-        return q, dq, ddq
+__all__ = ["random_fourier"]
 
 
 def random_fourier(robot: Robot, *, harmonics: int = 5, omega_f: float = 0.15 * np.pi,

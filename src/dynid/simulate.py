@@ -13,8 +13,8 @@ from numpy.typing import ArrayLike
 from dynid._validation import as_vector
 from dynid.data import Dataset
 from dynid.dynamics import rnea
-from dynid.excitation import FourierTrajectory
 from dynid.robot import Robot
+from dynid.trajectory import FourierTrajectory
 
 __all__ = ["simulate_open_loop"]
 

@@ -1,0 +1,89 @@
+"""Trajectory families: analytic derivatives equal finite differences; boundary conditions;
+the commanded excitation of the real Panda log; pose sets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_close, reference_path
+
+from dynid.robot import load_robot
+from dynid.trajectory import (
+    FourierTrajectory,
+    RampedVelocityFourier,
+    SinusoidalVelocity,
+    gaz2019_table1,
+    load_poses,
+    random_poses,
+    rest_at_ends,
+)
+
+
+def _check_derivatives(trajectory, t, ddq_atol=1e-4):
+    q, dq, ddq = trajectory.sample(t)
+    h = t[1] - t[0]
+    assert_close(np.gradient(q, h, axis=0)[2:-2], dq[2:-2], rtol=0, atol=1e-5)
+    assert_close(np.gradient(dq, h, axis=0)[2:-2], ddq[2:-2], rtol=0, atol=ddq_atol)
+
+
+def test_fourier_derivatives_and_rest(rng):
+    traj = FourierTrajectory(rng.standard_normal((3, 5)), rng.standard_normal((3, 5)),
+                             rng.standard_normal(3), 0.15 * np.pi)
+    _check_derivatives(traj, np.linspace(0.0, 5.0, 20001))
+    rested = rest_at_ends(traj)
+    _, dq, ddq = rested.sample(np.array([0.0, rested.period, 2 * rested.period]))
+    assert_close(dq, np.zeros((3, 3)), atol=1e-12)
+    assert_close(ddq, np.zeros((3, 3)), atol=1e-12)
+
+
+def test_ramped_velocity_derivatives_and_ends(rng):
+    traj = RampedVelocityFourier(rng.standard_normal((2, 4)), rng.standard_normal((2, 4)),
+                                 [0.1, -0.2], 0.15 * np.pi, duration=6.0, ramp=0.5,
+                                 t_shift=0.3)
+    t = np.linspace(0.0, 6.0, 60001)
+    _check_derivatives(traj, t, ddq_atol=1e-3)  # the jerk jumps where the ramps end
+    q, dq, ddq = traj.sample(t)
+    assert_close(q[0], [0.1, -0.2], atol=1e-15)
+    assert_close(np.vstack([dq[[0, -1]], ddq[[0, -1]]]), np.zeros((4, 2)), atol=1e-12)
+    # q is the exact integral of dq (trapezoid rule on a fine grid)
+    steps = 0.5 * (dq[1:] + dq[:-1]) * (t[1] - t[0])
+    assert_close(q - q[0], np.vstack([np.zeros(2), np.cumsum(steps, axis=0)]), atol=1e-7)
+
+
+def test_sinusoidal_velocity_is_gaz_table1():
+    traj = gaz2019_table1(np.zeros(7))
+    t = np.linspace(0.0, 4.0, 40001)
+    _check_derivatives(traj, t)
+    _, dq, _ = traj.sample(np.array([3.68 / 4]))
+    assert dq[0, 0] == pytest.approx(2.21)
+    with pytest.raises(ValueError, match="`period` must be > 0"):
+        SinusoidalVelocity([1.0], [0.0], [0.0])
+
+
+def test_commanded_panda_excitation_matches_its_file():
+    """commanded_traj1: dq = ramp x Fourier(5 harmonics, w = 0.15 pi) of gen_params. Between the
+    ramps it is our series started 0.502 s late, to the file's printed precision."""
+    folder = reference_path("panda-gaz2019", "commanded_traj1")
+    params = np.loadtxt(folder / "gen_params.txt")
+    t = np.loadtxt(folder / "gen_time.txt")
+    recorded = np.loadtxt(folder / "gen_dq.txt").reshape(-1, 7)
+    traj = RampedVelocityFourier(params[:7], params[7:], np.loadtxt(folder / "gen_q0.txt"),
+                                 0.15 * np.pi, duration=t[-1] + 1e-3, ramp=0.5, t_shift=0.50188)
+    middle = (t > 0.6) & (t < t[-1] - 0.6)
+    _, dq, _ = traj.sample(t[middle])
+    assert_close(dq, recorded[middle], rtol=0, atol=3e-4)
+
+
+def test_pose_sets(tmp_path):
+    robot = load_robot("panda")
+    poses = random_poses(robot, 50, margin=0.1, seed=3)
+    span = robot.limits.upper - robot.limits.lower
+    assert (poses >= robot.limits.lower + 0.1 * span).all()
+    assert (poses <= robot.limits.upper - 0.1 * span).all()
+    good = load_poses(reference_path("panda-gaz2019", "GOOD_CONFS_1010.txt"), n_joints=7)
+    assert good.shape == (1010, 7)
+    (tmp_path / "bad.txt").write_text("0.1 0.2\n0.3 x\n")
+    with pytest.raises(ValueError, match="cannot read poses"):
+        load_poses(tmp_path / "bad.txt")
+    with pytest.raises(ValueError, match="has 7 columns, expected 6"):
+        load_poses(reference_path("panda-gaz2019", "GOOD_CONFS_1010.txt"), n_joints=6)
