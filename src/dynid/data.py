@@ -27,9 +27,11 @@ from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 from dynid.dynamics.static_regressor import lower_triangle, static_rows
 
 __all__ = [
+    "PANDA_LOG_FILES",
     "Dataset",
     "StaticData",
     "read_dataset",
+    "read_panda_log",
     "read_static",
     "with_accelerations",
     "write_dataset",
@@ -187,9 +189,42 @@ def with_accelerations(data: Dataset) -> Dataset:
                    metadata={**data.metadata, "ddq": "central differences of dq"})
 
 
+PANDA_LOG_FILES = {"t": "exciting_traj_time.txt", "q": "exciting_traj_positions.txt",
+                   "dq": "exciting_traj_velocity.txt", "tau": "exciting_traj_torques.txt"}
+
+
+def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
+    """The Panda log format of Gaz et al. (``rbt_log_exciting_traj1/``): one value per line;
+    the time file one line per sample [s], positions [rad], velocities [rad/s] and link-side
+    torques [N m] ``n_joints`` consecutive lines per sample."""
+    folder = Path(folder)
+    arrays = {}
+    for name, filename in PANDA_LOG_FILES.items():
+        path = folder / filename
+        try:
+            values = np.loadtxt(path, ndmin=1)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+        if values.ndim != 1:
+            raise ValueError(f"`path`: {filename} must hold one value per line")
+        arrays[name] = values
+    n_samples = arrays["t"].size
+    for name in ("q", "dq", "tau"):
+        if arrays[name].size != n_joints * n_samples:
+            raise ValueError(
+                f"`path`: {PANDA_LOG_FILES[name]} has {arrays[name].size} values, expected "
+                f"{n_joints} per time stamp ({n_joints * n_samples})"
+            )
+        arrays[name] = arrays[name].reshape(n_samples, n_joints)
+    return Dataset(**arrays, metadata={"source": str(folder), "format": "panda log"})
+
+
 def read_dataset(path: str | Path) -> Dataset:
-    """Read a time-series CSV or NPZ (formats in the module docstring)."""
+    """Read a time series: CSV or NPZ (formats in the module docstring), or a folder in the
+    Panda log format (``read_panda_log``)."""
     path = Path(path)
+    if path.is_dir():
+        return read_panda_log(path)
     if path.suffix.lower() == ".npz":
         arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq",))
         return Dataset(**arrays, metadata={"source": str(path)})
