@@ -218,22 +218,24 @@ def _print_coefficients(model, title: str) -> None:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    import warnings
 
-    from dynid.data import read_dataset, with_accelerations
+    from dynid.data import read_dataset
     from dynid.estimate import ESTIMATORS
     from dynid.identify import identify
     from dynid.model import save_model
+    from dynid.preprocess import prepare, split
     from dynid.robot import load_robot
     from dynid.validate import rmse
 
     _check_output(args.output)
     robot = load_robot(args.robot)
-    data = read_dataset(args.data)
-    if data.ddq is None:
-        warnings.warn("the data have no ddq columns: accelerations by central differences of "
-                      "dq (filter noisy velocities first)", stacklevel=1)
-        data = with_accelerations(data)
+    raw = read_dataset(args.data)
+    data = prepare(raw, rate=args.resample, cutoff=args.cutoff, order=args.order,
+                   trim_seconds=args.trim)
+    steps = data.metadata.get("preprocessing", [])
+    check = None
+    if args.validate is not None:
+        data, check = split(data, 1.0 - args.validate)
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
@@ -245,16 +247,26 @@ def _identify(args: argparse.Namespace) -> int:
     model = identify(robot, data, friction=_friction(robot, args),
                      estimator=ESTIMATORS[args.method](**options))
     error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
+    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq))
+                if check is not None else None)
     if args.output:
         save_model(model, args.output)
     if args.json:
         _print_json({"robot": robot.name, "friction": model.friction.name,
-                     **_coefficient_payload(model), "rmse": error,
+                     "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
+                     "validation": None if check is None else {
+                         "n_samples": check.n_samples, "rmse": held_out,
+                         "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
                      "model_file": args.output})
         return 0
     _print_coefficients(model, f"{robot.name}: {args.method.upper()} on {args.data} "
                                f"(friction {model.friction.name})")
-    print("  RMSE per joint [N m]: " + " ".join(f"{v:.4g}" for v in error))
+    if steps:
+        print("  preprocessing: " + ", ".join(steps))
+    print("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
+    if held_out is not None:
+        print(f"  RMSE per joint [N m], validation ({check.n_samples} held-out samples): "
+              + " ".join(f"{v:.4g}" for v in held_out))
     if args.output:
         print(f"  model written to {args.output}")
     return 0
@@ -281,6 +293,38 @@ def _identify_static(args: argparse.Namespace) -> int:
                                f"{args.file}")
     if args.output:
         print(f"  coefficients written to {args.output}")
+    return 0
+
+
+def _data_inspect(args: argparse.Namespace) -> int:
+    from dynid.data import read_dataset
+    from dynid.preprocess import inspect
+    from dynid.robot import load_robot
+
+    robot = load_robot(args.robot) if args.robot else None
+    report = inspect(read_dataset(args.file), robot)
+    if args.json:
+        _print_json(report)
+        return 0
+    step = report["step_ms"]
+    print(f"{args.file}: {report['n_samples']} samples, {report['n_joints']} joints, "
+          f"{report['duration_s']:.3f} s")
+    print(f"  rate {report['rate_hz']:.4g} Hz; step {step['median']:.4g} ms median, "
+          f"{step['std']:.3g} ms std, {step['min']:.4g}..{step['max']:.4g} ms")
+    print(f"  gaps over {report['gaps']['threshold_ms']:.3g} ms: {report['gaps']['count']}, "
+          f"largest {report['gaps']['largest_ms']:.3g} ms; accelerations "
+          f"{'present' if report['has_ddq'] else 'absent'}")
+    rows = [("q min", report["range"]["q_min"]), ("q max", report["range"]["q_max"]),
+            ("|dq| max", report["range"]["dq_abs_max"]),
+            ("|tau| max", report["range"]["tau_abs_max"]),
+            *((f"noise {k}", v) for k, v in report["noise_std"].items())]
+    if "limits" in report:
+        rows += [("q outside", report["limits"]["q_outside"]),
+                 ("dq/limit", report["limits"]["dq_fraction_of_limit"]),
+                 ("tau/limit", report["limits"]["tau_fraction_of_limit"])]
+    print("  " + " " * 10 + "".join(f"{j + 1:>10d}" for j in range(report["n_joints"])))
+    for label, values in rows:
+        print(f"  {label:<10}" + "".join(f"{v:>10.4g}" for v in values))
     return 0
 
 
@@ -373,14 +417,25 @@ def _parser() -> argparse.ArgumentParser:
 
     identify = commands.add_parser("identify", help="identify base parameters from a log")
     identify.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
-    identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]) "
-                                       "or NPZ (t, q, dq, tau[, ddq])")
+    identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]), "
+                                       "NPZ (t, q, dq, tau[, ddq]) or a Panda log folder")
     identify.add_argument("--method", choices=["ols", "wls"], default="ols",
                           help="estimator (default ols)")
     identify.add_argument("--noise-std", type=float, nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
     _friction_options(identify)
+    identify.add_argument("--resample", type=float, metavar="HZ",
+                          help="resample to this rate (irregular logs are resampled at their "
+                               "median rate anyway)")
+    identify.add_argument("--cutoff", type=float, metavar="HZ",
+                          help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
+                               "no ddq; none otherwise)")
+    identify.add_argument("--order", type=int, default=4, help="Butterworth order (default 4)")
+    identify.add_argument("--trim", type=float, metavar="S",
+                          help="seconds dropped at both ends (default 0.5 when filtered here)")
+    identify.add_argument("--validate", type=float, metavar="FRACTION",
+                          help="hold out this final fraction of the log and report its RMSE")
     identify.add_argument("--drop-above", type=float, metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30)")
@@ -403,6 +458,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the model here")
     static.add_argument("--json", action="store_true", help="machine-readable output")
     static.set_defaults(run=_identify_static)
+
+    data = commands.add_parser("data", help="inspect logs")
+    data_commands = data.add_subparsers(dest="data_command", required=True)
+    inspect = data_commands.add_parser(
+        "inspect", help="duration, rate and jitter, gaps, ranges, noise per joint")
+    inspect.add_argument("file", help="CSV, NPZ or a Panda log folder")
+    inspect.add_argument("--robot", help="compare the ranges with this robot's limits")
+    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect.set_defaults(run=_data_inspect)
 
     demo = commands.add_parser("demo", help="identify the built-in Panda digital twin end to end")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

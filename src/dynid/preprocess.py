@@ -27,12 +27,15 @@ from dynid.data import Dataset
 from dynid.robot import Robot
 
 __all__ = [
+    "DEFAULT_CUTOFF",
+    "DEFAULT_TRIM",
     "FIELDS",
     "differentiate",
     "inspect",
     "lowpass",
     "moving_mean",
     "noise_level",
+    "prepare",
     "resample",
     "savgol",
     "split",
@@ -40,6 +43,11 @@ __all__ = [
 ]
 
 FIELDS = ("q", "dq", "ddq", "tau")
+# Defaults of ``prepare`` for a raw log: a 4th-order 5 Hz Butterworth (the Jaco2 paper's cutoff:
+# it keeps the excitation band, fundamental 0.075 Hz and its harmonics, and removes encoder and
+# torque-sensor noise), and 0.5 s trimmed at both ends (the filter's edge transients).
+DEFAULT_CUTOFF = 5.0
+DEFAULT_TRIM = 0.5
 _JITTER_RTOL = 1e-6  # a grid is uniform when every step is the median step to this precision
 
 
@@ -225,3 +233,24 @@ def inspect(data: Dataset, robot: Robot | None = None) -> dict:
             "tau_fraction_of_limit": (np.abs(data.tau).max(axis=0) / limits.torque).tolist(),
         }
     return report
+
+
+def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
+            order: int = 4, trim_seconds: float | None = None) -> Dataset:
+    """A log ready to identify: resampled when irregular (or when ``rate`` is given), and,
+    when it has no accelerations, low-passed (``cutoff``, default ``DEFAULT_CUTOFF``),
+    differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
+    has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata."""
+    steps = np.diff(data.t)
+    irregular = np.abs(steps - np.median(steps)).max() > _JITTER_RTOL * np.median(steps)
+    if rate is not None or irregular:
+        data = resample(data, rate)
+    needs_ddq = data.ddq is None
+    if needs_ddq or cutoff is not None:
+        data = lowpass(data, DEFAULT_CUTOFF if cutoff is None else cutoff, order=order)
+    if needs_ddq:
+        data = differentiate(data)
+    if needs_ddq or trim_seconds is not None:
+        seconds = DEFAULT_TRIM if trim_seconds is None else trim_seconds
+        data = trim(data, seconds, seconds)
+    return data
