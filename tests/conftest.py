@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import re
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from dynid.inertia import from_com
+from dynid.inertia import from_com, inertia_matrix, to_com
 from dynid.robot import (
     JointLimits,
     PrismaticDH,
@@ -30,6 +32,73 @@ def assert_close(actual, expected, *, rtol: float = 1e-10, atol: float = 1e-12) 
     assert np.isfinite(actual).all(), "actual contains NaN or inf"
     assert np.isfinite(expected).all(), "expected contains NaN or inf"
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
+
+
+def table3_value(expression: str, parameters: np.ndarray) -> float:
+    """Evaluate a printed Table III expression (J about the link origin, c the CoM, m mass)."""
+    expression = re.sub(r"J([xyz]{2})(\d)", r"J\2\1", expression)  # row 14 prints "Jxz4"
+    tokens = re.findall(r"J\d[xyz]{2}|m\d|c\d[xyz]|\d+\.\d+|\d+|[-+()]", expression)
+    program: list[str] = []
+    for token in tokens:  # implicit products: "0.632c3z m3", "0.1067(m4 + ...)"
+        if program and program[-1] not in "+-(" and token not in "+-)":
+            program.append("*")
+        program.append(token)
+    mass, com, _ = to_com(parameters)
+    inertia = inertia_matrix(parameters[:, 4:])
+    names: dict[str, float] = {}
+    for i in range(parameters.shape[0]):
+        names[f"m{i + 1}"] = mass[i]
+        for a, axis in zip("xyz", range(3), strict=True):
+            names[f"c{i + 1}{a}"] = com[i, axis]
+            for b, other in zip("xyz", range(3), strict=True):
+                names[f"J{i + 1}{a}{b}"] = inertia[i, axis, other]
+    return float(eval("".join(program), {"__builtins__": {}}, names))
+
+
+def table3_rows() -> list[dict]:
+    """Gaz 2019 Table III, the 43 dynamic coefficients (row 2's printed typo corrected: its
+    m3 inside the parenthesis, see test_gaz2019_table3_pi_of_p_hat)."""
+    rows = list(csv.DictReader(reference_path(
+        "panda-gaz2019", "gaz2019_tableIII_dynamic_coefficients.csv").open()))[:43]
+    for row in rows:
+        if row["index"] == "2":
+            row["coefficient_expression"] = row["coefficient_expression"].replace(
+                "0.1067(m3 +", "0.1067(")
+    return rows
+
+
+def table3_functional(expression: str, parameters: np.ndarray) -> np.ndarray:
+    """The linear functional (p,) of a Table III expression, by exact unit steps."""
+    value = table3_value(expression, parameters)
+    n = parameters.size
+    return np.array([table3_value(expression, parameters + np.eye(n)[k].reshape(parameters.shape))
+                     - value for k in range(n)])
+
+
+def gaz_reverse_engineered_model():
+    """Gaz et al.'s published model of the Panda controller: the reverse-engineered
+    coefficients of Table III (pi_RE) on our static base, gravity 9.80665 as in their code,
+    plus their sigmoid friction (the built-in panda's)."""
+    import dataclasses
+
+    from dynid.friction import NoFriction
+    from dynid.identifiability import robot_base_parameters
+    from dynid.model import LinearModel
+    from dynid.robot import load_robot
+
+    panda = load_robot("panda")
+    base = robot_base_parameters(panda, kind="static", drop_joint1_gravity=True)
+    coefficients = np.zeros(base.rank)
+    for row in table3_rows():
+        functional = table3_functional(row["coefficient_expression"], panda.parameters)
+        errors = [min((np.abs(functional - g).max(), 1.0), (np.abs(functional + g).max(), -1.0))
+                  for g in base.regrouping]
+        match = int(np.argmin([e for e, _ in errors]))
+        coefficients[match] = errors[match][1] * float(row["pi_hat_RE"])
+    robot = dataclasses.replace(panda, gravity=np.array([0.0, 0.0, -9.80665]))
+    model = LinearModel(robot=robot, friction=NoFriction(7), base=base,
+                        coefficients=coefficients, std=np.zeros(base.rank))
+    return model, panda.friction
 
 
 def reference_path(*parts: str) -> Path:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import csv
-import re
 
 import numpy as np
 import pytest
-from conftest import assert_close, reference_path
+from conftest import assert_close, reference_path, table3_value
 
 from dynid.friction import Arctan, Sigmoid
 from dynid.identifiability import robot_base_parameters
@@ -106,27 +105,6 @@ def test_arm3_szabo2021_table2_exact_values():
     assert_close(friction.tau_sc, [-0.3, -0.2, -0.3])
 
 
-def _table3_value(expression: str, parameters: np.ndarray) -> float:
-    """Evaluate a printed Table III expression (J about the link origin, c the CoM, m mass)."""
-    expression = re.sub(r"J([xyz]{2})(\d)", r"J\2\1", expression)  # row 14 prints "Jxz4"
-    tokens = re.findall(r"J\d[xyz]{2}|m\d|c\d[xyz]|\d+\.\d+|\d+|[-+()]", expression)
-    program: list[str] = []
-    for token in tokens:  # implicit products: "0.632c3z m3", "0.1067(m4 + ...)"
-        if program and program[-1] not in "+-(" and token not in "+-)":
-            program.append("*")
-        program.append(token)
-    mass, com, _ = to_com(parameters)
-    inertia = inertia_matrix(parameters[:, 4:])
-    names: dict[str, float] = {}
-    for i in range(parameters.shape[0]):
-        names[f"m{i + 1}"] = mass[i]
-        for a, axis in zip("xyz", range(3), strict=True):
-            names[f"c{i + 1}{a}"] = com[i, axis]
-            for b, other in zip("xyz", range(3), strict=True):
-                names[f"J{i + 1}{a}{b}"] = inertia[i, axis, other]
-    return float(eval("".join(program), {"__builtins__": {}}, names))
-
-
 def test_gaz2019_table3_pi_of_p_hat():
     """Table III: each printed coefficient evaluated on the built-in panda (p-hat) equals its
     published pi(p-hat) value, and is an identifiable combination (in the row space of our
@@ -141,10 +119,10 @@ def test_gaz2019_table3_pi_of_p_hat():
     mismatched, unidentifiable = set(), set()
     for row in rows:
         index, expression = int(row["index"]), row["coefficient_expression"]
-        value = _table3_value(expression, pi0)
+        value = table3_value(expression, pi0)
         # the linear functional of the expression, by exact unit steps in each parameter
         functional = np.array([
-            _table3_value(expression, pi0 + np.eye(70)[k].reshape(7, 10)) - value
+            table3_value(expression, pi0 + np.eye(70)[k].reshape(7, 10)) - value
             for k in range(70)
         ])
         residual = functional - base.regrouping.T @ np.linalg.lstsq(
@@ -156,7 +134,7 @@ def test_gaz2019_table3_pi_of_p_hat():
     assert unidentifiable == {2}
     assert mismatched == {2, 17, 39}
     row2 = rows[1]["coefficient_expression"].replace("0.1067(m3 +", "0.1067(")
-    assert abs(_table3_value(row2, pi0) - float(rows[1]["pi_of_p_hat"])) < 6e-4
+    assert abs(table3_value(row2, pi0) - float(rows[1]["pi_of_p_hat"])) < 6e-4
 
 
 @pytest.mark.parametrize("name", ["panda", "arm3"])

@@ -3,15 +3,18 @@ the Jaco2 comparison's Tables 3-4 (DH), Szabó Table 2 (3-DoF arm, DH); rref vs 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy
 import yaml
-from conftest import assert_close, random_table_robot, reference_path
-from test_builtin_robots import _table3_value
+from conftest import (
+    assert_close,
+    random_table_robot,
+    table3_functional,
+    table3_rows,
+)
 
 from dynid.identifiability import base_parameters, robot_base_parameters, structural_regressor
 from dynid.inertia import transform_parameters
@@ -71,18 +74,8 @@ def test_gaz2019_table3_static_regroupings():
     robot = load_robot("panda")
     base = robot_base_parameters(robot, kind="static", drop_joint1_gravity=True)
     assert base.rank == 43
-    rows = list(csv.DictReader(reference_path(
-        "panda-gaz2019", "gaz2019_tableIII_dynamic_coefficients.csv").open()))[:43]
-    pi0 = robot.parameters
-    functionals = []
-    for row in rows:
-        expression = row["coefficient_expression"]
-        if row["index"] == "2":
-            expression = expression.replace("0.1067(m3 +", "0.1067(")
-        value = _table3_value(expression, pi0)
-        functionals.append([_table3_value(expression, pi0 + np.eye(70)[k].reshape(7, 10)) - value
-                            for k in range(70)])
-    functionals = np.array(functionals)
+    functionals = np.array([table3_functional(row["coefficient_expression"], robot.parameters)
+                            for row in table3_rows()])
     # the same 43-dimensional space, up to the printed coefficients' rounding (0.0998 m3)
     assert np.linalg.matrix_rank(functionals, tol=1e-3) == 43
     for k, functional in enumerate(functionals):
