@@ -130,11 +130,11 @@ def test_identify_from_csv_writes_a_loadable_model(capsys, tmp_path):
     from dynid.excitation import random_fourier
     from dynid.model import load_model
     from dynid.robot import load_robot
-    from dynid.simulate import simulate_open_loop
+    from dynid.simulate import SensorModel, simulate_open_loop
 
     robot = load_robot("arm3")
     data = simulate_open_loop(robot, random_fourier(robot, seed=5), duration=14.0, rate=200.0,
-                              noise_std=[0.5, 0.3, 0.7], seed=1)
+                              sensor=SensorModel(torque_noise_std=[0.5, 0.3, 0.7]), seed=1)
     write_dataset(tmp_path / "log.csv", data)
     out = tmp_path / "model.yaml"
     payload = _json(capsys, ["identify", "arm3", str(tmp_path / "log.csv"), "--method", "wls",

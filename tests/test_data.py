@@ -42,11 +42,11 @@ def test_bad_datasets(edit, message):
 def _twin(ddq: bool = True) -> Dataset:
     from dynid.excitation import random_fourier
     from dynid.robot import load_robot
-    from dynid.simulate import simulate_open_loop
+    from dynid.simulate import SensorModel, simulate_open_loop
 
     robot = load_robot("arm3")
     data = simulate_open_loop(robot, random_fourier(robot), duration=1.0, rate=50.0,
-                              noise_std=0.1)
+                              sensor=SensorModel(torque_noise_std=0.1))
     return data if ddq else Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau)
 
 

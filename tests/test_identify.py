@@ -14,7 +14,7 @@ from dynid.friction import NoFriction, ViscousCoulomb
 from dynid.identify import identify, identify_static
 from dynid.model import load_model, save_model
 from dynid.robot import load_robot
-from dynid.simulate import simulate_open_loop
+from dynid.simulate import SensorModel, simulate_open_loop
 from dynid.trajectory import FourierTrajectory
 
 
@@ -49,7 +49,7 @@ def test_confidence_intervals_cover_the_truth(panda_linear_truth, estimator):
     inside = []
     for seed in range(50):
         data = simulate_open_loop(robot, trajectory, duration=14.0, rate=100.0,
-                                  noise_std=sigma, seed=seed)
+                                  sensor=SensorModel(torque_noise_std=sigma), seed=seed)
         model = identify(robot, data, estimator=estimator())
         inside.append(np.abs(model.coefficients - _truth(model, robot)) <= 1.96 * model.std)
     coverage = np.mean(inside)
@@ -66,7 +66,7 @@ def test_wls_beats_ols_on_the_panda_twin(panda_linear_truth):
     scale = None
     for seed in range(10):
         data = simulate_open_loop(robot, trajectory, duration=14.0, rate=100.0,
-                                  noise_std=sigma, seed=seed)
+                                  sensor=SensorModel(torque_noise_std=sigma), seed=seed)
         for name, estimator in (("ols", OLS()), ("wls", WLS())):
             model = identify(robot, data, estimator=estimator)
             scale = model.std if scale is None else scale
@@ -97,7 +97,7 @@ def test_szabo2021_table2_ls_and_wls():
     deviations), WLS with the smaller spread."""
     robot = load_robot("arm3")
     data = simulate_open_loop(robot, random_fourier(robot, seed=2), duration=30.0, rate=1000.0,
-                              noise_std=[0.5, 0.3, 0.7], seed=3)
+                              sensor=SensorModel(torque_noise_std=[0.5, 0.3, 0.7]), seed=3)
     models = {"ls": identify(robot, data, estimator=OLS()),
               "wls": identify(robot, data, estimator=WLS())}
     for label, model in models.items():
@@ -148,7 +148,7 @@ def test_rigid_body_only_and_bad_inputs(panda_linear_truth):
 def test_model_file_round_trip(panda_linear_truth, tmp_path):
     robot = panda_linear_truth
     data = simulate_open_loop(robot, random_fourier(robot, seed=1), duration=14.0, rate=100.0,
-                              noise_std=0.05)
+                              sensor=SensorModel(torque_noise_std=0.05))
     model = identify(robot, data, estimator=WLS())
     save_model(model, tmp_path / "model.yaml")
     loaded = load_model(tmp_path / "model.yaml")
@@ -235,7 +235,8 @@ def test_noisy_still_joint_warns_instead_of_a_silent_estimate():
     a, b = traj.a.copy(), traj.b.copy()
     a[2], b[2] = 1e-4 * a[2], 1e-4 * b[2]  # joint 3 barely moves: encoder-noise level
     data = simulate_open_loop(robot, FourierTrajectory(a, b, traj.q0, traj.omega_f),
-                              duration=14.0, rate=200.0, noise_std=[0.5, 0.3, 0.7])
+                              duration=14.0, rate=200.0,
+                              sensor=SensorModel(torque_noise_std=[0.5, 0.3, 0.7]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -270,7 +271,7 @@ def test_model_files_round_trip_every_kind(tmp_path, rng):
     arm = load_robot("arm3")
     friction = Arctan.template(3, k_v=[50.0, 60.0, 70.0], delta=[5.0, 6.0, 7.0])
     data = simulate_open_loop(arm, random_fourier(arm, seed=2), duration=14.0, rate=100.0,
-                              noise_std=0.3, seed=1)
+                              sensor=SensorModel(torque_noise_std=0.3), seed=1)
     model = identify(arm, data, friction=friction, estimator=OLS(drop_above_percent=50))
     assert len(model.report["dropped"]) > 0
     save_model(model, tmp_path / "arm.yaml")

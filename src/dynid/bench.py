@@ -150,13 +150,13 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     from dynid.dynamics import gravity_torque, mass_matrix
     from dynid.excitation import random_fourier
     from dynid.identify import identify, identify_static
-    from dynid.simulate import simulate_open_loop
+    from dynid.simulate import SensorModel, simulate_open_loop
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
     data = simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
-                              duration=(n_samples - 1) / 1000.0, rate=1000.0, noise_std=0.1,
-                              seed=seed)
+                              duration=(n_samples - 1) / 1000.0, rate=1000.0,
+                              sensor=SensorModel(torque_noise_std=0.1), seed=seed)
     identify(model_robot, data.select(slice(0, 20_000)))  # compile and warm up
     ols_seconds, ols_memory = _timed(lambda: identify(model_robot, data), repeat)
     say(f"OLS identification, {data.n_samples} samples: {ols_seconds:.2f} s, "

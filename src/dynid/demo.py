@@ -22,7 +22,7 @@ from dynid.identify import identify
 from dynid.inertia import N_LINK_PARAMETERS
 from dynid.model import LinearModel
 from dynid.robot import load_robot
-from dynid.simulate import simulate_open_loop
+from dynid.simulate import SensorModel, simulate_open_loop
 from dynid.validate import relative_error_percent, rmse
 
 __all__ = ["DemoResult", "format_summary", "run_demo"]
@@ -82,8 +82,8 @@ def run_demo(*, robot: str = "panda", duration: float = DEFAULT_DURATION, rate: 
     lap("trajectories")
     say(f"simulating 2 x {duration:g} s at {rate:g} Hz, torque noise {noise_std:g} N m")
     identification, validation = (
-        simulate_open_loop(truth, traj, duration=duration, rate=rate, noise_std=noise_std,
-                           seed=seed + 10 + k)
+        simulate_open_loop(truth, traj, duration=duration, rate=rate,
+                           sensor=SensorModel(torque_noise_std=noise_std), seed=seed + 10 + k)
         for k, traj in enumerate(trajectories)
     )
     lap("simulation")

@@ -24,6 +24,7 @@ __all__ = [
     "FRICTION_MODELS",
     "Arctan",
     "FrictionModel",
+    "LuGre",
     "NoFriction",
     "Sigmoid",
     "ViscousCoulomb",
@@ -42,6 +43,7 @@ class FrictionModel:
 
     name: ClassVar[str]
     linear: ClassVar[bool] = False
+    stateful: ClassVar[bool] = False  # a state integrated with the joints (LuGre)
 
     @property
     def n_joints(self) -> int:
@@ -225,6 +227,49 @@ class Sigmoid(FrictionModel):
         return out.reshape(*shape, self.n_joints)
 
 
+@dataclass(frozen=True)
+class LuGre(FrictionModel):
+    """LuGre dynamic friction with a bristle state z per joint (Gilbert et al. 2024, eq. 12):
+
+        dz/dt = dq - sigma0 |dq| z / s(dq),   s(dq) = fc + (fs - fc) exp(-(dq / vs)^2)
+        tau_f = sigma0 z + sigma1 dz/dt + sigma2 dq
+
+    sigma0 [N m/rad] bristle stiffness, sigma1 [N m s/rad] damping, sigma2 [N m s/rad] viscous,
+    fc / fs [N m] Coulomb / stiction levels, vs [rad/s] Stribeck velocity. ``torque(dq)`` is
+    the steady state (dz/dt = 0): ``s(dq) sign(dq) + sigma2 dq``; ``torque_with_state`` and
+    ``state_derivative`` are for simulation, where z is integrated with the joints.
+    """
+
+    sigma0: NDArray
+    sigma1: NDArray
+    sigma2: NDArray
+    fc: NDArray
+    fs: NDArray
+    vs: NDArray
+    name: ClassVar[str] = "lugre"
+    stateful: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self._vectors()
+        if (self.sigma0 <= 0).any() or (self.vs <= 0).any() or (self.fc < 0).any():
+            raise ValueError("LuGre: `sigma0` and `vs` must be > 0, `fc` >= 0")
+
+    def _stribeck(self, dq: NDArray) -> NDArray:
+        return self.fc + (self.fs - self.fc) * np.exp(-((dq / self.vs) ** 2))
+
+    def state_derivative(self, dq: NDArray, z: NDArray) -> NDArray:
+        return dq - self.sigma0 * np.abs(dq) * z / self._stribeck(dq)
+
+    def torque_with_state(self, dq: NDArray, z: NDArray) -> NDArray:
+        return (self.sigma0 * z + self.sigma1 * self.state_derivative(dq, z)
+                + self.sigma2 * dq)
+
+    def torque(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        out = self._stribeck(values) * np.sign(values) + self.sigma2 * values
+        return out.reshape(*shape, self.n_joints)
+
+
 def _logistic(x: NDArray) -> NDArray:
     """1 / (1 + exp(-x)) without overflow for large |x|."""
     return 0.5 * (1.0 + np.tanh(0.5 * x))
@@ -245,7 +290,7 @@ def _diagonal_blocks(columns: tuple[NDArray, ...]) -> NDArray:
 
 
 FRICTION_MODELS: dict[str, type[FrictionModel]] = {
-    model.name: model for model in (NoFriction, ViscousCoulomb, Arctan, Sigmoid)
+    model.name: model for model in (NoFriction, ViscousCoulomb, Arctan, Sigmoid, LuGre)
 }
 
 

@@ -1,48 +1,179 @@
 """The digital twin: what a real robot would log along a trajectory.
 
-Open loop: the robot follows the trajectory exactly and the logged torque is
-``tau = rnea(q, dq, ddq) + tau_f(dq) + noise``, with the robot's own (truth) parameters and
-friction model, Gaussian torque noise per joint, sampled at ``rate``.
+- ``simulate_open_loop``: the robot follows the trajectory exactly; the torque is
+  ``rnea(q, dq, ddq) + tau_f(dq)`` with the robot's own (truth) parameters and friction.
+- ``simulate_closed_loop``: computed-torque control tracks the trajectory (Gilbert et al. 2024,
+  eq. 23-27): ``tau = M^(q) (ddq_d + Kd (dq_d - dq) + Kp (q_d - q)) + c^(q, dq) + g^(q)`` with
+  ``Kp = w^2``, ``Kd = 2 w`` (critically damped, natural frequency ``w``), computed from the
+  controller's model at each sample and held for one period (as a 1 kHz controller does); the
+  truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
+  integrated by RK4. The logged torque is the applied one.
+
+Both pass their exact signals through a ``SensorModel``: torque noise and bias, position
+quantisation, velocity from encoder differences, timing jitter and dropped samples.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_vector
 from dynid.data import Dataset
-from dynid.dynamics import rnea
+from dynid.dynamics import forward_dynamics, mass_matrix, rnea
 from dynid.robot import Robot
-from dynid.trajectory import FourierTrajectory
 
-__all__ = ["simulate_open_loop"]
+__all__ = ["SensorModel", "simulate_closed_loop", "simulate_open_loop"]
 
 
-def simulate_open_loop(robot: Robot, trajectory: FourierTrajectory, *, duration: float,
-                       rate: float = 1000.0, noise_std: ArrayLike = 0.0,
-                       seed: int = 0) -> Dataset:
-    """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log noisy joint torques.
+@dataclass(frozen=True)
+class SensorModel:
+    """How the exact signals are logged. Scalars apply to every joint; (n,) per joint.
 
-    ``noise_std``: torque noise standard deviation per joint [N m] (scalar or (n,)).
-    The dataset carries the exact ``ddq`` of the trajectory.
+    - ``torque_noise_std`` [N m], ``torque_bias`` [N m]: Gaussian noise and a constant offset;
+    - ``position_resolution`` [rad]: positions quantised to this step (an encoder);
+    - ``velocity_from_positions``: velocities as backward differences of the logged positions
+      (instead of the exact ones);
+    - ``jitter_std`` [s]: Gaussian error of each time stamp (sorted to stay increasing);
+    - ``drop_probability``: each sample lost with this probability (gaps in the log).
     """
-    if trajectory.n_joints != robot.n_joints:
-        raise ValueError(
-            f"`trajectory` has {trajectory.n_joints} joints, `robot` {robot.n_joints}"
-        )
+
+    torque_noise_std: ArrayLike = 0.0
+    torque_bias: ArrayLike = 0.0
+    position_resolution: float = 0.0
+    velocity_from_positions: bool = False
+    jitter_std: float = 0.0
+    drop_probability: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.position_resolution < 0 or self.jitter_std < 0:
+            raise ValueError("`position_resolution` and `jitter_std` must be >= 0")
+        if not 0 <= self.drop_probability < 1:
+            raise ValueError(f"`drop_probability` must be in [0, 1), got {self.drop_probability}")
+
+    def record(self, t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray | None, tau: NDArray,
+               rng: np.random.Generator, metadata: dict) -> Dataset:
+        n = q.shape[1]
+        sigma = as_vector("torque_noise_std", self.torque_noise_std, n)
+        if (sigma < 0).any():
+            raise ValueError(f"`torque_noise_std` must be >= 0, got {sigma}")
+        tau = tau + as_vector("torque_bias", self.torque_bias, n)
+        tau = tau + rng.standard_normal(tau.shape) * sigma
+        if self.position_resolution > 0:
+            q = np.round(q / self.position_resolution) * self.position_resolution
+        if self.velocity_from_positions:
+            dq = np.vstack([dq[:1], np.diff(q, axis=0) / np.diff(t)[:, None]])
+            ddq = None  # a real log has no accelerations
+        if self.jitter_std > 0:
+            t = np.sort(t + self.jitter_std * rng.standard_normal(t.size))
+        keep = np.ones(t.size, dtype=bool)
+        if self.drop_probability > 0:
+            keep = rng.uniform(size=t.size) >= self.drop_probability
+            keep[[0, -1]] = True
+        if self.jitter_std > 0 or self.drop_probability > 0:
+            ddq = None  # accelerations of an irregular log come from preprocessing
+        return Dataset(t=t[keep], q=q[keep], dq=dq[keep], tau=tau[keep],
+                       ddq=None if ddq is None else ddq[keep],
+                       metadata={**metadata, "sensor": {
+                           "torque_noise_std": sigma.tolist(),
+                           "position_resolution": self.position_resolution,
+                           "velocity_from_positions": self.velocity_from_positions,
+                           "jitter_std": self.jitter_std,
+                           "drop_probability": self.drop_probability}})
+
+
+def _time(duration: float, rate: float) -> NDArray:
     if not np.isfinite(duration) or duration <= 0:
         raise ValueError(f"`duration` must be > 0 s, got {duration}")
     if not np.isfinite(rate) or rate <= 0:
         raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
-    sigma = as_vector("noise_std", noise_std, robot.n_joints)
-    if (sigma < 0).any():
-        raise ValueError(f"`noise_std` must be >= 0, got {sigma}")
-    t = np.arange(round(duration * rate) + 1) / rate
+    return np.arange(round(duration * rate) + 1) / rate
+
+
+def _check(robot: Robot, trajectory) -> None:
+    if trajectory.n_joints != robot.n_joints:
+        raise ValueError(
+            f"`trajectory` has {trajectory.n_joints} joints, `robot` {robot.n_joints}"
+        )
+
+
+def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+                       sensor: SensorModel | None = None, seed: int = 0) -> Dataset:
+    """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log the torques that realise
+    it exactly (rigid body + friction; a stateful friction model enters at steady state)."""
+    _check(robot, trajectory)
+    t = _time(duration, rate)
     q, dq, ddq = trajectory.sample(t)
     tau = rnea(robot, q, dq, ddq) + robot.friction.torque(dq)
-    tau += np.random.default_rng(seed).standard_normal(tau.shape) * sigma
-    return Dataset(t=t, q=q, dq=dq, ddq=ddq, tau=tau, metadata={
-        "robot": robot.name, "source": "digital twin (open loop)", "rate_hz": rate,
-        "noise_std": sigma.tolist(), "friction": robot.friction.name, "seed": seed,
-    })
+    return (sensor or SensorModel()).record(
+        t, q, dq, ddq, tau, np.random.default_rng(seed),
+        {"robot": robot.name, "source": "digital twin (open loop)", "rate_hz": rate,
+         "friction": robot.friction.name, "seed": seed})
+
+
+def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+                         natural_frequency: ArrayLike = 20.0, controller: Robot | None = None,
+                         sensor: SensorModel | None = None, substeps: int = 2,
+                         seed: int = 0) -> Dataset:
+    """Computed-torque tracking of ``trajectory`` by the truth ``robot`` (see the module).
+
+    ``controller``: the model inside the control law (default: the truth without friction —
+    a perfect rigid-body model); ``natural_frequency`` w [rad/s] per joint sets
+    ``Kp = w^2``, ``Kd = 2 w``; the torque is held over each period ``1 / rate`` and the
+    dynamics integrated by ``substeps`` RK4 steps per period. The dataset's metadata holds the
+    tracking error (RMS per joint).
+    """
+    _check(robot, trajectory)
+    controller = robot if controller is None else controller
+    if controller.n_joints != robot.n_joints:
+        raise ValueError("`controller` must have the robot's joints")
+    n = robot.n_joints
+    w = as_vector("natural_frequency", natural_frequency, n)
+    if (w <= 0).any():
+        raise ValueError(f"`natural_frequency` must be > 0, got {w}")
+    if not (isinstance(substeps, int) and substeps >= 1):
+        raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
+    kp, kd = w**2, 2 * w
+    t = _time(duration, rate)
+    q_d, dq_d, ddq_d = trajectory.sample(t)
+    friction = robot.friction
+    h = 1.0 / rate / substeps
+
+    def derivative(state: NDArray, tau: NDArray) -> NDArray:
+        q, dq, z = state[:n], state[n:2 * n], state[2 * n:]
+        if friction.stateful:
+            tau_f, dz = friction.torque_with_state(dq, z), friction.state_derivative(dq, z)
+        else:
+            tau_f, dz = friction.torque(dq[None])[0], np.zeros(n)
+        ddq = forward_dynamics(robot, q, dq, tau - tau_f)
+        return np.concatenate([dq, ddq, dz])
+
+    state = np.concatenate([q_d[0], dq_d[0], np.zeros(n)])
+    q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
+    for k in range(t.size):
+        q, dq = state[:n], state[n:2 * n]
+        reference = ddq_d[k] + kd * (dq_d[k] - dq) + kp * (q_d[k] - q)
+        tau = (mass_matrix(controller, q) @ reference
+               + rnea(controller, q, dq, np.zeros(n)))
+        q_log[k], dq_log[k], tau_log[k] = q, dq, tau
+        ddq_log[k] = derivative(state, tau)[n:2 * n]
+        if k + 1 < t.size:
+            for _ in range(substeps):
+                k1 = derivative(state, tau)
+                k2 = derivative(state + 0.5 * h * k1, tau)
+                k3 = derivative(state + 0.5 * h * k2, tau)
+                k4 = derivative(state + h * k3, tau)
+                state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        if not np.isfinite(state).all():
+            raise ValueError(
+                f"the closed loop diverged at t = {t[k]:.3f} s: lower `natural_frequency` "
+                "or raise `rate` / `substeps`"
+            )
+    error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
+    return (sensor or SensorModel()).record(
+        t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),
+        {"robot": robot.name, "source": "digital twin (closed loop, computed torque)",
+         "rate_hz": rate, "natural_frequency": w.tolist(), "friction": friction.name,
+         "controller": controller.name, "tracking_rms": error.tolist(), "seed": seed})
