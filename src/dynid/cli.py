@@ -296,6 +296,51 @@ def _identify_static(args: argparse.Namespace) -> int:
     return 0
 
 
+def _simulate(args: argparse.Namespace) -> int:
+    from dynid.data import write_dataset
+    from dynid.robot import load_robot
+    from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
+    from dynid.trajectory import load_trajectory
+
+    _check_output(args.output)
+    robot = load_robot(args.robot)
+    trajectory = load_trajectory(args.trajectory)
+    duration = args.duration
+    if duration is None:
+        duration = getattr(trajectory, "duration", None) or getattr(trajectory, "period", None)
+        if duration is None:
+            raise ValueError("`--duration` is needed for this trajectory family")
+    def per_joint(values):  # one value for every joint, or one per joint
+        return 0.0 if values is None else (values[0] if len(values) == 1 else values)
+
+    sensor = SensorModel(
+        torque_noise_std=per_joint(args.noise), torque_bias=per_joint(args.bias),
+        position_resolution=args.position_resolution,
+        velocity_from_positions=args.velocity_from_positions, jitter_std=args.jitter,
+        drop_probability=args.drop)
+    if args.closed_loop:
+        data = simulate_closed_loop(robot, trajectory, duration=duration, rate=args.rate,
+                                    natural_frequency=args.natural_frequency, sensor=sensor,
+                                    seed=args.seed)
+    else:
+        data = simulate_open_loop(robot, trajectory, duration=duration, rate=args.rate,
+                                  sensor=sensor, seed=args.seed)
+    write_dataset(args.output, data)
+    summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
+               "closed_loop": args.closed_loop, "output": args.output,
+               **({"tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
+    if args.json:
+        _print_json(summary)
+    else:
+        loop = "closed loop" if args.closed_loop else "open loop"
+        print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}) "
+              f"written to {args.output}")
+        if args.closed_loop:
+            print("  tracking RMS per joint [rad]: "
+                  + " ".join(f"{v:.3g}" for v in data.metadata["tracking_rms"]))
+    return 0
+
+
 def _data_inspect(args: argparse.Namespace) -> int:
     from dynid.data import read_dataset
     from dynid.preprocess import inspect
@@ -458,6 +503,33 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the model here")
     static.add_argument("--json", action="store_true", help="machine-readable output")
     static.set_defaults(run=_identify_static)
+
+    simulate = commands.add_parser("simulate", help="the digital twin: log a trajectory")
+    simulate.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file (truth)")
+    simulate.add_argument("trajectory", help="trajectory file: CSV (t, q, dq, ddq) or the "
+                                             "YAML parameters written by `dynid excite`")
+    simulate.add_argument("-o", "--output", required=True, metavar="DATA",
+                          help="dataset to write (.csv or .npz)")
+    simulate.add_argument("--duration", type=float, help="seconds (default: the trajectory's)")
+    simulate.add_argument("--rate", type=float, default=1000.0, help="Hz (default 1000)")
+    simulate.add_argument("--closed-loop", action="store_true",
+                          help="computed-torque tracking with RK4 (default: open loop)")
+    simulate.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
+                          help="closed loop: Kp = W^2, Kd = 2 W [rad/s] (default 20)")
+    simulate.add_argument("--noise", type=float, nargs="+", metavar="SIGMA",
+                          help="torque noise std [N m], one value or one per joint")
+    simulate.add_argument("--bias", type=float, nargs="+", help="torque bias [N m]")
+    simulate.add_argument("--position-resolution", type=float, default=0.0, metavar="RAD",
+                          help="encoder quantisation step")
+    simulate.add_argument("--velocity-from-positions", action="store_true",
+                          help="log velocities as differences of the logged positions")
+    simulate.add_argument("--jitter", type=float, default=0.0, metavar="S",
+                          help="time-stamp jitter std")
+    simulate.add_argument("--drop", type=float, default=0.0, metavar="P",
+                          help="probability of losing each sample")
+    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--json", action="store_true", help="machine-readable output")
+    simulate.set_defaults(run=_simulate)
 
     data = commands.add_parser("data", help="inspect logs")
     data_commands = data.add_subparsers(dest="data_command", required=True)

@@ -24,19 +24,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._files import atomic_write
 from dynid._validation import as_float_array, as_vector, frozen_copy, strictly_increasing
 from dynid.robot import Robot
 
 __all__ = [
     "FourierTrajectory",
     "RampedVelocityFourier",
+    "SampledTrajectory",
     "SinusoidalVelocity",
     "gaz2019_table1",
     "load_poses",
+    "load_trajectory",
     "random_poses",
     "rest_at_ends",
+    "save_trajectory",
+    "trajectory_from_dict",
 ]
 
 
@@ -263,3 +269,107 @@ def load_poses(path: str | Path, n_joints: int | None = None) -> NDArray:
     if n_joints is not None and poses.shape[1] != n_joints:
         raise ValueError(f"`path`: {path.name} has {poses.shape[1]} columns, expected {n_joints}")
     return poses
+
+
+@dataclass(frozen=True)
+class SampledTrajectory:
+    """A trajectory given as samples ``t`` (N,), ``q``, ``dq``, ``ddq`` (N, n): exact at its
+    samples, piecewise-cubic (Hermite, from q and dq; ddq linear) between them."""
+
+    t: NDArray
+    q: NDArray
+    dq: NDArray
+    ddq: NDArray
+
+    def __post_init__(self) -> None:
+        t = _times(self.t)
+        object.__setattr__(self, "t", frozen_copy(t))
+        for name in ("q", "dq", "ddq"):
+            value = as_float_array(name, getattr(self, name))
+            if value.ndim != 2 or value.shape[0] != t.size:
+                raise ValueError(f"`{name}` must have shape ({t.size}, n), got {value.shape}")
+            object.__setattr__(self, name, frozen_copy(value))
+
+    @property
+    def n_joints(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1] - self.t[0])
+
+    def sample(self, t: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
+        import scipy.interpolate
+
+        t = _times(t)
+        if t[0] < self.t[0] - 1e-12 or t[-1] > self.t[-1] + 1e-12:
+            raise ValueError(f"`t` must lie in [{self.t[0]}, {self.t[-1]}] s")
+        spline = scipy.interpolate.CubicHermiteSpline(self.t, self.q, self.dq, axis=0)
+        ddq = np.column_stack([np.interp(t, self.t, self.ddq[:, j])
+                               for j in range(self.n_joints)])
+        return spline(t), spline(t, 1), ddq
+
+
+_FAMILIES = {"fourier": FourierTrajectory, "ramped-velocity-fourier": RampedVelocityFourier,
+             "sinusoidal-velocity": SinusoidalVelocity}
+
+
+def trajectory_from_dict(spec: dict):
+    """A trajectory family from its ``to_dict()`` form."""
+    if not isinstance(spec, dict) or spec.get("family") not in _FAMILIES:
+        raise ValueError(f"a trajectory needs `family` in {sorted(_FAMILIES)}, got {spec!r:.80}")
+    fields = {k: v for k, v in spec.items() if k != "family"}
+    try:
+        return _FAMILIES[spec["family"]](**fields)
+    except TypeError as error:
+        raise ValueError(f"trajectory {spec['family']!r}: {error}") from None
+
+
+def save_trajectory(path: str | Path, trajectory, *, duration: float, rate: float,
+                    extra: dict | None = None) -> Path:
+    """Write the time series ``t, q1..qn, dq1..dqn, ddq1..ddqn`` (CSV, ready to send to a robot)
+    and, beside it, ``<stem>.yaml`` with the family's parameters (and ``extra`` figures)."""
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        raise ValueError(f"`path` must end in .csv, got {path.name!r}")
+    t = np.arange(round(duration * rate) + 1) / rate
+    q, dq, ddq = trajectory.sample(t)
+    n = q.shape[1]
+    header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "ddq") for j in range(n)]
+    table = np.hstack([t[:, None], q, dq, ddq])
+    atomic_write(path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(header),
+                                              comments="", fmt="%.17g"))
+    spec = {**trajectory.to_dict(), "rate_hz": rate, "duration_s": duration, **(extra or {})}
+    text = yaml.safe_dump(spec, sort_keys=False)
+    atomic_write(path.with_suffix(".yaml"), lambda tmp: tmp.write_text(text))
+    return path
+
+
+def load_trajectory(path: str | Path):
+    """A trajectory file: the YAML parameters of a family, or a CSV time series
+    (``t, q1..qn, dq1..dqn, ddq1..ddqn``) as a ``SampledTrajectory``."""
+    path = Path(path)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            spec = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+        spec = {k: v for k, v in spec.items() if k in ("family", *_fields_of(spec))}
+        return trajectory_from_dict(spec)
+    from dynid.data import _columns, _read_csv
+
+    header, values = _read_csv(path)
+    if "t" not in header:
+        raise ValueError(f"`path`: {path.name} has no `t` column")
+    columns = {p: _columns(header, p, path) for p in ("q", "dq", "ddq")}
+    if not columns["q"] or not (len(columns["q"]) == len(columns["dq"]) == len(columns["ddq"])):
+        raise ValueError(f"`path`: {path.name} needs q1..qn, dq1..dqn, ddq1..ddqn")
+    return SampledTrajectory(values[:, header.index("t")], values[:, columns["q"]],
+                             values[:, columns["dq"]], values[:, columns["ddq"]])
+
+
+def _fields_of(spec: dict) -> tuple[str, ...]:
+    import dataclasses
+
+    family = _FAMILIES.get(spec.get("family"))
+    return tuple(f.name for f in dataclasses.fields(family)) if family else ()
