@@ -296,6 +296,32 @@ def _identify_static(args: argparse.Namespace) -> int:
     return 0
 
 
+def _excite(args: argparse.Namespace) -> int:
+    from dynid.excitation import optimize_excitation
+    from dynid.robot import load_robot
+    from dynid.trajectory import save_trajectory
+
+    _check_output(args.output)
+    robot = load_robot(args.robot)
+    result = optimize_excitation(
+        robot, criterion=args.criterion, harmonics=args.harmonics, period=args.period,
+        rate=args.grid_rate, rest=args.rest, seed=args.seed, starts=args.starts,
+        max_iterations=args.iterations, progress=_progress(args))
+    save_trajectory(args.output, result.trajectory, duration=args.period, rate=args.rate,
+                    extra={"criterion": result.criterion, "value": result.value,
+                           "condition_number": result.condition_number})
+    payload = {**result.to_json(), "output": args.output,
+               "parameters": str(Path(args.output).with_suffix(".yaml"))}
+    if args.json:
+        _print_json(payload)
+        return 0
+    print(f"{robot.name}: {result.criterion} {result.start_value:.4g} (best random start) -> "
+          f"{result.value:.4g}; condition number {result.condition_number:.3g}; closest to a "
+          f"position limit {result.max_abs_q_margin:.3g} rad; {result.seconds:.1f} s")
+    print(f"  time series written to {args.output}, parameters to {payload['parameters']}")
+    return 0
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.robot import load_robot
@@ -503,6 +529,29 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the model here")
     static.add_argument("--json", action="store_true", help="machine-readable output")
     static.set_defaults(run=_identify_static)
+
+    excite = commands.add_parser("excite", help="design an exciting Fourier trajectory")
+    excite.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    excite.add_argument("-o", "--output", required=True, metavar="TRAJ.csv",
+                        help="time series t, q, dq, ddq (parameters beside it, .yaml)")
+    excite.add_argument("--criterion", choices=["cond", "fro", "logdet", "sigma-min"],
+                        default="cond", help="what to minimise (default cond)")
+    excite.add_argument("--harmonics", type=int, default=10, metavar="L")
+    excite.add_argument("--period", type=float, default=20.0, metavar="T",
+                        help="seconds (omega_f = 2 pi / T; default 20)")
+    excite.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
+                        help="sample rate of the written time series (default 1000)")
+    excite.add_argument("--grid-rate", type=float, default=100.0, metavar="HZ",
+                        help="evaluation grid of the criterion (default 100)")
+    excite.add_argument("--rest", action="store_true",
+                        help="zero velocity and acceleration at both ends")
+    excite.add_argument("--starts", type=int, default=2, help="random starts (default 2)")
+    excite.add_argument("--iterations", type=int, default=45,
+                        help="L-BFGS iterations of the final refinement (default 45)")
+    excite.add_argument("--seed", type=int, default=0)
+    excite.add_argument("--json", action="store_true", help="machine-readable output")
+    excite.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    excite.set_defaults(run=_excite)
 
     simulate = commands.add_parser("simulate", help="the digital twin: log a trajectory")
     simulate.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file (truth)")
