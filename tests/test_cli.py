@@ -183,3 +183,26 @@ def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):
     (tmp_path / "log.csv").write_text("t,q1\n0,1\n")
     assert main(["identify", "arm3", str(tmp_path / "log.csv")]) == 2
     assert "dynid: error:" in capsys.readouterr().err
+
+
+def test_identify_iv_command(capsys, tmp_path):
+    from dynid.data import write_dataset
+    from dynid.excitation import random_fourier
+    from dynid.robot import load_robot
+    from dynid.simulate import SensorModel, simulate_closed_loop
+    from dynid.trajectory import save_trajectory
+
+    robot = load_robot("arm3")
+    reference = random_fourier(robot, seed=3)
+    save_trajectory(tmp_path / "ref.csv", reference, duration=14.0, rate=200.0)
+    data = simulate_closed_loop(robot, reference, duration=14.0, rate=200.0,
+                                natural_frequency=10.0,
+                                sensor=SensorModel(torque_noise_std=0.1))
+    write_dataset(tmp_path / "log.csv", data)
+    assert main(["identify", "arm3", str(tmp_path / "log.csv"), "--method", "iv"]) == 2
+    assert "needs `--reference`" in capsys.readouterr().err
+    payload = _json(capsys, ["identify", "arm3", str(tmp_path / "log.csv"), "--method", "iv",
+                             "--reference", str(tmp_path / "ref.yaml"), "--natural-frequency",
+                             "10", "--json"])
+    assert payload["method"] == "iv" and payload["rank"] == 24
+    assert max(payload["rmse"]) < 0.5

@@ -236,6 +236,10 @@ def _identify(args: argparse.Namespace) -> int:
     check = None
     if args.validate is not None:
         data, check = split(data, 1.0 - args.validate)
+    if args.method == "iv":
+        return _identify_iv(args, robot, data, check, steps)
+    if args.reference is not None:
+        raise ValueError("`--reference` is for --method iv")
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
@@ -269,6 +273,37 @@ def _identify(args: argparse.Namespace) -> int:
               + " ".join(f"{v:.4g}" for v in held_out))
     if args.output:
         print(f"  model written to {args.output}")
+    return 0
+
+
+def _identify_iv(args, robot, data, check, steps) -> int:
+    from dynid.identify import identify_iv
+    from dynid.model import save_model
+    from dynid.trajectory import load_trajectory
+    from dynid.validate import rmse
+
+    if args.reference is None:
+        raise ValueError("`--method iv` needs `--reference`: the trajectory the controller "
+                         "tracked (the file written by `dynid excite`)")
+    model = identify_iv(robot, data, load_trajectory(args.reference),
+                        natural_frequency=args.natural_frequency,
+                        friction=_friction(robot, args))
+    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
+    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq))
+                if check is not None else None)
+    if args.output:
+        save_model(model, args.output)
+    if args.json:
+        _print_json({"robot": robot.name, "friction": model.friction.name,
+                     "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
+                     "validation": None if check is None else {"rmse": held_out},
+                     "model_file": args.output})
+        return 0
+    _print_coefficients(model, f"{robot.name}: IV on {args.data} "
+                               f"({model.report['iterations']} iterations)")
+    print("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
+    if held_out is not None:
+        print("  RMSE per joint [N m], validation: " + " ".join(f"{v:.4g}" for v in held_out))
     return 0
 
 
@@ -490,8 +525,13 @@ def _parser() -> argparse.ArgumentParser:
     identify.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
     identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]), "
                                        "NPZ (t, q, dq, tau[, ddq]) or a Panda log folder")
-    identify.add_argument("--method", choices=["ols", "wls"], default="ols",
-                          help="estimator (default ols)")
+    identify.add_argument("--method", choices=["ols", "wls", "iv"], default="ols",
+                          help="estimator (default ols); iv: IDIM-IV for closed-loop logs, "
+                               "needs --reference")
+    identify.add_argument("--reference", metavar="TRAJ",
+                          help="iv: the trajectory the computed-torque controller tracked")
+    identify.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
+                          help="iv: the controller's gains, Kp = W^2, Kd = 2 W (default 20)")
     identify.add_argument("--noise-std", type=float, nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")

@@ -40,6 +40,7 @@ from dynid._validation import as_float_array, as_vector
 __all__ = [
     "ESTIMATORS",
     "ILL_CONDITIONED",
+    "IV",
     "OLS",
     "WLS",
     "IllConditionedWarning",
@@ -240,6 +241,54 @@ class WLS(_LinearEstimator):
                 raise ValueError(f"`noise_std` must be > 0 for every joint, got {sigma}")
         self.noise_std_ = sigma
         self._solve(w, y, np.tile(1.0 / sigma, n_samples))
+        return self
+
+
+class IV(_LinearEstimator):
+    """Instrumental variables: ``coef_ = (Z^T W)^-1 Z^T tau`` for instruments ``Z`` shaped like
+    W, correlated with it but not with its noise (Janot et al. 2014, IDIM-IV: Z is the
+    regressor of the model simulated along the same trajectory).
+
+    The figures of the result (covariance, relative std) follow the usual IV formulas:
+    ``sigma2 (Z^T W)^-1 (Z^T Z) (W^T Z)^-1`` with ``sigma2`` from the residuals.
+    """
+
+    name = "iv"
+
+    def fit(self, regressor: ArrayLike, torque: ArrayLike, *, instruments: ArrayLike) -> IV:
+        self._check_params()
+        w, y, _ = _blocks(regressor, torque, need_blocks=False)
+        z = as_float_array("instruments", instruments).reshape(-1, w.shape[1])
+        if z.shape != w.shape:
+            raise ValueError(f"`instruments` must have the regressor's shape {w.shape}, "
+                             f"got {z.shape}")
+        if not np.any(y):
+            raise ValueError("`torque` is all zeros: nothing to identify")
+        m, p = w.shape
+        zw, zy, zz = z.T @ w, z.T @ y, z.T @ z
+        singular = np.linalg.svd(zw, compute_uv=False)
+        if singular[-1] <= max(m, p) * np.finfo(float).eps * singular[0]:
+            raise ValueError("the instruments do not determine every coefficient (Z^T W is "
+                             "singular): simulate the model along a richer trajectory")
+        coef = np.linalg.solve(zw, zy)
+        residuals = y - w @ coef
+        sigma2 = float(residuals @ residuals) / (m - p)
+        inverse = np.linalg.inv(zw)
+        covariance = sigma2 * inverse @ zz @ inverse.T
+        self.coef_ = coef
+        self.covariance_ = covariance
+        self.sigma2_ = sigma2
+        self.std_ = np.sqrt(np.diag(covariance))
+        self.relative_std_percent_ = relative_std_percent(coef, self.std_)
+        self.singular_ = singular
+        self.rank_ = p
+        self.condition_number_ = float(singular[0] / singular[-1])
+        self.residuals_ = residuals
+        self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals)
+                                             / np.linalg.norm(y))
+        self.n_samples_ = m
+        self.dropped_ = np.zeros(0, dtype=int)
+        self.factor_ = triangular_factor(w)
         return self
 
 

@@ -100,6 +100,9 @@ class NoFriction(FrictionModel):
     def coefficients(self) -> NDArray:
         return np.zeros(0)
 
+    def with_coefficients(self, coefficients: ArrayLike) -> NoFriction:
+        return self
+
     def coefficient_names(self) -> list[str]:
         return []
 
@@ -140,6 +143,10 @@ class ViscousCoulomb(FrictionModel):
     def regressor(self, dq: ArrayLike) -> NDArray:
         values, _ = self._dq(dq)
         return _diagonal_blocks(self.columns(values))
+
+    def with_coefficients(self, coefficients: ArrayLike) -> ViscousCoulomb:
+        """The same model with other coefficients ``fv_1..n, fc_1..n, fo_1..n``."""
+        return ViscousCoulomb.from_coefficients(coefficients, self.n_joints)
 
     @classmethod
     def zeros(cls, n_joints: int) -> ViscousCoulomb:
@@ -190,6 +197,11 @@ class Arctan(FrictionModel):
     @property
     def coefficients(self) -> NDArray:
         return np.concatenate([self.tau_s, self.tau_sc, self.tau_v])
+
+    def with_coefficients(self, coefficients: ArrayLike) -> Arctan:
+        """The same shape constants with other ``tau_s, tau_sc, tau_v`` (type-major)."""
+        values = as_vector("coefficients", coefficients, 3 * self.n_joints)
+        return Arctan(*np.split(values, 3), self.k_v, self.delta)
 
     def torque(self, dq: ArrayLike) -> NDArray:
         values, shape = self._dq(dq)

@@ -40,6 +40,7 @@ __all__ = [
     "savgol",
     "split",
     "trim",
+    "uniform_step",
 ]
 
 FIELDS = ("q", "dq", "ddq", "tau")
@@ -59,7 +60,7 @@ def _with_step(data: Dataset, step: str, **changes) -> Dataset:
     return Dataset(**fields, metadata=metadata)
 
 
-def _step(data: Dataset) -> float:
+def uniform_step(data: Dataset) -> float:
     """The sampling period of a uniform dataset (ValueError if it is not uniform)."""
     steps = np.diff(data.t)
     median = float(np.median(steps))
@@ -101,7 +102,7 @@ def lowpass(data: Dataset, cutoff: float, *, order: int = 4,
             fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
     """Zero-phase Butterworth low-pass of ``order`` at ``cutoff`` [Hz] (forward-backward, so
     the magnitude response is squared: -6 dB at the cutoff)."""
-    step = _step(data)
+    step = uniform_step(data)
     nyquist = 0.5 / step
     if not 0 < cutoff < nyquist:
         raise ValueError(f"`cutoff` must be in (0, {nyquist:g}) Hz (Nyquist), got {cutoff}")
@@ -120,7 +121,7 @@ def moving_mean(data: Dataset, window: int, *,
                 fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
     """Centred moving mean over ``window`` samples (odd; zero phase; edges averaged over the
     samples that exist)."""
-    _step(data)
+    uniform_step(data)
     if not (isinstance(window, int) and window >= 1 and window % 2 == 1):
         raise ValueError(f"`window` must be an odd number of samples >= 1, got {window}")
     kernel = np.ones(window)
@@ -137,7 +138,7 @@ def moving_mean(data: Dataset, window: int, *,
 def savgol(data: Dataset, window: int, polyorder: int = 3, *,
            fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
     """Savitzky–Golay smoothing: a local polynomial of ``polyorder`` over ``window`` samples."""
-    _step(data)
+    uniform_step(data)
     if not (isinstance(window, int) and window % 2 == 1 and polyorder < window <= data.n_samples):
         raise ValueError(
             f"`window` must be odd, above `polyorder` ({polyorder}) and at most the sample "
@@ -152,7 +153,7 @@ def differentiate(data: Dataset, *, source: str = "dq", window: int | None = Non
     """Accelerations by differentiation: of ``dq`` (``source="dq"``), or both ``dq`` and ``ddq``
     from ``q`` (``source="q"``). Central differences, or a Savitzky–Golay derivative over
     ``window`` samples (cubic), which smooths at the same time. Filter first."""
-    step = _step(data)
+    step = uniform_step(data)
 
     def derivative(values: NDArray) -> NDArray:
         if window is None:

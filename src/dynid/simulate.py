@@ -116,14 +116,14 @@ def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float
 def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
                          natural_frequency: ArrayLike = 20.0, controller: Robot | None = None,
                          sensor: SensorModel | None = None, substeps: int = 2,
-                         seed: int = 0) -> Dataset:
+                         start: float = 0.0, seed: int = 0) -> Dataset:
     """Computed-torque tracking of ``trajectory`` by the truth ``robot`` (see the module).
 
     ``controller``: the model inside the control law (default: the truth without friction —
     a perfect rigid-body model); ``natural_frequency`` w [rad/s] per joint sets
     ``Kp = w^2``, ``Kd = 2 w``; the torque is held over each period ``1 / rate`` and the
-    dynamics integrated by ``substeps`` RK4 steps per period. The dataset's metadata holds the
-    tracking error (RMS per joint).
+    dynamics integrated by ``substeps`` RK4 steps per period, from the reference state at
+    ``start`` [s]. The dataset's metadata holds the tracking error (RMS per joint).
     """
     _check(robot, trajectory)
     controller = robot if controller is None else controller
@@ -136,7 +136,7 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     if not (isinstance(substeps, int) and substeps >= 1):
         raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
     kp, kd = w**2, 2 * w
-    t = _time(duration, rate)
+    t = start + _time(duration, rate)
     q_d, dq_d, ddq_d = trajectory.sample(t)
     friction = robot.friction
     h = 1.0 / rate / substeps
