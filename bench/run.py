@@ -3,7 +3,9 @@
 - dynamics: the batched regressor and RNEA against pinocchio called in a Python loop
   (Panda, N = 1e3, 1e4, 1e5; targets: regressor >= 5x, RNEA >= 3x at 1e5);
 - identification: OLS of the Panda from 1e5 twin samples (regressor, friction columns, base
-  reduction, solve; target <= 2 s) and reverse engineering from 1010 poses of M, g (<= 1 s).
+  reduction, solve; target <= 2 s) and reverse engineering from 1010 poses of M, g (<= 1 s);
+- pipeline: excitation design for the Panda (10 harmonics, 20 s at 100 Hz; target <= 60 s)
+  and preprocessing of 1e6 log samples (<= 5 s).
 
 Prints the tables and writes ``bench/results/<date>-<robot>.json``.
 """
@@ -22,8 +24,10 @@ from dynid.bench import (
     DEFAULT_SIZES,
     format_bench,
     format_identification,
+    format_pipeline,
     run_bench,
     run_identification_bench,
+    run_pipeline_bench,
 )
 
 
@@ -39,8 +43,10 @@ def main() -> int:
 
     result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat, progress=say)
     result["identification"] = run_identification_bench(robot=args.robot, progress=say)
+    result["pipeline"] = run_pipeline_bench(robot=args.robot, progress=say)
     print(format_bench(result))
     print(format_identification(result["identification"]))
+    print(format_pipeline(result["pipeline"]))
     folder = Path(__file__).resolve().parent / "results"
     folder.mkdir(exist_ok=True)
     path = folder / f"{datetime.date.today().isoformat()}-{args.robot}.json"
