@@ -119,3 +119,21 @@ def test_accelerations_by_differences():
     estimated = with_accelerations(Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau))
     interior = slice(1, -1)
     np.testing.assert_allclose(estimated.ddq[interior], data.ddq[interior], atol=0.05)
+
+
+def test_dataset_with_the_controllers_model(tmp_path):
+    from dynid.data import read_dataset, write_dataset
+    from dynid.dynamics import gravity_torque, mass_matrix
+    from dynid.robot import load_robot
+
+    robot = load_robot("panda")
+    q = np.random.default_rng(0).uniform(-1, 1, (5, 7))
+    data = Dataset(t=np.arange(5.0), q=q, dq=q, tau=q, M=mass_matrix(robot, q),
+                   g=gravity_torque(robot, q))
+    back = read_dataset(write_dataset(tmp_path / "with_model.npz", data))
+    np.testing.assert_array_equal(back.static().M, data.M)
+    assert data.select(slice(0, 2)).g.shape == (2, 7)
+    with pytest.raises(ValueError, match="come together"):
+        Dataset(t=np.arange(5.0), q=q, dq=q, tau=q, M=data.M)
+    with pytest.raises(ValueError, match=r"need the \.npz format"):
+        write_dataset(tmp_path / "x.csv", data)

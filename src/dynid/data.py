@@ -40,10 +40,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Dataset:
-    """``t`` (N,) [s], strictly increasing; ``q``, ``dq``, ``tau`` (N, n); ``ddq`` (N, n) or None.
+    """``t`` (N,) [s], strictly increasing; ``q``, ``dq``, ``tau`` (N, n); ``ddq`` (N, n) or None;
+    optionally the controller's model along the log, ``M`` (N, n, n) and ``g`` (N, n).
 
     SI units (rad, rad/s, rad/s^2, N m). ``metadata`` says where the data come from (robot name,
-    rate, noise, ...).
+    rate, noise, preprocessing, ...).
     """
 
     t: NDArray
@@ -52,6 +53,8 @@ class Dataset:
     tau: NDArray
     ddq: NDArray | None = None
     metadata: dict = field(default_factory=dict)
+    M: NDArray | None = None
+    g: NDArray | None = None
 
     def __post_init__(self) -> None:
         t = as_float_array("t", self.t)
@@ -71,8 +74,19 @@ class Dataset:
         for name, array in arrays.items():
             if name != "t" and array.shape[1] != n:
                 raise ValueError(f"`{name}` must have {n} joints like `q`, got {array.shape[1]}")
+        if (self.M is None) != (self.g is None):
+            raise ValueError("`M` and `g` come together (the controller's model), or not at all")
+        if self.M is not None:
+            samples = StaticData(q=arrays["q"], M=self.M, g=self.g)  # checks shapes, symmetry
+            arrays["M"], arrays["g"] = samples.M, samples.g
         for name, array in arrays.items():
             object.__setattr__(self, name, frozen_copy(array))
+
+    def static(self) -> StaticData:
+        """The controller's M(q), g(q) samples of this log, for reverse engineering."""
+        if self.M is None:
+            raise ValueError("`data` has no M(q), g(q) samples")
+        return StaticData(q=self.q, M=self.M, g=self.g, metadata=dict(self.metadata))
 
     @property
     def n_samples(self) -> int:
@@ -88,7 +102,7 @@ class Dataset:
 
     def select(self, index: ArrayLike) -> Dataset:
         """The samples at ``index`` (a slice, boolean mask or increasing integer indices)."""
-        pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq")}
+        pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq", "M", "g")}
         return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
                        metadata=dict(self.metadata))
 
@@ -226,7 +240,7 @@ def read_dataset(path: str | Path) -> Dataset:
     if path.is_dir():
         return read_panda_log(path)
     if path.suffix.lower() == ".npz":
-        arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq",))
+        arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"))
         return Dataset(**arrays, metadata={"source": str(path)})
     header, values = _read_csv(path)
     if "t" not in header:
@@ -273,12 +287,15 @@ def write_dataset(path: str | Path, data: Dataset) -> Path:
     """Write a dataset as CSV or NPZ (by suffix), atomically."""
     path = Path(path)
     arrays = {"t": data.t, "q": data.q, "dq": data.dq, "tau": data.tau}
-    if data.ddq is not None:
-        arrays["ddq"] = data.ddq
+    for name in ("ddq", "M", "g"):
+        if getattr(data, name) is not None:
+            arrays[name] = getattr(data, name)
     if path.suffix.lower() == ".npz":
         return atomic_write(path, lambda tmp: np.savez(tmp, **arrays))
     if path.suffix.lower() != ".csv":
         raise ValueError(f"`path` must end in .csv or .npz, got {path.name!r}")
+    if data.M is not None:
+        raise ValueError("`path`: M(q), g(q) samples need the .npz format")
     n = data.n_joints
     header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "tau") for j in range(n)]
     table = [data.t[:, None], data.q, data.dq, data.tau]
