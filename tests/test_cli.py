@@ -185,6 +185,7 @@ def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):
     assert "dynid: error:" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore::dynid.identify.IVConvergenceWarning")
 def test_identify_iv_command(capsys, tmp_path):
     from dynid.data import write_dataset
     from dynid.excitation import random_fourier

@@ -133,3 +133,15 @@ def test_torque_shapes_and_values_are_checked(rng):
         OLS().fit(w, rng.standard_normal((2, 250)))
     with pytest.raises(ValueError, match="all zeros"):
         OLS().fit(w, np.zeros(500))
+
+
+def test_iv_with_the_regressor_as_instruments_is_ols(rng):
+    from dynid.estimate import IV
+
+    w = rng.standard_normal((300, 4))
+    y = w @ np.arange(1.0, 5.0) + 0.1 * rng.standard_normal(300)
+    iv, ols = IV().fit(w, y, instruments=w), OLS().fit(w, y)
+    assert_close(iv.coef_, ols.coef_, rtol=1e-10)
+    assert_close(iv.covariance_, ols.covariance_, rtol=1e-8)
+    with pytest.raises(ValueError, match="`instruments` must have the regressor's shape"):
+        IV().fit(w, y, instruments=w[:, :3])

@@ -106,3 +106,25 @@ def test_excite_command(capsys, tmp_path):
     assert sampled.t.size == 1001
     family = load_trajectory(tmp_path / "traj.yaml")
     assert_close(family.sample(sampled.t)[0], sampled.q, atol=1e-12)
+
+
+@pytest.mark.parametrize(("rest", "with_friction"), [(False, False), (True, False),
+                                                     (False, True), (True, True)])
+def test_objective_gradient_matches_finite_differences(rest, with_friction):
+    """The chain rule through the regressor, the rest parametrisation, the offsets and the
+    limit penalties (x well outside the limits makes every penalty active)."""
+    from dynid.excitation import _Problem
+    from dynid.friction import ViscousCoulomb
+
+    robot = load_robot("panda")
+    friction = ViscousCoulomb.zeros(7) if with_friction else None
+    problem = _Problem(robot, "cond", 3, 20.0, 20.0, 0.95, rest, friction, True)
+    rng = np.random.default_rng(0)
+    for scale in (0.05, 0.6):  # inside, then far outside the limits
+        x = rng.normal(size=7 + 2 * 21) * scale
+        _, gradient = problem.objective(x)
+        direction = rng.normal(size=x.size)
+        h = 1e-6
+        numeric = (problem.objective(x + h * direction)[0]
+                   - problem.objective(x - h * direction)[0]) / (2 * h)
+        assert numeric == pytest.approx(gradient @ direction, rel=1e-5)

@@ -294,6 +294,7 @@ def test_model_files_round_trip_every_kind(tmp_path, rng):
                  rnea(urdf_robot, q3, dq3, ddq3), atol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::dynid.identify.IVConvergenceWarning")
 def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
     """Closed loop, encoder quantisation, velocity from position differences, torque noise;
     the regressor is built from filtered, differentiated measurements: OLS is biased (mostly
@@ -318,3 +319,21 @@ def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
     assert iv_error.max() < 0.5 * ols_error.max()
     assert np.linalg.norm(iv_error) < 0.6 * np.linalg.norm(ols_error)
     assert iv.report["method"] == "iv" and iv.report["iterations"] == 3
+
+
+def test_iv_that_does_not_converge_says_so():
+    from dynid.identify import IVConvergenceWarning, identify_iv
+    from dynid.preprocess import prepare
+    from dynid.simulate import simulate_closed_loop
+
+    robot = load_robot("arm3")
+    reference = random_fourier(robot, seed=3)
+    data = simulate_closed_loop(robot, reference, duration=14.0, rate=200.0,
+                                natural_frequency=10.0,
+                                sensor=SensorModel(torque_noise_std=0.5,
+                                                   position_resolution=2e-3,
+                                                   velocity_from_positions=True))
+    with pytest.warns(IVConvergenceWarning, match="did not converge in 1 iterations"):
+        model = identify_iv(robot, prepare(data), reference, natural_frequency=10.0,
+                            iterations=1, tolerance=1e-12)
+    assert model.report["converged"] is False

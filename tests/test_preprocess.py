@@ -133,3 +133,18 @@ def test_malformed_panda_log(tmp_path):
     (tmp_path / "exciting_traj_time.txt").unlink()
     with pytest.raises(ValueError, match="cannot read"):
         read_dataset(tmp_path)
+
+
+def test_epoch_time_stamps_are_uniform():
+    t = 1.7e9 + np.arange(2000) * 1e-3
+    data = Dataset(t=t, q=np.zeros((2000, 1)), dq=np.zeros((2000, 1)), tau=np.ones((2000, 1)))
+    assert prepare(Dataset(t=t, q=data.q, dq=data.dq, tau=data.tau, ddq=data.q)).n_samples == 2000
+
+
+def test_moving_mean_edges_average_what_exists():
+    t = np.arange(10) * 1e-3
+    ramp = np.arange(10.0)[:, None]
+    smooth = moving_mean(Dataset(t=t, q=ramp, dq=ramp, tau=ramp), 5)
+    assert_close(smooth.q[:, 0], [1.0, 1.5, 2, 3, 4, 5, 6, 7, 7.5, 8.0])
+    with pytest.raises(ValueError, match="odd number of samples in"):
+        moving_mean(Dataset(t=t, q=ramp, dq=ramp, tau=ramp), 11)

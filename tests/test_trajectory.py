@@ -87,3 +87,34 @@ def test_pose_sets(tmp_path):
         load_poses(tmp_path / "bad.txt")
     with pytest.raises(ValueError, match="has 7 columns, expected 6"):
         load_poses(reference_path("panda-gaz2019", "GOOD_CONFS_1010.txt"), n_joints=6)
+
+
+def test_ramp_integral_at_resonance():
+    """A harmonic at the ramp's own frequency (l w_f = pi / ramp): the integral stays exact."""
+    w_f = 0.15 * np.pi
+    ramp = 1.0 / 0.6 * (1 + 1e-15)  # harmonic 4 of w_f at pi / ramp, to round-off
+    traj = RampedVelocityFourier(np.eye(1, 4, 3), np.zeros((1, 4)), [0.0], w_f,
+                                 duration=10.0, ramp=ramp)
+    t = np.linspace(0.0, 10.0, 200_001)
+    q, dq, _ = traj.sample(t)
+    steps = 0.5 * (dq[1:] + dq[:-1]) * (t[1] - t[0])
+    assert_close(q[:, 0], np.concatenate([[0.0], np.cumsum(steps[:, 0])]), atol=1e-8)
+
+
+def test_malformed_trajectory_files(tmp_path):
+    from dynid.trajectory import load_trajectory
+
+    cases = {
+        "list.yaml": "- 1\n- 2\n",
+        "empty.yaml": "",
+        "family.yaml": "family: spline\n",
+        "word.yaml": "family: fourier\nomega_f: one\nq0: [0]\na: [[1]]\nb: [[1]]\n",
+        "missing.yaml": "family: fourier\nq0: [0]\n",
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError):
+            load_trajectory(tmp_path / name)
+    (tmp_path / "one.csv").write_text("t,q1,dq1,ddq1\n0,0,0,0\n")
+    with pytest.raises(ValueError, match="at least two samples"):
+        load_trajectory(tmp_path / "one.csv")

@@ -229,6 +229,8 @@ def _identify(args: argparse.Namespace) -> int:
 
     _check_output(args.output)
     robot = load_robot(args.robot)
+    if args.validate is not None and not 0 < args.validate < 1:
+        raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
     raw = read_dataset(args.data)
     data = prepare(raw, rate=args.resample, cutoff=args.cutoff, order=args.order,
                    trim_seconds=args.trim)
@@ -237,6 +239,8 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:
         data, check = split(data, 1.0 - args.validate)
     if args.method == "iv":
+        if args.drop_above is not None or args.noise_std is not None:
+            raise ValueError("`--drop-above` and `--noise-std` apply to ols/wls, not iv")
         return _identify_iv(args, robot, data, check, steps)
     if args.reference is not None:
         raise ValueError("`--reference` is for --method iv")
@@ -334,9 +338,10 @@ def _identify_static(args: argparse.Namespace) -> int:
 def _excite(args: argparse.Namespace) -> int:
     from dynid.excitation import optimize_excitation
     from dynid.robot import load_robot
-    from dynid.trajectory import save_trajectory
+    from dynid.trajectory import sample_times, save_trajectory
 
     _check_output(args.output)
+    sample_times(args.period, args.rate)  # the written series: checked before the search
     robot = load_robot(args.robot)
     result = optimize_excitation(
         robot, criterion=args.criterion, harmonics=args.harmonics, period=args.period,
@@ -361,16 +366,19 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
-    from dynid.trajectory import load_trajectory
+    from dynid.trajectory import FourierTrajectory, load_trajectory
 
     _check_output(args.output)
     robot = load_robot(args.robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
     if duration is None:
-        duration = getattr(trajectory, "duration", None) or getattr(trajectory, "period", None)
-        if duration is None:
+        own = getattr(trajectory, "duration", None)  # sampled and ramped trajectories
+        if own is None and isinstance(trajectory, FourierTrajectory):
+            own = trajectory.period
+        if own is None:
             raise ValueError("`--duration` is needed for this trajectory family")
+        duration = own
     def per_joint(values):  # one value for every joint, or one per joint
         return 0.0 if values is None else (values[0] if len(values) == 1 else values)
 

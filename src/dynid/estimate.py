@@ -288,7 +288,6 @@ class IV(_LinearEstimator):
                                              / np.linalg.norm(y))
         self.n_samples_ = m
         self.dropped_ = np.zeros(0, dtype=int)
-        self.factor_ = triangular_factor(w)
         return self
 
 

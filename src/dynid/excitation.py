@@ -14,9 +14,10 @@ penalty; optionally at rest at both ends (``rest_at_ends``). A global stage runs
 searches from several seeded random starts; the best one is refined (L-BFGS-B). Gradients are
 exact up to round-off: the criterion's derivative with respect to the stacked regressor,
 chained through the regressor's derivatives with respect to each joint's q, dq, ddq (central
-differences of the batched regressor) and the series' analytic derivatives. Deterministic for a
-given seed. The final trajectory is scaled per joint, if needed, to respect every limit in
-continuous time (a Bernstein bound between grid points).
+differences of the batched regressor, second order in the step) and the series' analytic
+derivatives. Deterministic for a given seed. The final trajectory is scaled per joint, if
+needed, to stay within ``margin`` of every limit in continuous time (a Bernstein bound between
+grid points); the prior's torques are checked and reported.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 import scipy.optimize
 from numpy.typing import NDArray
 
-from dynid.dynamics import regressor
+from dynid.dynamics import regressor, rnea
 from dynid.friction import FrictionModel
 from dynid.identifiability import robot_base_parameters
 from dynid.robot import Robot
@@ -45,8 +46,11 @@ __all__ = [
 ]
 
 CRITERIA = ("cond", "fro", "logdet", "sigma-min")
-_PENALTY = 1e4  # weight of squared relative limit violations
+# Weight of squared relative limit violations: 1 % over a limit on one grid sample costs 1, the
+# order of the criteria's own scale (cond ~ 10-100, log-criteria ~ 1-100)
+_PENALTY = 1e4
 _STEP = 1e-6  # central-difference step of the regressor in q, dq, ddq
+_SINGULAR = 1e12  # objective of a trajectory whose regressor is rank deficient
 
 
 def _check_limits(robot: Robot) -> None:
@@ -67,14 +71,18 @@ def limit_gain(trajectory: FourierTrajectory, robot: Robot, margin: float = 1.0)
     under-estimated, whatever grid the trajectory is later sampled on.
     """
     limits = robot.limits
+    # 64 points per period of the top harmonic keep the Bernstein inflation below 5 %
     n_grid = max(4000, 64 * trajectory.harmonics)
     t = np.linspace(0.0, trajectory.period, n_grid, endpoint=False)
     q, dq, ddq = trajectory.sample(t)
     inflation = 1.0 / (1.0 - 0.5 * (trajectory.period / n_grid) * trajectory.omega_f
                        * trajectory.harmonics)
     wave = q - trajectory.q0
-    up = inflation * np.maximum(wave.max(axis=0), 1e-300)
-    down = inflation * np.maximum(-wave.min(axis=0), 1e-300)
+    # one-sided peaks: the grid peak plus the two-sided bound on what lies between grid points
+    up_grid, down_grid = wave.max(axis=0), -wave.min(axis=0)
+    slack = (inflation - 1.0) * np.maximum(up_grid, down_grid)
+    up = np.maximum(up_grid + slack, 1e-300)
+    down = np.maximum(down_grid + slack, 1e-300)
     centre, half = 0.5 * (limits.upper + limits.lower), 0.5 * (limits.upper - limits.lower)
     room_up = centre + margin * half - trajectory.q0
     room_down = trajectory.q0 - (centre - margin * half)
@@ -170,7 +178,9 @@ class _Problem:
         self.robot, self.criterion, self.rest = robot, criterion, rest
         self.n, self.harmonics = robot.n_joints, harmonics
         self.omega = 2 * np.pi / period
-        self.t = np.arange(round(period * rate)) / rate
+        # the grid is offset by half a step: at rest, t = 0 would put dq at round-off, where the
+        # sign of a Coulomb column flips at random
+        self.t = (np.arange(round(period * rate)) + 0.5) / rate
         self.friction = friction
         self.base = robot_base_parameters(robot, friction=friction)
         self.torque_limits = torque_limits and np.isfinite(robot.limits.torque).all()
@@ -211,8 +221,8 @@ class _Problem:
         full = self._full_regressor(q, dq, ddq)
         w = self.base.reduce(full).reshape(-1, self.base.rank)
         value, grad_w = criterion_value(self.criterion, w)
-        if not np.isfinite(value):
-            return 1e12, np.zeros_like(x)
+        if not np.isfinite(value):  # a rank-deficient grid: worse than any feasible point
+            return _SINGULAR, np.zeros_like(x)
         grad_w = grad_w.reshape(n_samples, n, self.base.rank)
         # penalties on relative violations of position / velocity / acceleration / torque
         limits = self.robot.limits
@@ -240,14 +250,14 @@ class _Problem:
             grad_tau = _PENALTY * 2 * over / limits.torque * np.sign(tau)
         # chain rule: criterion and torque through the regressor's derivatives in each joint's
         # q, dq, ddq. One weight per full regressor entry (criterion on the base columns,
-        # torque penalty through the prior's parameters), contracted with central differences;
-        # the six perturbed copies of joint k go through the regressor in one call
+        # torque penalty through the prior's parameters), contracted with central differences
         weight = np.zeros(full.shape)
         weight[..., self.base.independent] = grad_w
         if grad_tau is not None:
             weight[..., : 10 * n] += grad_tau[..., None] * self.robot.parameters.ravel()
         # The regressor is linear in ddq (its ddq_k-derivative is the row at (q, 0, e_k) without
-        # gravity) and quadratic in dq (central differences are exact): five copies per joint
+        # gravity) and quadratic in dq (central differences exact but for friction columns):
+        # four shifted copies per joint plus one unit-acceleration row
         states = np.stack([q, dq, ddq])  # (3, N, n)
         gravity_free = np.zeros(3)
         for k in range(n):
@@ -309,6 +319,8 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     _check_limits(robot)
     if harmonics < 1 or period <= 0 or rate <= 0 or starts < 1:
         raise ValueError("`harmonics`, `period`, `rate` and `starts` must be positive")
+    if rest and harmonics < 2:
+        raise ValueError("`rest` needs `harmonics` >= 2 (one harmonic at rest is no motion)")
     if not 0 < margin <= 1:
         raise ValueError(f"`margin` must be in (0, 1], got {margin}")
     say = progress or (lambda _line: None)
@@ -321,6 +333,7 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     history: list[float] = []
 
     def start_point(k: int) -> NDArray:
+        # starts use 80 % of the margin: inside the limits, with room for the search to grow
         unit = random_fourier(robot, harmonics=harmonics, omega_f=problem.omega,
                               margin=0.8 * margin, seed=seed + k)
         v = robot.limits.velocity[:, None]
@@ -347,16 +360,25 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     say(f"refined: {criterion} {final.fun:.4g} after {final.nit} iterations "
         f"({time.perf_counter() - clock:.1f} s)")
     trajectory = problem.trajectory(final.x)
-    gain = limit_gain(trajectory, robot, 1.0)
+    gain = limit_gain(trajectory, robot, margin)
     if (gain < 1).any():
         trajectory = _scaled(trajectory, np.minimum(gain, 1.0))
     value, condition = problem.value(trajectory)
-    q = trajectory.sample(np.linspace(0, trajectory.period, 20_001))[0]
+    if not np.isfinite(value):
+        raise ValueError(f"no trajectory excites every base parameter ({criterion} is inf): "
+                         "use more harmonics or a longer period")
+    # the smallest distance to a position limit, from a dense sampling of one period
+    q, dq, ddq = trajectory.sample(np.linspace(0, trajectory.period, 20_001))
     margin_q = float(np.min(np.minimum(q - robot.limits.lower, robot.limits.upper - q)))
+    message = str(final.message)
+    if np.isfinite(robot.limits.torque).all():
+        peak = np.max(np.abs(rnea(robot, q, dq, ddq) + robot.friction.torque(dq))
+                      / robot.limits.torque)
+        if peak > 1:
+            message += f"; the prior model's torques reach {peak:.2f} x their limits"
     return ExcitationResult(
         trajectory=trajectory, criterion=criterion, value=value, condition_number=condition,
         start_value=float(start_value), max_abs_q_margin=margin_q,
-        success=bool(final.success or final.nit >= max_iterations),
-        message=str(final.message), n_evaluations=problem.evaluations,
+        success=bool(final.success), message=message, n_evaluations=problem.evaluations,
         seconds=time.perf_counter() - clock, history=history,
     )

@@ -10,6 +10,7 @@ Friction torque adds to the rigid-body torque: ``tau = M(q) ddq + c(q, dq) + g(q
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
@@ -38,7 +39,7 @@ DEFAULT_ARCTAN_K_V = 100.0
 DEFAULT_ARCTAN_DELTA = 10.0
 
 
-class FrictionModel:
+class FrictionModel(abc.ABC):
     """Base of all friction models: per-joint parameter vectors, ``torque(dq)``."""
 
     name: ClassVar[str]
@@ -49,8 +50,13 @@ class FrictionModel:
     def n_joints(self) -> int:
         return len(getattr(self, fields(self)[0].name))  # type: ignore[arg-type]
 
+    @abc.abstractmethod
     def torque(self, dq: ArrayLike) -> NDArray:
-        raise NotImplementedError
+        """Friction torques ``(*, n)`` at joint velocities ``dq`` ``(*, n)``."""
+
+    def with_coefficients(self, coefficients: ArrayLike) -> FrictionModel:
+        """The same model with other identified coefficients (linear models only)."""
+        raise TypeError(f"{self.name!r} friction is not linear in its parameters")
 
     def to_dict(self) -> dict:
         """``{"model": name, "parameters": {field: list}}``, the robot-file form."""
@@ -263,8 +269,10 @@ class LuGre(FrictionModel):
 
     def __post_init__(self) -> None:
         self._vectors()
-        if (self.sigma0 <= 0).any() or (self.vs <= 0).any() or (self.fc < 0).any():
-            raise ValueError("LuGre: `sigma0` and `vs` must be > 0, `fc` >= 0")
+        if ((self.sigma0 <= 0).any() or (self.vs <= 0).any() or (self.fc < 0).any()
+                or (self.fs <= 0).any() or (self.sigma1 < 0).any() or (self.sigma2 < 0).any()):
+            raise ValueError("LuGre: `sigma0`, `vs`, `fs` must be > 0 and `fc`, `sigma1`, "
+                             "`sigma2` >= 0")
 
     def _stribeck(self, dq: NDArray) -> NDArray:
         return self.fc + (self.fs - self.fc) * np.exp(-((dq / self.vs) ** 2))

@@ -60,11 +60,20 @@ def _with_step(data: Dataset, step: str, **changes) -> Dataset:
     return Dataset(**fields, metadata=metadata)
 
 
+def _irregularity(t: NDArray) -> tuple[float, bool]:
+    """(median step, whether the steps vary more than ``_JITTER_RTOL`` of it or than the time
+    stamps' own float precision allows — epoch time stamps carry only ~1e-7 s)."""
+    steps = np.diff(t)
+    median = float(np.median(steps))
+    precision = 8 * np.finfo(float).eps * float(np.abs(t).max())
+    return median, bool(np.abs(steps - median).max() > max(_JITTER_RTOL * median, precision))
+
+
 def uniform_step(data: Dataset) -> float:
     """The sampling period of a uniform dataset (ValueError if it is not uniform)."""
+    median, irregular = _irregularity(data.t)
     steps = np.diff(data.t)
-    median = float(np.median(steps))
-    if np.abs(steps - median).max() > _JITTER_RTOL * median:
+    if irregular:
         raise ValueError(
             "`data` is not uniformly sampled (steps from "
             f"{steps.min() * 1e3:.4g} to {steps.max() * 1e3:.4g} ms): resample it first"
@@ -122,16 +131,19 @@ def moving_mean(data: Dataset, window: int, *,
     """Centred moving mean over ``window`` samples (odd; zero phase; edges averaged over the
     samples that exist)."""
     uniform_step(data)
-    if not (isinstance(window, int) and window >= 1 and window % 2 == 1):
-        raise ValueError(f"`window` must be an odd number of samples >= 1, got {window}")
-    kernel = np.ones(window)
-    counts = np.convolve(np.ones(data.n_samples), kernel, mode="same")[:, None]
+    if not (isinstance(window, int) and 1 <= window <= data.n_samples and window % 2 == 1):
+        raise ValueError(f"`window` must be an odd number of samples in [1, "
+                         f"{data.n_samples}], got {window}")
+    half = window // 2
+    index = np.arange(data.n_samples)
+    upper = np.minimum(index + half + 1, data.n_samples)
+    lower = np.maximum(index - half, 0)
     changes = {}
     for f in _check_fields(fields, data):
         values = getattr(data, f)
-        sums = np.column_stack([np.convolve(values[:, j], kernel, mode="same")
-                                for j in range(values.shape[1])])
-        changes[f] = sums / counts
+        # running sums: O(N) whatever the window; edges average the samples that exist
+        cumulative = np.vstack([np.zeros((1, values.shape[1])), np.cumsum(values, axis=0)])
+        changes[f] = (cumulative[upper] - cumulative[lower]) / (upper - lower)[:, None]
     return _with_step(data, f"moving mean {window} samples", **changes)
 
 
@@ -202,6 +214,8 @@ def noise_level(values: NDArray) -> NDArray:
 
 def inspect(data: Dataset, robot: Robot | None = None) -> dict:
     """Duration, rate and jitter, gaps, ranges (against ``robot``'s limits), noise per joint."""
+    if data.n_samples < 4:
+        raise ValueError(f"`data` needs at least 4 samples to inspect, got {data.n_samples}")
     steps = np.diff(data.t)
     median = float(np.median(steps))
     gaps = steps > 1.5 * median
@@ -242,8 +256,7 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
     when it has no accelerations, low-passed (``cutoff``, default ``DEFAULT_CUTOFF``),
     differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
     has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata."""
-    steps = np.diff(data.t)
-    irregular = np.abs(steps - np.median(steps)).max() > _JITTER_RTOL * np.median(steps)
+    _, irregular = _irregularity(data.t)
     if rate is not None or irregular:
         data = resample(data, rate)
     needs_ddq = data.ddq is None

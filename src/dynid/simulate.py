@@ -5,7 +5,9 @@
 - ``simulate_closed_loop``: computed-torque control tracks the trajectory (Gilbert et al. 2024,
   eq. 23-27): ``tau = M^(q) (ddq_d + Kd (dq_d - dq) + Kp (q_d - q)) + c^(q, dq) + g^(q)`` with
   ``Kp = w^2``, ``Kd = 2 w`` (critically damped, natural frequency ``w``), computed from the
-  controller's model at each sample and held for one period (as a 1 kHz controller does); the
+  controller's model at each sample from the *measured* state (quantised positions, velocities
+  from encoder differences when the sensor model says so: measurement noise enters the torques
+  through the feedback, as on a real robot) and held for one period; the
   truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
   integrated by RK4. The logged torque is the applied one.
 
@@ -24,6 +26,7 @@ from dynid._validation import as_vector
 from dynid.data import Dataset
 from dynid.dynamics import forward_dynamics, mass_matrix, rnea
 from dynid.robot import Robot
+from dynid.trajectory import sample_times
 
 __all__ = ["SensorModel", "simulate_closed_loop", "simulate_open_loop"]
 
@@ -48,8 +51,9 @@ class SensorModel:
     drop_probability: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.position_resolution < 0 or self.jitter_std < 0:
-            raise ValueError("`position_resolution` and `jitter_std` must be >= 0")
+        if not (self.position_resolution >= 0 and self.jitter_std >= 0):  # NaN fails too
+            raise ValueError("`position_resolution` and `jitter_std` must be >= 0, got "
+                             f"{self.position_resolution}, {self.jitter_std}")
         if not 0 <= self.drop_probability < 1:
             raise ValueError(f"`drop_probability` must be in [0, 1), got {self.drop_probability}")
 
@@ -84,14 +88,6 @@ class SensorModel:
                            "drop_probability": self.drop_probability}})
 
 
-def _time(duration: float, rate: float) -> NDArray:
-    if not np.isfinite(duration) or duration <= 0:
-        raise ValueError(f"`duration` must be > 0 s, got {duration}")
-    if not np.isfinite(rate) or rate <= 0:
-        raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
-    return np.arange(round(duration * rate) + 1) / rate
-
-
 def _check(robot: Robot, trajectory) -> None:
     if trajectory.n_joints != robot.n_joints:
         raise ValueError(
@@ -104,7 +100,7 @@ def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float
     """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log the torques that realise
     it exactly (rigid body + friction; a stateful friction model enters at steady state)."""
     _check(robot, trajectory)
-    t = _time(duration, rate)
+    t = sample_times(duration, rate)
     q, dq, ddq = trajectory.sample(t)
     tau = rnea(robot, q, dq, ddq) + robot.friction.torque(dq)
     return (sensor or SensorModel()).record(
@@ -136,7 +132,7 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     if not (isinstance(substeps, int) and substeps >= 1):
         raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
     kp, kd = w**2, 2 * w
-    t = start + _time(duration, rate)
+    t = sample_times(duration, rate, start)
     q_d, dq_d, ddq_d = trajectory.sample(t)
     friction = robot.friction
     h = 1.0 / rate / substeps
@@ -150,18 +146,28 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
         ddq = forward_dynamics(robot, q, dq, tau - tau_f)
         return np.concatenate([dq, ddq, dz])
 
+    sensor = sensor or SensorModel()
+    resolution = sensor.position_resolution
     state = np.concatenate([q_d[0], dq_d[0], np.zeros(n)])
     q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
+    measured_previous = None
     for k in range(t.size):
         q, dq = state[:n], state[n:2 * n]
-        reference = ddq_d[k] + kd * (dq_d[k] - dq) + kp * (q_d[k] - q)
-        tau = (mass_matrix(controller, q) @ reference
-               + rnea(controller, q, dq, np.zeros(n)))
+        # the controller acts on what the encoders report, as on the real robot
+        measured = np.round(q / resolution) * resolution if resolution > 0 else q
+        rate_measured = dq
+        if sensor.velocity_from_positions and measured_previous is not None:
+            rate_measured = (measured - measured_previous) * rate
+        measured_previous = measured
+        reference = ddq_d[k] + kd * (dq_d[k] - rate_measured) + kp * (q_d[k] - measured)
+        tau = (mass_matrix(controller, measured) @ reference
+               + rnea(controller, measured, rate_measured, np.zeros(n)))
         q_log[k], dq_log[k], tau_log[k] = q, dq, tau
-        ddq_log[k] = derivative(state, tau)[n:2 * n]
+        first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
+        ddq_log[k] = first[n:2 * n]
         if k + 1 < t.size:
-            for _ in range(substeps):
-                k1 = derivative(state, tau)
+            for substep in range(substeps):
+                k1 = first if substep == 0 else derivative(state, tau)
                 k2 = derivative(state + 0.5 * h * k1, tau)
                 k3 = derivative(state + 0.5 * h * k2, tau)
                 k4 = derivative(state + h * k3, tau)
@@ -172,7 +178,7 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
                 "or raise `rate` / `substeps`"
             )
     error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
-    return (sensor or SensorModel()).record(
+    return sensor.record(
         t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),
         {"robot": robot.name, "source": "digital twin (closed loop, computed torque)",
          "rate_hz": rate, "natural_frequency": w.tolist(), "friction": friction.name,

@@ -41,9 +41,25 @@ __all__ = [
     "load_trajectory",
     "random_poses",
     "rest_at_ends",
+    "sample_times",
     "save_trajectory",
     "trajectory_from_dict",
 ]
+
+
+MAX_SAMPLES = 50_000_000  # a time series longer than this is a mistaken rate or duration
+
+
+def sample_times(duration: float, rate: float, start: float = 0.0) -> NDArray:
+    """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it)."""
+    if not (np.isfinite(duration) and duration > 0):
+        raise ValueError(f"`duration` must be > 0 s, got {duration}")
+    if not (np.isfinite(rate) and rate > 0):
+        raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
+    count = int(np.floor(duration * rate * (1 + 1e-12))) + 1
+    if count > MAX_SAMPLES:
+        raise ValueError(f"{duration} s at {rate} Hz is {count} samples (at most {MAX_SAMPLES})")
+    return start + np.arange(count) / rate
 
 
 def _times(t: ArrayLike) -> NDArray:
@@ -115,10 +131,10 @@ def rest_at_ends(trajectory: FourierTrajectory) -> FourierTrajectory:
 
 
 def _integral_cos(w: NDArray, phase: NDArray, t0: NDArray, t1: NDArray) -> NDArray:
-    """``int_t0^t1 cos(w s + phase) ds``, elementwise (w may be zero)."""
-    safe = np.where(w == 0, 1.0, w)
-    value = (np.sin(w * t1 + phase) - np.sin(w * t0 + phase)) / safe
-    return np.where(w == 0, np.cos(phase) * (t1 - t0), value)
+    """``int_t0^t1 cos(w s + phase) ds``, elementwise, accurate for any w including w -> 0:
+    ``(t1 - t0) cos(w (t0 + t1) / 2 + phase) sinc(w (t1 - t0) / 2)`` (no 1 / w cancellation)."""
+    span = t1 - t0
+    return span * np.cos(w * (t0 + t1) / 2 + phase) * np.sinc(w * span / (2 * np.pi))
 
 
 def _ramped(w: NDArray, phase: NDArray, t0: float, t1: NDArray, rate: float,
@@ -332,7 +348,7 @@ def save_trajectory(path: str | Path, trajectory, *, duration: float, rate: floa
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise ValueError(f"`path` must end in .csv, got {path.name!r}")
-    t = np.arange(round(duration * rate) + 1) / rate
+    t = sample_times(duration, rate)
     q, dq, ddq = trajectory.sample(t)
     n = q.shape[1]
     header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "ddq") for j in range(n)]
@@ -354,8 +370,13 @@ def load_trajectory(path: str | Path):
             spec = yaml.safe_load(path.read_text())
         except (OSError, yaml.YAMLError) as error:
             raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+        if not isinstance(spec, dict):
+            raise ValueError(f"`path`: {path.name} must hold a mapping with a `family` key")
         spec = {k: v for k, v in spec.items() if k in ("family", *_fields_of(spec))}
-        return trajectory_from_dict(spec)
+        try:
+            return trajectory_from_dict(spec)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"`path`: {path.name}: {error}") from None
     from dynid.data import _columns, _read_csv
 
     header, values = _read_csv(path)
@@ -364,6 +385,8 @@ def load_trajectory(path: str | Path):
     columns = {p: _columns(header, p, path) for p in ("q", "dq", "ddq")}
     if not columns["q"] or not (len(columns["q"]) == len(columns["dq"]) == len(columns["ddq"])):
         raise ValueError(f"`path`: {path.name} needs q1..qn, dq1..dqn, ddq1..ddqn")
+    if values.shape[0] < 2:
+        raise ValueError(f"`path`: {path.name} needs at least two samples")
     return SampledTrajectory(values[:, header.index("t")], values[:, columns["q"]],
                              values[:, columns["dq"]], values[:, columns["ddq"]])
 
