@@ -222,10 +222,8 @@ def _identify(args: argparse.Namespace) -> int:
     from dynid.data import read_dataset
     from dynid.estimate import ESTIMATORS
     from dynid.identify import identify
-    from dynid.model import save_model
     from dynid.preprocess import prepare, split
     from dynid.robot import load_robot
-    from dynid.validate import rmse
 
     _check_output(args.output)
     robot = load_robot(args.robot)
@@ -254,21 +252,31 @@ def _identify(args: argparse.Namespace) -> int:
         raise ValueError("`--noise-std` applies to --method wls only")
     model = identify(robot, data, friction=_friction(robot, args),
                      estimator=ESTIMATORS[args.method](**options))
+    return _show_identified(args, model, data, check, steps,
+                            f"{robot.name}: {args.method.upper()} on {args.data} "
+                            f"(friction {model.friction.name})")
+
+
+def _show_identified(args, model, data, check, steps, title: str) -> int:
+    """Save, then print (or JSON) an identified model with its identification and held-out
+    RMSE."""
+    from dynid.model import save_model
+    from dynid.validate import rmse
+
     error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
     held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq))
                 if check is not None else None)
     if args.output:
         save_model(model, args.output)
     if args.json:
-        _print_json({"robot": robot.name, "friction": model.friction.name,
+        _print_json({"robot": model.robot.name, "friction": model.friction.name,
                      "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
                      "validation": None if check is None else {
                          "n_samples": check.n_samples, "rmse": held_out,
                          "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
                      "model_file": args.output})
         return 0
-    _print_coefficients(model, f"{robot.name}: {args.method.upper()} on {args.data} "
-                               f"(friction {model.friction.name})")
+    _print_coefficients(model, title)
     if steps:
         print("  preprocessing: " + ", ".join(steps))
     print("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
@@ -282,9 +290,7 @@ def _identify(args: argparse.Namespace) -> int:
 
 def _identify_iv(args, robot, data, check, steps) -> int:
     from dynid.identify import identify_iv
-    from dynid.model import save_model
     from dynid.trajectory import load_trajectory
-    from dynid.validate import rmse
 
     if args.reference is None:
         raise ValueError("`--method iv` needs `--reference`: the trajectory the controller "
@@ -292,23 +298,9 @@ def _identify_iv(args, robot, data, check, steps) -> int:
     model = identify_iv(robot, data, load_trajectory(args.reference),
                         natural_frequency=args.natural_frequency,
                         friction=_friction(robot, args))
-    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
-    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq))
-                if check is not None else None)
-    if args.output:
-        save_model(model, args.output)
-    if args.json:
-        _print_json({"robot": robot.name, "friction": model.friction.name,
-                     "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
-                     "validation": None if check is None else {"rmse": held_out},
-                     "model_file": args.output})
-        return 0
-    _print_coefficients(model, f"{robot.name}: IV on {args.data} "
-                               f"({model.report['iterations']} iterations)")
-    print("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
-    if held_out is not None:
-        print("  RMSE per joint [N m], validation: " + " ".join(f"{v:.4g}" for v in held_out))
-    return 0
+    return _show_identified(args, model, data, check, steps,
+                            f"{robot.name}: IV on {args.data} "
+                            f"({model.report['iterations']} iterations)")
 
 
 def _identify_static(args: argparse.Namespace) -> int:
