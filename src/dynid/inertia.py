@@ -31,10 +31,14 @@ __all__ = [
     "PARAMETER_NAMES",
     "PINOCCHIO_PARAMETER_NAMES",
     "from_com",
+    "from_log_cholesky",
     "from_pinocchio_order",
+    "from_pseudo_inertia",
     "inertia_matrix",
     "inertia_vector",
+    "pseudo_inertia",
     "to_com",
+    "to_log_cholesky",
     "to_pinocchio_order",
     "transform_parameters",
 ]
@@ -169,3 +173,72 @@ def transform_parameters(parameters: ArrayLike, rotation: ArrayLike, translation
     out[..., FIRST_MOMENT] = h_a
     out[..., INERTIA] = inertia_vector(inertia_a)
     return out
+
+
+# --- pseudo-inertia and log-Cholesky (Wensing et al. 2017; Rucker & Wensing 2022) ----------
+
+
+def pseudo_inertia(parameters: ArrayLike) -> NDArray:
+    """``(*, 10)`` -> ``(*, 4, 4)`` pseudo-inertia ``J = [[S, h], [h^T, m]]``, ``S = tr(I)/2 E - I``
+    (the second moment of the mass distribution). ``J >= 0`` is exactly physical consistency
+    (mass >= 0, I_com >= 0 and the triangle inequality), and it is linear in the 10-vector."""
+    pi = _check_last("parameters", parameters, N_LINK_PARAMETERS)
+    inertia = inertia_matrix(pi[..., INERTIA])
+    trace = np.trace(inertia, axis1=-2, axis2=-1)
+    out = np.zeros((*pi.shape[:-1], 4, 4))
+    out[..., :3, :3] = 0.5 * trace[..., None, None] * np.eye(3) - inertia
+    out[..., :3, 3] = pi[..., FIRST_MOMENT]
+    out[..., 3, :3] = pi[..., FIRST_MOMENT]
+    out[..., 3, 3] = pi[..., MASS]
+    return out
+
+
+def from_pseudo_inertia(matrix: ArrayLike) -> NDArray:
+    """The inverse of ``pseudo_inertia``: ``(*, 4, 4)`` -> ``(*, 10)``."""
+    j = as_float_array("matrix", matrix)
+    if j.shape[-2:] != (4, 4):
+        raise ValueError(f"`matrix` must have shape (*, 4, 4), got {j.shape}")
+    sigma = 0.5 * (j[..., :3, :3] + np.swapaxes(j[..., :3, :3], -1, -2))
+    inertia = np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - sigma
+    out = np.empty((*j.shape[:-2], N_LINK_PARAMETERS))
+    out[..., MASS] = j[..., 3, 3]
+    out[..., FIRST_MOMENT] = 0.5 * (j[..., :3, 3] + j[..., 3, :3])
+    out[..., INERTIA] = inertia_vector(inertia)
+    return out
+
+
+def _log_cholesky_factor(theta: NDArray) -> NDArray:
+    alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3 = np.moveaxis(theta, -1, 0)
+    u = np.zeros((*theta.shape[:-1], 4, 4))
+    u[..., 0, 0], u[..., 1, 1], u[..., 2, 2] = np.exp(d1), np.exp(d2), np.exp(d3)
+    u[..., 0, 1], u[..., 1, 2], u[..., 0, 2] = s12, s23, s13
+    u[..., 0, 3], u[..., 1, 3], u[..., 2, 3] = t1, t2, t3
+    u[..., 3, 3] = 1.0
+    return np.exp(alpha)[..., None, None] * u
+
+
+def from_log_cholesky(theta: ArrayLike) -> NDArray:
+    """Log-Cholesky parameters ``(*, 10)`` (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3) ->
+    link 10-vectors: ``J = U U^T`` with U upper triangular, ``U = e^alpha [[e^d1, s12, s13, t1],
+    [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]`` (Rucker & Wensing 2022). Every real
+    theta gives a physically consistent body (J > 0); the map is one to one onto them."""
+    theta = _check_last("theta", theta, N_LINK_PARAMETERS)
+    u = _log_cholesky_factor(theta)
+    return from_pseudo_inertia(u @ np.swapaxes(u, -1, -2))
+
+
+def to_log_cholesky(parameters: ArrayLike) -> NDArray:
+    """Link 10-vectors with ``J > 0`` -> log-Cholesky parameters (ValueError otherwise)."""
+    j = pseudo_inertia(parameters)
+    flip = np.eye(4)[::-1]
+    try:  # J = U U^T with U upper triangular: the Cholesky factor of the flipped matrix
+        lower = np.linalg.cholesky(flip @ j @ flip)
+    except np.linalg.LinAlgError:
+        raise ValueError("`parameters` must be strictly physically consistent (J > 0) for "
+                         "log-Cholesky coordinates") from None
+    u = flip @ lower @ flip
+    scale = u[..., 3, 3]
+    v = u / scale[..., None, None]
+    return np.stack([np.log(scale), np.log(v[..., 0, 0]), np.log(v[..., 1, 1]),
+                     np.log(v[..., 2, 2]), v[..., 0, 1], v[..., 1, 2], v[..., 0, 2],
+                     v[..., 0, 3], v[..., 1, 3], v[..., 2, 3]], axis=-1)

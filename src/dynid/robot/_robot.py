@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, as_vector, frozen_copy
+from dynid.consistency import ParameterBounds
 from dynid.friction import FrictionModel, NoFriction
 from dynid.inertia import MASS
 from dynid.robot._joint import (
@@ -106,6 +107,7 @@ class Robot:
     link_names: tuple[str, ...] = ()
     source: Source = field(default_factory=Source)
     description: str = ""
+    bounds: ParameterBounds | None = None  # search region of the link parameters, if known
 
     def __post_init__(self) -> None:
         joints = tuple(self.joints)
@@ -136,6 +138,9 @@ class Robot:
         object.__setattr__(self, "friction", friction)
         if self.convention not in ("mdh", "dh", "urdf"):
             raise ValueError(f"`convention` must be 'mdh', 'dh' or 'urdf', got {self.convention!r}")
+        if self.bounds is not None and (not isinstance(self.bounds, ParameterBounds)
+                                        or self.bounds.n_links != n):
+            raise ValueError(f"`bounds` must be ParameterBounds for {n} links")
         names = tuple(self.link_names) or tuple(f"link{k + 1}" for k in range(n))
         if len(names) != n:
             raise ValueError(f"`link_names` must have {n} names, got {len(names)}")

@@ -21,9 +21,15 @@ inertia:
   about: com                  # com: mass, com, inertia about the CoM | origin: see below
   links:
     - {name: link1, mass: 4.97, com: [x, y, z], inertia: [xx, xy, xz, yy, yz, zz]}
-friction:                     # optional; model: none | viscous-coulomb | arctan | sigmoid
+friction:                     # optional; model: none | viscous-coulomb | arctan | sigmoid | lugre
   model: sigmoid
   parameters: {phi1: [...], phi2: [...], phi3: [...]}
+bounds:                       # optional: the search region of feasible-parameter retrieval
+  source: "..."
+  total_mass: [16.0, 20.0]    # kg
+  links:                      # mass [kg]; CoM box in the link frame [m]; inertia about the CoM
+    - {mass: [0, 10], com: {lower: [...], upper: [...]},
+       inertia: {lower: [xx, xy, xz, yy, yz, zz], upper: [...]}}
 ```
 
 A revolute row's ``theta`` and a prismatic row's ``d`` are constant offsets added to q.
@@ -40,6 +46,7 @@ import numpy as np
 import yaml
 
 from dynid._files import atomic_write
+from dynid.consistency import ParameterBounds
 from dynid.friction import friction_from_dict
 from dynid.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, from_com
 from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
@@ -170,6 +177,8 @@ def robot_from_dict(spec: dict) -> Robot:
         gravity=_numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity"),
         friction=friction_from_dict(spec.get("friction"), n),
         link_names=link_names,
+        bounds=(ParameterBounds.from_dict(spec["bounds"], n) if spec.get("bounds") is not None
+                else None),
         description=str(spec.get("description", "")),
         source=Source(**{k: str(source.get(k, "")) for k in ("citation", "url", "notes")}),
     )
@@ -245,6 +254,7 @@ def robot_to_dict(robot: Robot) -> dict:
             ],
         },
         "friction": robot.friction.to_dict(),
+        **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None else {}),
     }
 
 
