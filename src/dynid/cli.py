@@ -327,6 +327,45 @@ def _identify_static(args: argparse.Namespace) -> int:
     return 0
 
 
+def _retrieve(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from dynid.consistency import ParameterBounds
+    from dynid.model import load_model
+    from dynid.retrieve import retrieve_sdp
+    from dynid.robot import load_robot, save_robot
+
+    _check_output(args.output)
+    robot = load_robot(args.robot)
+    model = load_model(args.coefficients)
+    if model.robot.n_joints != robot.n_joints:
+        raise ValueError(f"`COEFFS` is a model of {model.robot.n_joints} joints, `ROBOT` has "
+                         f"{robot.n_joints}")
+    bounds = robot.bounds
+    if args.bounds:
+        import yaml
+
+        bounds = ParameterBounds.from_dict(yaml.safe_load(Path(args.bounds).read_text()),
+                                           robot.n_joints)
+    prior = load_robot(args.prior).parameters if args.prior else None
+    result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
+                          total_mass=tuple(args.total_mass) if args.total_mass else None,
+                          prior=prior)
+    if args.output:
+        save_robot(dataclasses.replace(robot, parameters=result.parameters,
+                                       name=f"{robot.name}-retrieved"), args.output)
+    if args.json:
+        _print_json({**result.to_json(), "output": args.output})
+        return 0
+    print(f"{robot.name}: feasible parameters by {result.method} in {result.seconds:.2f} s "
+          f"({result.status}); relative error {result.relative_error_percent:.4g} % on "
+          f"{result.residual.size} coefficients")
+    print("\n".join(result.consistency.lines()))
+    if args.output:
+        print(f"  parameters written to {args.output}")
+    return 0
+
+
 def _excite(args: argparse.Namespace) -> int:
     from dynid.excitation import optimize_excitation
     from dynid.robot import load_robot
@@ -569,6 +608,23 @@ def _parser() -> argparse.ArgumentParser:
                         help="write the model here")
     static.add_argument("--json", action="store_true", help="machine-readable output")
     static.set_defaults(run=_identify_static)
+
+    retrieve = commands.add_parser(
+        "retrieve", help="feasible link parameters from identified base coefficients")
+    retrieve.add_argument("robot", help="built-in robot name, or a .yaml file (with bounds)")
+    retrieve.add_argument("coefficients", metavar="COEFFS",
+                          help="a model file written by `dynid identify` / `identify-static`")
+    retrieve.add_argument("--method", choices=["sdp"], default="sdp",
+                          help="sdp: the convex route, globally optimal")
+    retrieve.add_argument("--bounds", metavar="FILE",
+                          help="YAML `bounds:` mapping (default: the robot file's)")
+    retrieve.add_argument("--total-mass", type=float, nargs=2, metavar=("MIN", "MAX"))
+    retrieve.add_argument("--prior", metavar="ROBOT",
+                          help="tie-break towards this robot's parameters (e.g. panda-cad)")
+    retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
+                          help="write the robot with the retrieved parameters")
+    retrieve.add_argument("--json", action="store_true", help="machine-readable output")
+    retrieve.set_defaults(run=_retrieve)
 
     excite = commands.add_parser("excite", help="design an exciting Fourier trajectory")
     excite.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
