@@ -207,3 +207,32 @@ def test_identify_iv_command(capsys, tmp_path):
                              "10", "--json"])
     assert payload["method"] == "iv" and payload["rank"] == 24
     assert max(payload["rmse"]) < 0.5
+
+
+def test_identify_constrained_command(capsys, tmp_path):
+    from dynid.constrained import CONSTRAINED_METHODS
+    from dynid.data import write_dataset
+    from dynid.excitation import random_fourier
+    from dynid.robot import load_robot
+    from dynid.simulate import SensorModel, simulate_open_loop
+
+    parser_choices = main.__globals__["IDENTIFY_METHODS"]
+    assert set(CONSTRAINED_METHODS) <= set(parser_choices)
+    robot = load_robot("panda")
+    data = simulate_open_loop(robot, random_fourier(robot, seed=4), duration=10.0, rate=100.0,
+                              sensor=SensorModel(torque_noise_std=0.1), seed=4)
+    write_dataset(tmp_path / "log.csv", data)
+    params = tmp_path / "params.yaml"
+    payload = _json(capsys, ["identify", "panda", str(tmp_path / "log.csv"), "--method", "cls3",
+                             "--prior", "panda-cad", "--validate", "0.2", "--json",
+                             "--parameters-output", str(params)])
+    assert payload["constrained"]["consistent"] and payload["constrained"]["success"]
+    assert max(payload["validation"]["rmse"]) < 0.5
+    identified = load_robot(params)
+    assert identified.n_joints == 7 and identified.bounds is not None
+    assert 16.0 <= identified.total_mass <= 20.0  # the panda file's total-mass bounds
+    assert main(["identify", "panda", str(tmp_path / "log.csv"), "--prior", "panda-cad"]) == 2
+    assert "`--prior` is for the constrained methods" in capsys.readouterr().err
+    assert main(["identify", "panda", str(tmp_path / "log.csv"), "--method", "cls3",
+                 "--prior", "arm3"]) == 2
+    assert "`--prior`: 'arm3' has 3 links" in capsys.readouterr().err

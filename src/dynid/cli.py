@@ -10,6 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
+# `dynid identify --method`: the estimators of dynid.estimate, IDIM-IV, and
+# dynid.constrained.CONSTRAINED_METHODS (kept literal so `--help` imports nothing heavy)
+IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky")
+
 __all__ = ["main"]
 
 
@@ -219,6 +223,7 @@ def _print_coefficients(model, title: str) -> None:
 
 def _identify(args: argparse.Namespace) -> int:
 
+    from dynid.constrained import CONSTRAINED_METHODS
     from dynid.data import read_dataset
     from dynid.estimate import ESTIMATORS
     from dynid.identify import identify
@@ -242,6 +247,17 @@ def _identify(args: argparse.Namespace) -> int:
         return _identify_iv(args, robot, data, check, steps)
     if args.reference is not None:
         raise ValueError("`--reference` is for --method iv")
+    constrained_only = {"--prior": args.prior, "--regulariser": args.regulariser,
+                        "--parameters-output": args.parameters_output}
+    if args.method in CONSTRAINED_METHODS:
+        if args.drop_above is not None or args.noise_std is not None:
+            raise ValueError(f"`--drop-above` and `--noise-std` apply to ols/wls, not "
+                             f"{args.method}")
+        return _identify_constrained(args, robot, data, check, steps)
+    for flag, value in constrained_only.items():
+        if value is not None:
+            raise ValueError(f"`{flag}` is for the constrained methods "
+                             f"({', '.join(CONSTRAINED_METHODS)})")
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
@@ -257,9 +273,10 @@ def _identify(args: argparse.Namespace) -> int:
                             f"(friction {model.friction.name})")
 
 
-def _show_identified(args, model, data, check, steps, title: str) -> int:
-    """Save, then print (or JSON) an identified model with its identification and held-out
-    RMSE."""
+def _show_identified(args, model, data, check, steps, title: str,
+                     extra: dict | None = None) -> int:
+    """Save, then print (or JSON, with ``extra`` merged in) an identified model with its
+    identification and held-out RMSE."""
     from dynid.model import save_model
     from dynid.validate import rmse
 
@@ -274,7 +291,7 @@ def _show_identified(args, model, data, check, steps, title: str) -> int:
                      "validation": None if check is None else {
                          "n_samples": check.n_samples, "rmse": held_out,
                          "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
-                     "model_file": args.output})
+                     "model_file": args.output, **(extra or {})})
         return 0
     _print_coefficients(model, title)
     if steps:
@@ -301,6 +318,39 @@ def _identify_iv(args, robot, data, check, steps) -> int:
     return _show_identified(args, model, data, check, steps,
                             f"{robot.name}: IV on {args.data} "
                             f"({model.report['iterations']} iterations)")
+
+
+def _identify_constrained(args, robot, data, check, steps) -> int:
+    """CLS-1/2/3 or log-Cholesky: the model predicts with the constrained parameters; the
+    full link parameters go to ``--parameters-output`` as a robot file."""
+    import dataclasses
+
+    from dynid.constrained import identify_constrained
+    from dynid.robot import load_robot, save_robot
+
+    _check_output(args.parameters_output)
+    prior = load_robot(args.prior).parameters if args.prior else None
+    if prior is not None and prior.shape != robot.parameters.shape:
+        raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
+                         f"{robot.n_joints}")
+    result = identify_constrained(robot, data, method=args.method,
+                                  friction=_friction(robot, args), prior=prior,
+                                  regulariser=args.regulariser or "euclidean")
+    if args.parameters_output:
+        save_robot(dataclasses.replace(robot, parameters=result.parameters,
+                                       name=f"{robot.name}-{args.method}"),
+                   args.parameters_output)
+    _show_identified(
+        args, result.model, data, check, steps,
+        f"{robot.name}: {args.method.upper()} on {args.data} (friction "
+        f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
+        extra={"constrained": {**result.to_json(),
+                               "parameters_file": args.parameters_output}})
+    if not args.json:
+        print("\n".join(result.consistency.lines()))
+        if args.parameters_output:
+            print(f"  link parameters written to {args.parameters_output}")
+    return 0
 
 
 def _identify_static(args: argparse.Namespace) -> int:
@@ -564,9 +614,18 @@ def _parser() -> argparse.ArgumentParser:
     identify.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
     identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]), "
                                        "NPZ (t, q, dq, tau[, ddq]) or a Panda log folder")
-    identify.add_argument("--method", choices=["ols", "wls", "iv"], default="ols",
+    identify.add_argument("--method", choices=IDENTIFY_METHODS, default="ols",
                           help="estimator (default ols); iv: IDIM-IV for closed-loop logs, "
-                               "needs --reference")
+                               "needs --reference; cls1/cls2/cls3/log-cholesky: physically "
+                               "constrained full parameters (needs bounds in the robot file)")
+    identify.add_argument("--prior", metavar="ROBOT",
+                          help="constrained: regularise towards this robot's parameters "
+                               "(default: the robot's own)")
+    identify.add_argument("--regulariser", choices=["euclidean", "entropic"],
+                          help="constrained: distance to the prior (default euclidean)")
+    identify.add_argument("--parameters-output", metavar="PARAMS.yaml",
+                          help="constrained: write the robot with the identified link "
+                               "parameters")
     identify.add_argument("--reference", metavar="TRAJ",
                           help="iv: the trajectory the computed-torque controller tracked")
     identify.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
