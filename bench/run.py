@@ -4,6 +4,8 @@
   (Panda, N = 1e3, 1e4, 1e5; targets: regressor >= 5x, RNEA >= 3x at 1e5);
 - identification: OLS of the Panda from 1e5 twin samples (regressor, friction columns, base
   reduction, solve; target <= 2 s) and reverse engineering from 1010 poses of M, g (<= 1 s);
+- consistency: CLS-3 of the Panda from 1e5 twin samples (<= 5 s), SDP retrieval (<= 2 s) and
+  penalty retrieval with Q = 8, kappa = 10 (<= 60 s on 2 cores);
 - pipeline: excitation design for the Panda (10 harmonics, 20 s at 100 Hz; target <= 60 s)
   and preprocessing of 1e6 log samples (<= 5 s).
 
@@ -23,9 +25,11 @@ from dynid.bench import (
     DEFAULT_REPEAT,
     DEFAULT_SIZES,
     format_bench,
+    format_consistency,
     format_identification,
     format_pipeline,
     run_bench,
+    run_consistency_bench,
     run_identification_bench,
     run_pipeline_bench,
 )
@@ -43,9 +47,11 @@ def main() -> int:
 
     result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat, progress=say)
     result["identification"] = run_identification_bench(robot=args.robot, progress=say)
+    result["consistency"] = run_consistency_bench(robot=args.robot, progress=say)
     result["pipeline"] = run_pipeline_bench(robot=args.robot, progress=say)
     print(format_bench(result))
     print(format_identification(result["identification"]))
+    print(format_consistency(result["consistency"]))
     print(format_pipeline(result["pipeline"]))
     folder = Path(__file__).resolve().parent / "results"
     folder.mkdir(exist_ok=True)

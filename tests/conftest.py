@@ -89,15 +89,19 @@ def gaz_reverse_engineered_model():
     panda = load_robot("panda")
     base = robot_base_parameters(panda, kind="static", drop_joint1_gravity=True)
     coefficients = np.zeros(base.rank)
+    dropped = []  # Gaz dropped the two coefficients whose relative std exceeds 30 %
     for row in table3_rows():
         functional = table3_functional(row["coefficient_expression"], panda.parameters)
         errors = [min((np.abs(functional - g).max(), 1.0), (np.abs(functional + g).max(), -1.0))
                   for g in base.regrouping]
         match = int(np.argmin([e for e, _ in errors]))
         coefficients[match] = errors[match][1] * float(row["pi_hat_RE"])
+        if float(row["pct_sigma_RE"]) > 30.0:
+            dropped.append(match)
     robot = dataclasses.replace(panda, gravity=np.array([0.0, 0.0, -9.80665]))
     model = LinearModel(robot=robot, friction=NoFriction(7), base=base,
-                        coefficients=coefficients, std=np.zeros(base.rank))
+                        coefficients=coefficients, std=np.zeros(base.rank),
+                        report={"dropped": sorted(dropped)})
     return model, panda.friction
 
 

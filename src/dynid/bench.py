@@ -22,9 +22,11 @@ __all__ = [
     "DEFAULT_REPEAT",
     "DEFAULT_SIZES",
     "format_bench",
+    "format_consistency",
     "format_identification",
     "format_pipeline",
     "run_bench",
+    "run_consistency_bench",
     "run_identification_bench",
     "run_pipeline_bench",
 ]
@@ -228,4 +230,64 @@ def format_pipeline(result: dict) -> str:
         f"{result['excitation_condition_number']:.4g} in {result['excitation_seconds']:.1f} s\n"
         f"preprocessing of {result['preprocess_n_samples']} samples: "
         f"{result['preprocess_seconds']:.2f} s"
+    )
+
+
+def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, restarts: int = 8,
+                          stages: int = 10, seed: int = 0,
+                          progress: Callable[[str], None] | None = None) -> dict:
+    """Wall time of (a) CLS-3 from ``n_samples`` twin samples (regressor, compression, SDP),
+    (b) SDP retrieval and (c) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
+    robot's own static base coefficients."""
+    from dynid.constrained import identify_constrained
+    from dynid.excitation import random_fourier
+    from dynid.identifiability import robot_base_parameters
+    from dynid.retrieve import retrieve_penalty, retrieve_sdp
+    from dynid.simulate import SensorModel, simulate_open_loop
+
+    say = progress or (lambda _line: None)
+    model_robot = load_robot(robot)
+    data = simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
+                              duration=(n_samples - 1) / 1000.0, rate=1000.0,
+                              sensor=SensorModel(torque_noise_std=0.1), seed=seed)
+    identify_constrained(model_robot, data.select(slice(0, 5_000)))  # compile and warm up
+    start = time.perf_counter()
+    cls3 = identify_constrained(model_robot, data, method="cls3")
+    cls3_seconds = time.perf_counter() - start
+    say(f"CLS-3, {data.n_samples} samples: {cls3_seconds:.2f} s ({cls3.status}, consistent "
+        f"{cls3.consistency.consistent})")
+    base = robot_base_parameters(model_robot, kind="static", drop_joint1_gravity=True)
+    coefficients = base.base(model_robot.parameters.ravel())
+    sdp = retrieve_sdp(model_robot, base, coefficients)
+    say(f"SDP retrieval: {sdp.seconds:.2f} s, relative error {sdp.relative_error_percent:.2g} %")
+    penalty = retrieve_penalty(model_robot, base, coefficients, restarts=restarts,
+                               stages=stages, seed=seed, progress=say)
+    say(f"penalty retrieval (Q = {restarts}, kappa = {stages}): {penalty.seconds:.1f} s, "
+        f"relative error {penalty.relative_error_percent:.2g} %")
+    return {
+        "robot": model_robot.name,
+        "cls3_n_samples": data.n_samples,
+        "cls3_seconds": cls3_seconds,
+        "cls3_consistent": cls3.consistency.consistent,
+        "sdp_retrieval_seconds": sdp.seconds,
+        "sdp_retrieval_relative_error_percent": sdp.relative_error_percent,
+        "penalty_retrieval_restarts": restarts,
+        "penalty_retrieval_stages": stages,
+        "penalty_retrieval_seconds": penalty.seconds,
+        "penalty_retrieval_relative_error_percent": penalty.relative_error_percent,
+        "penalty_retrieval_consistent": penalty.consistent,
+        "cpus": os.cpu_count(),
+    }
+
+
+def format_consistency(result: dict) -> str:
+    return (
+        f"CLS-3 of {result['robot']}, {result['cls3_n_samples']} samples: "
+        f"{result['cls3_seconds']:.2f} s\n"
+        f"SDP retrieval: {result['sdp_retrieval_seconds']:.2f} s "
+        f"({result['sdp_retrieval_relative_error_percent']:.2g} %)\n"
+        f"penalty retrieval, Q = {result['penalty_retrieval_restarts']}, kappa = "
+        f"{result['penalty_retrieval_stages']}, {result['cpus']} CPUs: "
+        f"{result['penalty_retrieval_seconds']:.1f} s "
+        f"({result['penalty_retrieval_relative_error_percent']:.2g} %)"
     )

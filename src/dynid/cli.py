@@ -382,7 +382,7 @@ def _retrieve(args: argparse.Namespace) -> int:
 
     from dynid.consistency import ParameterBounds
     from dynid.model import load_model
-    from dynid.retrieve import retrieve_sdp
+    from dynid.retrieve import retrieve_penalty, retrieve_sdp
     from dynid.robot import load_robot, save_robot
 
     _check_output(args.output)
@@ -397,19 +397,36 @@ def _retrieve(args: argparse.Namespace) -> int:
 
         bounds = ParameterBounds.from_dict(yaml.safe_load(Path(args.bounds).read_text()),
                                            robot.n_joints)
-    prior = load_robot(args.prior).parameters if args.prior else None
-    result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
-                          total_mass=tuple(args.total_mass) if args.total_mass else None,
-                          prior=prior)
+    total_mass = tuple(args.total_mass) if args.total_mass else None
+    # coefficients dropped at identification (high relative std) are not fitted
+    exclude = [int(k) for k in model.report.get("dropped", [])]
+    if args.method == "sdp":
+        if (args.restarts, args.stages, args.seed) != (None, None, None):
+            raise ValueError("`--restarts`, `--stages` and `--seed` are for --method penalty")
+        prior = load_robot(args.prior).parameters if args.prior else None
+        result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
+                              total_mass=total_mass, exclude=exclude, prior=prior)
+    else:
+        if args.prior:
+            raise ValueError("`--prior` is for --method sdp (the penalty search starts at "
+                             "random points in the bounds)")
+        result = retrieve_penalty(robot, model.base, model.coefficients, bounds=bounds,
+                                  total_mass=total_mass, exclude=exclude,
+                                  restarts=8 if args.restarts is None else args.restarts,
+                                  stages=10 if args.stages is None else args.stages,
+                                  seed=args.seed or 0, progress=_progress(args))
     if args.output:
         save_robot(dataclasses.replace(robot, parameters=result.parameters,
                                        name=f"{robot.name}-retrieved"), args.output)
     if args.json:
         _print_json({**result.to_json(), "output": args.output})
         return 0
+    left_out = (f" ({len(exclude)} dropped at identification left out: "
+                f"{', '.join(model.base.base_names[k] for k in exclude)})" if exclude else "")
     print(f"{robot.name}: feasible parameters by {result.method} in {result.seconds:.2f} s "
-          f"({result.status}); relative error {result.relative_error_percent:.4g} % on "
-          f"{result.residual.size} coefficients")
+          f"({result.status}{'; ' + result.message if result.message else ''}); relative "
+          f"error {result.relative_error_percent:.4g} % on {result.residual.size} "
+          f"coefficients{left_out}")
     print("\n".join(result.consistency.lines()))
     if args.output:
         print(f"  parameters written to {args.output}")
@@ -547,8 +564,10 @@ def _demo(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from dynid.bench import (
         format_bench,
+        format_consistency,
         format_identification,
         run_bench,
+        run_consistency_bench,
         run_identification_bench,
     )
 
@@ -559,6 +578,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.suite in ("identification", "all"):
         result["identification"] = run_identification_bench(robot=args.robot,
                                                             progress=_progress(args))
+    if args.suite in ("consistency", "all"):
+        result["consistency"] = run_consistency_bench(robot=args.robot,
+                                                      progress=_progress(args))
     if args.json:
         _print_json(result)
         return 0
@@ -566,6 +588,8 @@ def _bench(args: argparse.Namespace) -> int:
         print(format_bench(result))
     if "identification" in result:
         print(format_identification(result["identification"]))
+    if "consistency" in result:
+        print(format_consistency(result["consistency"]))
     return 0
 
 
@@ -673,15 +697,23 @@ def _parser() -> argparse.ArgumentParser:
     retrieve.add_argument("robot", help="built-in robot name, or a .yaml file (with bounds)")
     retrieve.add_argument("coefficients", metavar="COEFFS",
                           help="a model file written by `dynid identify` / `identify-static`")
-    retrieve.add_argument("--method", choices=["sdp"], default="sdp",
-                          help="sdp: the convex route, globally optimal")
+    retrieve.add_argument("--method", choices=["sdp", "penalty"], default="sdp",
+                          help="sdp: the convex route, globally optimal (default); penalty: "
+                               "Gaz et al.'s Algorithm 1 (annealing + local, Q restarts)")
+    retrieve.add_argument("--restarts", type=int, metavar="Q",
+                          help="penalty: independent runs, in parallel (default 8)")
+    retrieve.add_argument("--stages", type=int, metavar="KAPPA",
+                          help="penalty: successive penalty steps per run (default 10)")
+    retrieve.add_argument("--seed", type=int, help="penalty: first run's seed (default 0)")
     retrieve.add_argument("--bounds", metavar="FILE",
                           help="YAML `bounds:` mapping (default: the robot file's)")
     retrieve.add_argument("--total-mass", type=float, nargs=2, metavar=("MIN", "MAX"))
     retrieve.add_argument("--prior", metavar="ROBOT",
-                          help="tie-break towards this robot's parameters (e.g. panda-cad)")
+                          help="sdp: tie-break towards this robot's parameters (e.g. "
+                               "panda-cad)")
     retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
                           help="write the robot with the retrieved parameters")
+    retrieve.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     retrieve.add_argument("--json", action="store_true", help="machine-readable output")
     retrieve.set_defaults(run=_retrieve)
 
@@ -761,7 +793,7 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
     bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
                        help=f"best of this many runs (default {DEFAULT_REPEAT})")
-    bench.add_argument("--suite", choices=["dynamics", "identification", "all"],
+    bench.add_argument("--suite", choices=["dynamics", "identification", "consistency", "all"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
