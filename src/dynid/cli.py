@@ -12,7 +12,9 @@ import numpy as np
 
 # `dynid identify --method`: the estimators of dynid.estimate, IDIM-IV, and
 # dynid.constrained.CONSTRAINED_METHODS (kept literal so `--help` imports nothing heavy)
-IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky")
+IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+LINEAR_FRICTION = ("none", "viscous-coulomb", "arctan")
+NONLINEAR_FRICTION = ("sigmoid", "stribeck", "lugre")
 
 __all__ = ["main"]
 
@@ -124,6 +126,10 @@ def _friction(robot, args: argparse.Namespace):
     n = robot.n_joints
     if (args.kv is not None or args.delta is not None) and args.friction != "arctan":
         raise ValueError("`--kv` and `--delta` shape the arctan model: add `--friction arctan`")
+    if args.friction in NONLINEAR_FRICTION:
+        raise ValueError(f"`--friction {args.friction}` is not linear in its parameters: fit "
+                         "it with `dynid identify --method nls` (jointly with the links) or "
+                         "`dynid friction` (on the residuals)")
     if args.friction is None:
         return default_friction(robot)
     if args.friction == "none":
@@ -224,19 +230,16 @@ def _print_coefficients(model, title: str) -> None:
 def _identify(args: argparse.Namespace) -> int:
 
     from dynid.constrained import CONSTRAINED_METHODS
-    from dynid.data import read_dataset
     from dynid.estimate import ESTIMATORS
     from dynid.identify import identify
-    from dynid.preprocess import prepare, split
+    from dynid.preprocess import split
     from dynid.robot import load_robot
 
     _check_output(args.output)
     robot = load_robot(args.robot)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
-    raw = read_dataset(args.data)
-    data = prepare(raw, rate=args.resample, cutoff=args.cutoff, order=args.order,
-                   trim_seconds=args.trim)
+    data = _prepared(args, args.data)
     steps = data.metadata.get("preprocessing", [])
     check = None
     if args.validate is not None:
@@ -247,17 +250,23 @@ def _identify(args: argparse.Namespace) -> int:
         return _identify_iv(args, robot, data, check, steps)
     if args.reference is not None:
         raise ValueError("`--reference` is for --method iv")
-    constrained_only = {"--prior": args.prior, "--regulariser": args.regulariser,
-                        "--parameters-output": args.parameters_output}
-    if args.method in CONSTRAINED_METHODS:
+    if args.method != "nls" and (args.lasso is not None or args.max_samples is not None):
+        raise ValueError("`--lasso` and `--max-samples` are for --method nls")
+    if args.method in (*CONSTRAINED_METHODS, "nls"):
         if args.drop_above is not None or args.noise_std is not None:
             raise ValueError(f"`--drop-above` and `--noise-std` apply to ols/wls, not "
                              f"{args.method}")
+        if args.method == "nls":
+            if args.prior is not None or args.regulariser is not None:
+                raise ValueError("`--prior` and `--regulariser` are for the constrained "
+                                 f"methods ({', '.join(CONSTRAINED_METHODS)})")
+            return _identify_nls(args, robot, data, check, steps)
         return _identify_constrained(args, robot, data, check, steps)
-    for flag, value in constrained_only.items():
+    for flag, value in {"--prior": args.prior, "--regulariser": args.regulariser,
+                        "--parameters-output": args.parameters_output}.items():
         if value is not None:
             raise ValueError(f"`{flag}` is for the constrained methods "
-                             f"({', '.join(CONSTRAINED_METHODS)})")
+                             f"({', '.join(CONSTRAINED_METHODS)}) and nls")
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
@@ -280,8 +289,8 @@ def _show_identified(args, model, data, check, steps, title: str,
     from dynid.model import save_model
     from dynid.validate import rmse
 
-    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq))
-    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq))
+    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq, data.t))
+    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq, check.t))
                 if check is not None else None)
     if args.output:
         save_model(model, args.output)
@@ -350,6 +359,81 @@ def _identify_constrained(args, robot, data, check, steps) -> int:
         print("\n".join(result.consistency.lines()))
         if args.parameters_output:
             print(f"  link parameters written to {args.parameters_output}")
+    return 0
+
+
+def _identify_nls(args, robot, data, check, steps) -> int:
+    """Physical parameters and a friction model fitted jointly (Gilbert et al.)."""
+    import dataclasses
+
+    from dynid.nls import NLS_FRICTION_MODELS, identify_nls
+    from dynid.robot import save_robot
+
+    _check_output(args.parameters_output)
+    if args.kv is not None or args.delta is not None:
+        raise ValueError("`--kv` and `--delta` shape the linear arctan columns; --method nls "
+                         "fits its friction models' own parameters")
+    own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else "stribeck"
+    name = args.friction or own
+    if args.max_samples is not None and args.max_samples < 10:
+        raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
+    result = identify_nls(robot, data, friction=name, lasso=args.lasso or 0.0,
+                          max_samples=args.max_samples or 10_000, progress=_progress(args))
+    if args.parameters_output:
+        save_robot(dataclasses.replace(robot, parameters=result.parameters,
+                                       friction=result.friction, name=f"{robot.name}-nls"),
+                   args.parameters_output)
+    _show_identified(
+        args, result.model, data, check, steps,
+        f"{robot.name}: NLS on {args.data} (friction {result.friction.name}, fitted jointly; "
+        f"{result.status}, {result.seconds:.2f} s)",
+        extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}})
+    if not args.json:
+        print(f"  friction {result.friction.name}, per joint:")
+        for j, row in enumerate(result.friction.per_joint()):
+            cells = ", ".join(f"{field} {value:.4g}" for field, value
+                              in zip(result.friction.field_names(), row, strict=True))
+            print(f"    joint {j + 1}: {cells}")
+        print("\n".join(result.consistency.lines()))
+        if args.parameters_output:
+            print(f"  link parameters and friction written to {args.parameters_output}")
+    return 0
+
+
+def _friction_compare(args: argparse.Namespace) -> int:
+    """Gilbert's Tables 6-7: each friction model fitted, RMSE and MAE per joint."""
+    from dynid.nls import compare_friction
+    from dynid.preprocess import split
+    from dynid.robot import load_robot
+
+    robot = load_robot(args.robot)
+    if (args.validate is None) == (args.validation is None):
+        raise ValueError("give the validation data: `--validation FILE` or `--validate "
+                         "FRACTION` (one of them)")
+    if args.validate is not None and not 0 < args.validate < 1:
+        raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
+    data = _prepared(args, args.data)
+    if args.validate is not None:
+        data, check = split(data, 1.0 - args.validate)
+    else:
+        check = _prepared(args, args.validation)
+    if check.n_joints != robot.n_joints or data.n_joints != robot.n_joints:
+        raise ValueError(f"the logs must have the robot's {robot.n_joints} joints")
+    options = {}
+    if args.method == "nls":
+        options = {"max_samples": args.max_samples or 10_000}
+    elif args.max_samples is not None:
+        raise ValueError("`--max-samples` is for --method nls")
+    table = compare_friction(robot, data, check, models=args.models, method=args.method,
+                             progress=_progress(args), **options)
+    if args.json:
+        _print_json({"robot": robot.name, **table.to_json()})
+        return 0
+    way = ("physical parameters and friction fitted jointly" if args.method == "nls"
+           else "friction fitted on the residual of one rigid-body OLS fit")
+    print(f"{robot.name}: friction models on {args.data} ({way}; validation "
+          f"{check.n_samples} samples)")
+    print("\n".join(table.lines()))
     return 0
 
 
@@ -593,12 +677,42 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _friction_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--friction", choices=["none", "viscous-coulomb", "arctan"],
-                        help="linear friction columns (default: the robot file's model when "
-                             "linear, else viscous-coulomb)")
+def _friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = False) -> None:
+    if nonlinear:
+        parser.add_argument("--friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
+                            help="friction model: linear columns (default: the robot file's "
+                                 "model when linear, else viscous-coulomb); sigmoid, stribeck "
+                                 "and lugre with --method nls (default there: the robot "
+                                 "file's, else stribeck)")
+    else:
+        parser.add_argument("--friction", choices=LINEAR_FRICTION,
+                            help="linear friction columns (default: the robot file's model "
+                                 "when linear, else viscous-coulomb)")
     parser.add_argument("--kv", type=float, help="arctan: sign-shape constant k_v [s/rad]")
     parser.add_argument("--delta", type=float, help="arctan: Stribeck-shape constant [s/rad]")
+
+
+def _preprocessing_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--resample", type=float, metavar="HZ",
+                        help="resample to this rate (irregular logs are resampled at their "
+                             "median rate anyway)")
+    parser.add_argument("--cutoff", type=float, metavar="HZ",
+                        help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
+                             "no ddq; none otherwise)")
+    parser.add_argument("--order", type=int, default=4, help="Butterworth order (default 4)")
+    parser.add_argument("--trim", type=float, metavar="S",
+                        help="seconds dropped at both ends (default 0.5 when filtered here)")
+    parser.add_argument("--validate", type=float, metavar="FRACTION",
+                        help="hold out this final fraction of the log and report its RMSE")
+
+
+def _prepared(args: argparse.Namespace, path: str):
+    """The log at ``path`` read and preprocessed as the options say."""
+    from dynid.data import read_dataset
+    from dynid.preprocess import prepare
+
+    return prepare(read_dataset(path), rate=args.resample, cutoff=args.cutoff,
+                   order=args.order, trim_seconds=args.trim)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -641,15 +755,22 @@ def _parser() -> argparse.ArgumentParser:
     identify.add_argument("--method", choices=IDENTIFY_METHODS, default="ols",
                           help="estimator (default ols); iv: IDIM-IV for closed-loop logs, "
                                "needs --reference; cls1/cls2/cls3/log-cholesky: physically "
-                               "constrained full parameters (needs bounds in the robot file)")
+                               "constrained full parameters (needs bounds in the robot file); "
+                               "nls: physical parameters and a friction model jointly")
     identify.add_argument("--prior", metavar="ROBOT",
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
     identify.add_argument("--regulariser", choices=["euclidean", "entropic"],
                           help="constrained: distance to the prior (default euclidean)")
     identify.add_argument("--parameters-output", metavar="PARAMS.yaml",
-                          help="constrained: write the robot with the identified link "
-                               "parameters")
+                          help="constrained, nls: write the robot with the identified link "
+                               "parameters (nls: and friction)")
+    identify.add_argument("--lasso", type=float, metavar="LAMBDA",
+                          help="nls: L1 weight on the products of inertia (Gilbert eq. 29)")
+    identify.add_argument("--max-samples", type=int, metavar="N",
+                          help="nls: decimate longer logs to N samples for the fit "
+                               "(default 10000)")
+    identify.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     identify.add_argument("--reference", metavar="TRAJ",
                           help="iv: the trajectory the computed-torque controller tracked")
     identify.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
@@ -657,24 +778,34 @@ def _parser() -> argparse.ArgumentParser:
     identify.add_argument("--noise-std", type=float, nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
-    _friction_options(identify)
-    identify.add_argument("--resample", type=float, metavar="HZ",
-                          help="resample to this rate (irregular logs are resampled at their "
-                               "median rate anyway)")
-    identify.add_argument("--cutoff", type=float, metavar="HZ",
-                          help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
-                               "no ddq; none otherwise)")
-    identify.add_argument("--order", type=int, default=4, help="Butterworth order (default 4)")
-    identify.add_argument("--trim", type=float, metavar="S",
-                          help="seconds dropped at both ends (default 0.5 when filtered here)")
-    identify.add_argument("--validate", type=float, metavar="FRACTION",
-                          help="hold out this final fraction of the log and report its RMSE")
+    _friction_options(identify, nonlinear=True)
+    _preprocessing_options(identify)
     identify.add_argument("--drop-above", type=float, metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30)")
     identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
     identify.add_argument("--json", action="store_true", help="machine-readable output")
     identify.set_defaults(run=_identify)
+
+    friction = commands.add_parser(
+        "friction", help="compare friction models: RMSE and MAE per joint (Gilbert Tables 6-7)")
+    friction.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    friction.add_argument("data", help="the identification log (as for `dynid identify`)")
+    friction.add_argument("--validation", metavar="LOG", help="a validation log")
+    friction.add_argument("--models", nargs="+", default=["none", "lugre", "stribeck", "sigmoid"],
+                          choices=["none", *LINEAR_FRICTION[1:], *NONLINEAR_FRICTION],
+                          help="friction models to compare (default none lugre stribeck "
+                               "sigmoid)")
+    friction.add_argument("--method", choices=["nls", "residual"], default="nls",
+                          help="nls: physical parameters and friction jointly (Gilbert, "
+                               "default); residual: friction fitted on the residual of a "
+                               "rigid-body OLS fit (Gaz)")
+    friction.add_argument("--max-samples", type=int, metavar="N",
+                          help="nls: decimate longer logs to N samples (default 10000)")
+    _preprocessing_options(friction)
+    friction.add_argument("--json", action="store_true", help="machine-readable output")
+    friction.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    friction.set_defaults(run=_friction_compare)
 
     static = commands.add_parser(
         "identify-static", help="reverse-engineer a controller's model from M(q), g(q) samples")

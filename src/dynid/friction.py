@@ -303,8 +303,9 @@ class Stribeck(FrictionModel):
     def torque(self, dq: ArrayLike) -> NDArray:
         values, shape = self._dq(dq)
         speed = np.abs(values)
-        out = (np.sign(values) * (self.fc + self.fs * np.exp(-((speed / self.vs) ** self.ks)))
-               + self.fv * values)
+        with np.errstate(over="ignore"):  # (speed / vs)^ks -> inf: exp(-inf) = 0, the limit
+            decay = np.exp(-((speed / self.vs) ** self.ks))
+        out = np.sign(values) * (self.fc + self.fs * decay) + self.fv * values
         return out.reshape(*shape, self.n_joints)
 
 

@@ -2,8 +2,8 @@
 
 ``tau = Y_b(q, dq, ddq) coefficients`` where ``Y_b`` is the robot's torque regressor with the
 friction model's columns appended, reduced to the representative columns of ``base``. The same
-coefficients rebuild ``M(q)``, ``g(q)`` and ``c(q, dq)`` (rigid body only). A nonlinear
-friction model (sigmoid, Stribeck, LuGre), fitted on the residuals or jointly, adds on top.
+coefficients rebuild ``M(q)``, ``g(q)`` and ``c(q, dq)`` (rigid body only). A friction model
+with fitted values (sigmoid, Stribeck, LuGre, ...: on the residuals or jointly) adds on top.
 
 Model files (``save_model`` / ``load_model``) are YAML, schema ``dynid-model/1``: the robot (a
 ``dynid-robot/1`` mapping), the friction model, the regrouping (representatives and each base
@@ -44,7 +44,8 @@ class LinearModel:
     ``friction`` is the template whose columns were identified (its own coefficient values are
     not used); ``coefficients`` and ``std`` are (r,) in the order of ``base.independent``;
     ``report`` holds the fit's figures (method, rank, condition number, relative error, ...);
-    ``nonlinear_friction`` (with its own values) adds its torque to the prediction.
+    ``fitted_friction`` (any model, with its own fitted values) adds its torque to the
+    prediction.
 
     Evaluation uses one equivalent full parameter vector: the coefficients at the
     representatives, zero elsewhere (``Y pi^ = Y_L coefficients`` exactly). It is a numerical
@@ -58,16 +59,16 @@ class LinearModel:
     coefficients: NDArray
     std: NDArray
     report: dict = field(default_factory=dict)
-    nonlinear_friction: FrictionModel | None = None
+    fitted_friction: FrictionModel | None = None
 
     def __post_init__(self) -> None:
         for name in ("coefficients", "std"):
             value = frozen_copy(as_vector(name, getattr(self, name), self.base.rank,
                                           allow_inf=True))
             object.__setattr__(self, name, value)
-        extra = self.nonlinear_friction
+        extra = self.fitted_friction
         if extra is not None and extra.n_joints != self.robot.n_joints:
-            raise ValueError(f"`nonlinear_friction` has {extra.n_joints} joints, the robot "
+            raise ValueError(f"`fitted_friction` has {extra.n_joints} joints, the robot "
                              f"{self.robot.n_joints}")
 
     @property
@@ -98,10 +99,10 @@ class LinearModel:
         return out
 
     def friction_torque(self, dq: ArrayLike, t: ArrayLike | None = None) -> NDArray:
-        """The identified friction torques ``(N, n)``: the linear columns' and the nonlinear
+        """The identified friction torques ``(N, n)``: the linear columns' and the fitted
         model's (along the time series ``t`` when it has a state, else at steady state)."""
         out = self.friction.regressor(dq) @ self.equivalent_parameters[self.n_rigid:]
-        extra = self.nonlinear_friction
+        extra = self.fitted_friction
         if extra is not None:
             out = out + (extra.torque_along(t, dq) if t is not None else extra.torque(dq))
         return out
@@ -160,8 +161,8 @@ def model_to_dict(model: LinearModel) -> dict:
             ],
         },
         "report": to_builtin(model.report),
-        **({"nonlinear_friction": model.nonlinear_friction.to_dict()}
-           if model.nonlinear_friction is not None else {}),
+        **({"fitted_friction": model.fitted_friction.to_dict()}
+           if model.fitted_friction is not None else {}),
     }
 
 
@@ -218,8 +219,8 @@ def load_model(path: str | Path) -> LinearModel:
             coefficients=np.array([float(row["value"]) for row in rows]),
             std=np.array([float(row["std"]) for row in rows]),
             report=dict(spec.get("report") or {}),
-            nonlinear_friction=(friction_from_dict(spec["nonlinear_friction"], robot.n_joints)
-                                if spec.get("nonlinear_friction") else None),
+            fitted_friction=(friction_from_dict(spec["fitted_friction"], robot.n_joints)
+                             if spec.get("fitted_friction") else None),
         )
     except (KeyError, TypeError) as error:
         raise ValueError(f"`path`: {path.name} is missing or has a malformed {error}") from None

@@ -98,11 +98,12 @@ def _check(robot: Robot, trajectory) -> None:
 def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
                        sensor: SensorModel | None = None, seed: int = 0) -> Dataset:
     """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log the torques that realise
-    it exactly (rigid body + friction; a stateful friction model enters at steady state)."""
+    it exactly (rigid body + friction; a stateful friction model with its state integrated
+    along the samples)."""
     _check(robot, trajectory)
     t = sample_times(duration, rate)
     q, dq, ddq = trajectory.sample(t)
-    tau = rnea(robot, q, dq, ddq) + robot.friction.torque(dq)
+    tau = rnea(robot, q, dq, ddq) + robot.friction.torque_along(t, dq)
     return (sensor or SensorModel()).record(
         t, q, dq, ddq, tau, np.random.default_rng(seed),
         {"robot": robot.name, "source": "digital twin (open loop)", "rate_hz": rate,
