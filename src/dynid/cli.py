@@ -437,6 +437,55 @@ def _friction_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _payload(args: argparse.Namespace) -> int:
+    """A payload on the last link, the arm's model frozen (Gilbert eq. 22, Table 5)."""
+    from dynid.payload import identify_payload
+    from dynid.robot import load_robot
+
+    robot = load_robot(args.robot)
+    arm = _model_or_robot(args.arm)
+    data = _prepared(args, args.data)
+    result = identify_payload(robot, arm, data,
+                              mass=tuple(args.mass) if args.mass is not None else None)
+    if args.json:
+        _print_json({"robot": robot.name, **result.to_json()})
+        return 0
+    std = result.std
+    print(f"{robot.name}: payload on the last link from {args.data} ({data.n_samples} samples, "
+          f"solver {result.status}, {result.seconds:.2f} s)")
+    print(f"  mass {result.mass:.4f} kg (std {std[0]:.2g})")
+    print("  CoM, link frame [m]: " + " ".join(f"{v:.4f}" for v in result.com))
+    print("  CoM, tool frame [m]: " + " ".join(f"{v:.4f}" for v in result.com_tool))
+    entries = zip(("xx", "xy", "xz", "yy", "yz", "zz"),
+                  result.inertia_com[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], strict=True)
+    print("  inertia about the CoM, link axes [kg m^2]: "
+          + " ".join(f"{name} {value:.3g}" for name, value in entries))
+    print(f"  physically consistent: {'yes' if result.consistency.consistent else 'NO'}")
+    print("  RMSE per joint [N m], arm alone: "
+          + " ".join(f"{v:.4g}" for v in result.rmse_before))
+    print("  RMSE per joint [N m], with the payload: "
+          + " ".join(f"{v:.4g}" for v in result.rmse_after))
+    return 0
+
+
+def _model_or_robot(path: str):
+    """A ``dynid-model/1`` file as a LinearModel; anything else as a robot."""
+    import yaml
+
+    from dynid.model import MODEL_SCHEMA, load_model
+    from dynid.robot import load_robot
+
+    file = Path(path)
+    if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
+        try:
+            spec = yaml.safe_load(file.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise ValueError(f"`ARM`: cannot read {path!r}: {error}") from None
+        if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
+            return load_model(file)
+    return load_robot(path)
+
+
 def _identify_static(args: argparse.Namespace) -> int:
     from dynid.data import read_static
     from dynid.identify import identify_static
@@ -806,6 +855,20 @@ def _parser() -> argparse.ArgumentParser:
     friction.add_argument("--json", action="store_true", help="machine-readable output")
     friction.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     friction.set_defaults(run=_friction_compare)
+
+    payload = commands.add_parser(
+        "payload", help="identify a payload on the last link, the arm's model frozen")
+    payload.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
+    payload.add_argument("arm", metavar="ARM",
+                         help="the arm's model without the payload: a model file from "
+                              "`dynid identify`, or a robot file with link parameters")
+    payload.add_argument("data", help="a log recorded with the payload (as for `dynid "
+                                      "identify`)")
+    payload.add_argument("--mass", type=float, nargs=2, metavar=("MIN", "MAX"),
+                         help="the payload's mass range [kg]")
+    _preprocessing_options(payload)
+    payload.add_argument("--json", action="store_true", help="machine-readable output")
+    payload.set_defaults(run=_payload)
 
     static = commands.add_parser(
         "identify-static", help="reverse-engineer a controller's model from M(q), g(q) samples")
