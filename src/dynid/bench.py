@@ -237,11 +237,13 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
                           stages: int = 10, seed: int = 0,
                           progress: Callable[[str], None] | None = None) -> dict:
     """Wall time of (a) CLS-3 from ``n_samples`` twin samples (regressor, compression, SDP),
-    (b) SDP retrieval and (c) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
+    (b) the joint physical + sigmoid-friction NLS on them (decimated to its default 10^4), (c)
+    SDP retrieval and (d) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
     robot's own static base coefficients."""
     from dynid.constrained import identify_constrained
     from dynid.excitation import random_fourier
     from dynid.identifiability import robot_base_parameters
+    from dynid.nls import identify_nls
     from dynid.retrieve import retrieve_penalty, retrieve_sdp
     from dynid.simulate import SensorModel, simulate_open_loop
 
@@ -256,6 +258,11 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
     cls3_seconds = time.perf_counter() - start
     say(f"CLS-3, {data.n_samples} samples: {cls3_seconds:.2f} s ({cls3.status}, consistent "
         f"{cls3.consistency.consistent})")
+    start = time.perf_counter()
+    nls = identify_nls(model_robot, data, friction="sigmoid")
+    nls_seconds = time.perf_counter() - start
+    say(f"NLS with sigmoid friction, {data.n_samples} samples ({nls.n_samples_fitted} "
+        f"fitted): {nls_seconds:.1f} s ({nls.status})")
     base = robot_base_parameters(model_robot, kind="static", drop_joint1_gravity=True)
     coefficients = base.base(model_robot.parameters.ravel())
     sdp = retrieve_sdp(model_robot, base, coefficients)
@@ -269,6 +276,8 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
         "cls3_n_samples": data.n_samples,
         "cls3_seconds": cls3_seconds,
         "cls3_consistent": cls3.consistency.consistent,
+        "nls_seconds": nls_seconds,
+        "nls_samples_fitted": nls.n_samples_fitted,
         "sdp_retrieval_seconds": sdp.seconds,
         "sdp_retrieval_relative_error_percent": sdp.relative_error_percent,
         "penalty_retrieval_restarts": restarts,
@@ -284,6 +293,8 @@ def format_consistency(result: dict) -> str:
     return (
         f"CLS-3 of {result['robot']}, {result['cls3_n_samples']} samples: "
         f"{result['cls3_seconds']:.2f} s\n"
+        f"NLS (physical + sigmoid friction), {result['nls_samples_fitted']} samples fitted: "
+        f"{result['nls_seconds']:.1f} s\n"
         f"SDP retrieval: {result['sdp_retrieval_seconds']:.2f} s "
         f"({result['sdp_retrieval_relative_error_percent']:.2g} %)\n"
         f"penalty retrieval, Q = {result['penalty_retrieval_restarts']}, kappa = "

@@ -3,9 +3,10 @@
 
 The unknowns per link are physical: mass ``m``, centre of mass ``c`` (link frame), and the
 inertia about the CoM through the Cholesky factor ``L`` of the CoM second moment
-``Sigma = L L^T``, ``I_com = tr(Sigma) E - Sigma``. Every ``L`` gives a positive semi-definite
-inertia that satisfies the triangle inequality — stronger than Gilbert's ``I_G > 0`` and
-without their nonlinear constraint. Mass and CoM stay inside the robot's bounds (eq. 22,
+``Sigma = L L^T + m d^2 E`` (d = 1 mm: no link thinner than that),
+``I_com = tr(Sigma) E - Sigma``. Every ``L`` gives a positive definite inertia that satisfies
+the triangle inequality strictly — stronger than Gilbert's ``I_G > 0``, and without their
+nonlinear constraint. Mass and CoM stay inside the robot's bounds (eq. 22,
 ``chi_lb <= chi <= chi_ub``). The parameters of any friction model of ``dynid.friction`` are
 fitted with them (LuGre along the time series, its state included). The robot file's
 total-mass range, when it has one, is kept by an exterior penalty (a hinge 0.5 % inside the
@@ -49,6 +50,9 @@ NLS_FRICTION_MODELS = ("none", *FITTABLE_MODELS)
 _TRIL = ((0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2))  # L's entries in the unknowns
 _EPSILON = 1e-4  # the smoothing of |x| in the L1 term (scaled units)
 _MASS_MARGIN = 0.005  # the total-mass hinge sits this fraction of the range inside it
+# every link's mass spreads at least this far [m] along each principal axis (the CoM second
+# moment is L L^T + m d^2 E): inertia strictly positive definite, no zero-thickness rods
+_THINNEST = 1e-3
 
 
 @dataclass
@@ -81,7 +85,8 @@ def _link_parameters(chi: NDArray) -> NDArray:
     factor = np.zeros((chi.shape[0], 3, 3))
     for e, (a, b) in enumerate(_TRIL):
         factor[:, a, b] = chi[:, 4 + e]
-    second = factor @ np.swapaxes(factor, 1, 2)
+    second = factor @ np.swapaxes(factor, 1, 2) + (chi[:, 0] * _THINNEST**2)[:, None, None] \
+        * np.eye(3)
     trace = np.trace(second, axis1=1, axis2=2)
     return from_com(chi[:, 0], chi[:, 1:4], trace[:, None, None] * np.eye(3) - second)
 
@@ -99,7 +104,8 @@ def _unknowns(parameters: NDArray, bounds: ParameterBounds | None) -> NDArray:
         m = np.clip(m, [b.mass[0] for b in bounds.links], [b.mass[1] for b in bounds.links])
         m = np.maximum(m, 1e-6)
         c = np.clip(c, [b.com_lower for b in bounds.links], [b.com_upper for b in bounds.links])
-    second = np.trace(inertia, axis1=1, axis2=2)[:, None, None] / 2 * np.eye(3) - inertia
+    second = (np.trace(inertia, axis1=1, axis2=2)[:, None, None] / 2 * np.eye(3) - inertia
+              - (m * _THINNEST**2)[:, None, None] * np.eye(3))
     values, vectors = np.linalg.eigh(second)
     floor = 1e-6 * np.maximum(values[:, -1:], 1e-9)
     second = vectors @ (np.maximum(values, floor)[..., None] * np.swapaxes(vectors, 1, 2))
@@ -236,10 +242,10 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
             h = 1e-7 * np.maximum(np.abs(theta[:, f]), 1e-3)
             up, down = theta.copy(), theta.copy()
             up[:, f] += h
-            down[:, f] -= h
+            down[:, f] = np.maximum(down[:, f] - h, low_friction[f])  # one-sided at a bound
             torque_up = friction_torque(split(np.concatenate([x[:rigid], up.T.ravel()]))[1])
             torque_down = friction_torque(split(np.concatenate([x[:rigid], down.T.ravel()]))[1])
-            slope_friction[:, :, f] = (torque_up - torque_down) / (2 * h)
+            slope_friction[:, :, f] = (torque_up - torque_down) / (up[:, f] - down[:, f])
         cross = np.zeros((rigid, k_free * n))  # A^T F
         friction_gram = np.zeros((k_free * n, k_free * n))  # F^T F (joints do not mix)
         friction_gradient = np.zeros(k_free * n)  # F^T r
@@ -288,7 +294,7 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     # x_scale="jac" blows the steps up along the unidentifiable directions and crawls
     result = scipy.optimize.least_squares(
         lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1], bounds=(lower, upper),
-        method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=max_iterations)
+        method="trf", xtol=1e-12, ftol=1e-10, gtol=1e-12, max_nfev=max_iterations)
     chi, table = split(result.x)
     parameters = _link_parameters(chi)
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
