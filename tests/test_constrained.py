@@ -113,3 +113,20 @@ def test_bad_inputs(twin):
         identify_constrained(truth, fit, method="log-cholesky", regulariser="entropic")
     with pytest.raises(ValueError, match="`weight` must be >= 0"):
         identify_constrained(truth, fit, weight=-1.0)
+
+
+def test_entropic_regulariser_trades_fit_for_the_prior(twin):
+    """The log-det divergence (Lee, Wensing & Park): at its default weight as good as ULS on
+    validation; heavier weights pull towards the CAD prior, monotonically."""
+    truth, fit, check = twin
+    cad = load_robot("panda-cad").parameters
+    unconstrained = _validation(identify(truth, fit), check)
+    distances = []
+    for weight in (None, 1e-4, 1e-2):
+        result = identify_constrained(truth, fit, method="cls3", prior=cad,
+                                      regulariser="entropic", weight=weight)
+        assert result.success and result.consistency.consistent
+        if weight is None:
+            assert (_validation(result.model, check) <= 1.05 * unconstrained).all()
+        distances.append(np.abs(result.parameters - cad).max())
+    assert distances[0] > distances[1] > distances[2]

@@ -104,8 +104,9 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
 
     ``bounds`` default to the robot file's; ``prior`` ``(n, 10)`` defaults to the robot's own
     parameters (its CAD or previous values); ``weight`` scales the regulariser against the
-    normalised data fit (default 1e-3 Euclidean, 1e-8 entropic: the log-det divergence pulls
-    with the prior's inverse, steep along its thin directions).
+    normalised data fit ``|tau - tau^|^2 / |tau|^2`` (default 1e-3 Euclidean, 1e-6 entropic;
+    the divergence is of order one per link away from the prior, the fit of order
+    (noise / torque)^2: larger weights trade fit for closeness to the prior).
     """
     import cvxpy as cp
 
@@ -118,7 +119,7 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
                          f"euclidean regulariser only, got {regulariser!r}")
     if data.ddq is None:
         raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
-    weight = (1e-3 if regulariser == "euclidean" else 1e-8) if weight is None else weight
+    weight = (1e-3 if regulariser == "euclidean" else 1e-6) if weight is None else weight
     if not weight >= 0:
         raise ValueError(f"`weight` must be >= 0, got {weight}")
     clock = time.perf_counter()
@@ -178,9 +179,16 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
                     q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
                     constraints.append(cp.trace(q @ j) >= 0)
                 if regulariser == "entropic":
-                    j_prior = pseudo_inertia(prior[k])
-                    j_prior = j_prior + 1e-9 * np.trace(j_prior) * np.eye(4)
-                    regularisers.append(-cp.log_det(j) + cp.trace(np.linalg.inv(j_prior) @ j))
+                    # d(J | J0) = -log det(K) + tr(K) - 4 with K = J0^-1/2 J J0^-1/2 (the
+                    # divergence is invariant under congruence): K is of order one near the
+                    # prior, whatever the link's size; J0 is floored at 1e-6 of its largest
+                    # eigenvalue (a flat CAD body would make the divergence infinitely stiff)
+                    values, vectors = np.linalg.eigh(pseudo_inertia(prior[k]))
+                    values = np.maximum(values, 1e-6 * values[-1])
+                    root = vectors @ np.diag(values**-0.5) @ vectors.T
+                    congruent = root @ j @ root
+                    congruent = 0.5 * (congruent + congruent.T)
+                    regularisers.append(-cp.log_det(congruent) + cp.trace(congruent) - 4)
         if method == "cls3" and bounds.total_mass is not None:
             masses = cp.hstack([pi[N_LINK_PARAMETERS * k + MASS] for k in range(n)])
             constraints += [cp.sum(masses) >= bounds.total_mass[0],
