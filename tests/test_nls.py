@@ -140,6 +140,18 @@ def test_nls_and_friction_commands(capsys, tmp_path):
     table = json.loads(capsys.readouterr().out)
     none, stribeck = np.mean(table["rmse"]["validation"], axis=1)
     assert stribeck < 0.25 * none
+    assert main(["identify", "panda", log, "--friction", "none", "-o",
+                 str(tmp_path / "rigid.yaml")]) == 0
+    capsys.readouterr()
+    assert main(["friction", "panda", log, "--validate", "0.25", "--method", "residual",
+                 "--model", str(tmp_path / "rigid.yaml"), "--models", "none", "sigmoid",
+                 "--optimizer", "nelder-mead", "-o", str(tmp_path / "with.yaml"),
+                 "--quiet"]) == 0
+    assert "model with sigmoid friction written" in capsys.readouterr().out
+    assert load_model(tmp_path / "with.yaml").fitted_friction.name == "sigmoid"
+    assert main(["friction", "panda", log, "--validate", "0.25", "--models", "sigmoid",
+                 "stribeck", "-o", str(tmp_path / "two.yaml")]) == 2
+    assert "`-o` writes one model" in capsys.readouterr().err
     assert main(["identify", "panda", log, "--friction", "sigmoid"]) == 2
     assert "not linear in its parameters" in capsys.readouterr().err
     assert main(["friction", "panda", log]) == 2

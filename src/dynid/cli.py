@@ -421,19 +421,38 @@ def _friction_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"the logs must have the robot's {robot.n_joints} joints")
     options = {}
     if args.method == "nls":
+        if args.model is not None or args.optimizer is not None:
+            raise ValueError("`--model` and `--optimizer` are for --method residual")
         options = {"max_samples": args.max_samples or 10_000}
-    elif args.max_samples is not None:
-        raise ValueError("`--max-samples` is for --method nls")
+    else:
+        if args.max_samples is not None:
+            raise ValueError("`--max-samples` is for --method nls")
+        from dynid.model import load_model
+
+        options = {"optimizer": args.optimizer or "least-squares",
+                   "rigid": load_model(args.model) if args.model else None}
+    kept = [name for name in args.models if name != "none"]
+    if args.output is not None:
+        _check_output(args.output)
+        if len(kept) != 1:
+            raise ValueError(f"`-o` writes one model: give one friction model in `--models` "
+                             f"(besides none), got {kept}")
     table = compare_friction(robot, data, check, models=args.models, method=args.method,
                              progress=_progress(args), **options)
+    if args.output is not None:
+        from dynid.model import save_model
+
+        save_model(table.fitted[args.models.index(kept[0])], args.output)
     if args.json:
-        _print_json({"robot": robot.name, **table.to_json()})
+        _print_json({"robot": robot.name, **table.to_json(), "model_file": args.output})
         return 0
     way = ("physical parameters and friction fitted jointly" if args.method == "nls"
            else "friction fitted on the residual of one rigid-body OLS fit")
     print(f"{robot.name}: friction models on {args.data} ({way}; validation "
           f"{check.n_samples} samples)")
     print("\n".join(table.lines()))
+    if args.output is not None:
+        print(f"  model with {kept[0]} friction written to {args.output}")
     return 0
 
 
@@ -851,6 +870,14 @@ def _parser() -> argparse.ArgumentParser:
                                "rigid-body OLS fit (Gaz)")
     friction.add_argument("--max-samples", type=int, metavar="N",
                           help="nls: decimate longer logs to N samples (default 10000)")
+    friction.add_argument("--model", metavar="MODEL.yaml",
+                          help="residual: fit on what this model leaves (e.g. from `dynid "
+                               "identify-static`), instead of a rigid-body OLS fit of DATA")
+    friction.add_argument("--optimizer", choices=["least-squares", "nelder-mead"],
+                          help="residual: per-joint fit (default least-squares; Gaz used "
+                               "Nelder-Mead)")
+    friction.add_argument("-o", "--output", metavar="MODEL.yaml",
+                          help="write the model with the one friction model of --models")
     _preprocessing_options(friction)
     friction.add_argument("--json", action="store_true", help="machine-readable output")
     friction.add_argument("--quiet", action="store_true", help="no progress lines on stderr")

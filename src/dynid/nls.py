@@ -23,6 +23,7 @@ decimated evenly for the fit (a LuGre state is integrated on the full series fir
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -371,7 +372,8 @@ class FrictionComparison:
     rmse_validation: NDArray
     mae_identification: NDArray
     mae_validation: NDArray
-    fits: list  # the per-model results (NLSResult, or the residual fits)
+    fits: list  # the per-model results (NLSResult, FrictionFit, or None for "none")
+    fitted: list  # the per-model LinearModel that predicts the torques
 
     def to_json(self) -> dict:
         return {"method": self.method, "models": self.models,
@@ -398,19 +400,24 @@ class FrictionComparison:
 
 def compare_friction(robot: Robot, data: Dataset, validation: Dataset, *,
                      models: Sequence[str] = ("none", "lugre", "stribeck", "sigmoid"),
-                     method: str = "nls", progress: Callable[[str], None] | None = None,
+                     method: str = "nls", rigid: LinearModel | None = None,
+                     optimizer: str = "least-squares",
+                     progress: Callable[[str], None] | None = None,
                      **options) -> FrictionComparison:
     """Each friction model fitted on ``data`` and checked on ``validation``.
 
     ``method="nls"``: Gilbert's way, the physical parameters and the friction fitted jointly
-    (``identify_nls``; ``options`` go to it). ``method="residual"``: Gaz's way, one OLS fit of
-    the rigid body (no friction columns), then each friction model fitted on its residual
-    ``tau - tau^`` joint by joint (``dynid.friction_fit.fit_friction``).
+    (``identify_nls``; ``options`` go to it). ``method="residual"``: Gaz's way, each friction
+    model fitted joint by joint (``optimizer``: least squares or Nelder-Mead) on what a
+    rigid-body model leaves, ``tau - tau^``: ``rigid`` (e.g. the controller's model from
+    ``identify_static``), else one OLS fit without friction columns on ``data``.
     """
     from dynid.friction_fit import fit_friction
 
     if method not in ("nls", "residual"):
         raise ValueError(f"`method` must be 'nls' or 'residual', got {method!r}")
+    if method == "nls" and rigid is not None:
+        raise ValueError("`rigid` is for method 'residual' (nls fits the rigid body itself)")
     for name in models:
         if name not in NLS_FRICTION_MODELS:
             raise ValueError(f"`models` must be among {NLS_FRICTION_MODELS}, got {name!r}")
@@ -418,25 +425,27 @@ def compare_friction(robot: Robot, data: Dataset, validation: Dataset, *,
         raise ValueError("`data` and `validation` need accelerations (ddq)")
     say = progress or (lambda _line: None)
     scores = {key: [] for key in ("ri", "rv", "mi", "mv")}
-    fits = []
-    rigid = None
-    if method == "residual":
-        rigid = identify(robot, data, friction=NoFriction(robot.n_joints))
+    fits, fitted = [], []
+    if method == "residual":  # the given model without any friction fitted on top before
+        rigid = (identify(robot, data, friction=NoFriction(robot.n_joints)) if rigid is None
+                 else dataclasses.replace(rigid, fitted_friction=None))
+    if rigid is not None and rigid.robot.n_joints != robot.n_joints:
+        raise ValueError(f"`rigid` has {rigid.robot.n_joints} joints, the robot "
+                         f"{robot.n_joints}")
     for name in models:
         if method == "nls":
             fit = identify_nls(robot, data, friction=name, **options)
             model = fit.model
         else:
-            residual = data.tau - rigid.predict(data.q, data.dq, data.ddq)
+            residual = data.tau - rigid.predict(data.q, data.dq, data.ddq, data.t)
             fit = None
             extra = None
             if name != "none":
-                fit = fit_friction(name, data.dq, residual, t=data.t)
+                fit = fit_friction(name, data.dq, residual, t=data.t, method=optimizer)
                 extra = fit.model
-            model = LinearModel(robot=rigid.robot, friction=rigid.friction, base=rigid.base,
-                                coefficients=rigid.coefficients, std=rigid.std,
-                                report=rigid.report, fitted_friction=extra)
+            model = dataclasses.replace(rigid, fitted_friction=extra)
         fits.append(fit)
+        fitted.append(model)
         for key, check in (("i", data), ("v", validation)):
             predicted = model.predict(check.q, check.dq, check.ddq, check.t)
             scores["r" + key].append(rmse(check.tau, predicted))
@@ -447,4 +456,5 @@ def compare_friction(robot: Robot, data: Dataset, validation: Dataset, *,
                               rmse_identification=np.array(scores["ri"]),
                               rmse_validation=np.array(scores["rv"]),
                               mae_identification=np.array(scores["mi"]),
-                              mae_validation=np.array(scores["mv"]), fits=fits)
+                              mae_validation=np.array(scores["mv"]), fits=fits,
+                              fitted=fitted)
