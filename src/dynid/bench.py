@@ -144,6 +144,16 @@ def _timed(function: Callable[[], object], repeat: int) -> tuple[float, float]:
     return seconds, peak / 2**20
 
 
+def _twin_log(model_robot, n_samples: int, seed: int):
+    """``n_samples`` of the twin at 1 kHz on a random Fourier trajectory, 0.1 N m noise."""
+    from dynid.excitation import random_fourier
+    from dynid.simulate import SensorModel, simulate_open_loop
+
+    return simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
+                              duration=(n_samples - 1) / 1000.0, rate=1000.0,
+                              sensor=SensorModel(torque_noise_std=0.1), seed=seed)
+
+
 def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
                              n_poses: int = 1010, repeat: int = 3, seed: int = 0,
                              progress: Callable[[str], None] | None = None) -> dict:
@@ -152,15 +162,11 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     M(q), g(q) at ``n_poses`` random poses."""
     from dynid.data import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
-    from dynid.excitation import random_fourier
     from dynid.identify import identify, identify_static
-    from dynid.simulate import SensorModel, simulate_open_loop
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
-    data = simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
-                              duration=(n_samples - 1) / 1000.0, rate=1000.0,
-                              sensor=SensorModel(torque_noise_std=0.1), seed=seed)
+    data = _twin_log(model_robot, n_samples, seed)
     identify(model_robot, data.select(slice(0, 20_000)))  # compile and warm up
     ols_seconds, ols_memory = _timed(lambda: identify(model_robot, data), repeat)
     say(f"OLS identification, {data.n_samples} samples: {ols_seconds:.2f} s, "
@@ -241,17 +247,13 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
     SDP retrieval and (d) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
     robot's own static base coefficients."""
     from dynid.constrained import identify_constrained
-    from dynid.excitation import random_fourier
     from dynid.identifiability import robot_base_parameters
     from dynid.nls import identify_nls
     from dynid.retrieve import retrieve_penalty, retrieve_sdp
-    from dynid.simulate import SensorModel, simulate_open_loop
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
-    data = simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
-                              duration=(n_samples - 1) / 1000.0, rate=1000.0,
-                              sensor=SensorModel(torque_noise_std=0.1), seed=seed)
+    data = _twin_log(model_robot, n_samples, seed)
     identify_constrained(model_robot, data.select(slice(0, 5_000)))  # compile and warm up
     start = time.perf_counter()
     cls3 = identify_constrained(model_robot, data, method="cls3")

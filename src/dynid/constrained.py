@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._compress import triangular_factor
+from dynid._sdp import link_pseudo_inertia, solve
 from dynid.consistency import (
     ConsistencyReport,
     ParameterBounds,
@@ -40,8 +41,6 @@ from dynid.friction import FrictionModel
 from dynid.identifiability import robot_base_parameters
 from dynid.identify import default_friction
 from dynid.inertia import (
-    FIRST_MOMENT,
-    INERTIA,
     MASS,
     N_LINK_PARAMETERS,
     from_log_cholesky,
@@ -78,17 +77,6 @@ class ConstrainedResult:
                 "consistent": self.consistency.consistent,
                 "within_bounds": self.consistency.within_bounds,
                 "total_mass": self.consistency.total_mass, "seconds": self.seconds}
-
-
-def _link_pseudo_inertia(cp, pi, offset: int):
-    m = pi[offset + MASS]
-    h = pi[offset + np.arange(N_LINK_PARAMETERS)[FIRST_MOMENT]]
-    xx, xy, xz, yy, yz, zz = (pi[offset + i] for i in np.arange(N_LINK_PARAMETERS)[INERTIA])
-    half = 0.5 * (xx + yy + zz)
-    sigma = cp.bmat([[half - xx, -xy, -xz], [-xy, half - yy, -yz], [-xz, -yz, half - zz]])
-    j = cp.bmat([[sigma, cp.reshape(h, (3, 1), order="F")],
-                 [cp.reshape(h, (1, 3), order="F"), cp.reshape(m, (1, 1), order="F")]])
-    return m, h, (xx, xy, xz, yy, yz, zz), 0.5 * (j + j.T)
 
 
 def _skew(cp, h):
@@ -159,7 +147,7 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
         regularisers = []
         for k, link in enumerate(bounds.links):
             offset = N_LINK_PARAMETERS * k
-            m, h, inertia, j = _link_pseudo_inertia(cp, pi, offset)
+            m, h, inertia, j = link_pseudo_inertia(pi, offset)
             constraints += [m >= link.mass[0], m <= link.mass[1]]
             constraints += [h >= m * link.com_lower, h <= m * link.com_upper]
             if method == "cls2":  # Jaco2 eq. 3: [[L, S(h)^T], [S(h), m E]] >= 0
@@ -200,14 +188,7 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
         else:
             regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
         problem = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
-        try:
-            problem.solve(solver=cp.CLARABEL)
-        except cp.error.SolverError as error:
-            raise ValueError(f"{method}: the solver failed: {error}") from None
-        status = str(problem.status)
-        if x.value is None or status not in ("optimal", "optimal_inaccurate"):
-            raise ValueError(f"{method}: no solution (solver status {status}); check the "
-                             "bounds against the data")
+        status = solve(problem, method, hint="; check the bounds against the data")
         parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
         coefficients = f.value if n_friction else np.zeros(0)
     full = np.concatenate([parameters.ravel(), coefficients])

@@ -63,11 +63,7 @@ def start_model(name: str, dq: ArrayLike, residual: ArrayLike) -> FrictionModel:
     (Stribeck velocity a tenth of the typical speed; sigmoid saturating at half of it)."""
     if name not in FITTABLE_MODELS:
         raise ValueError(f"`name` must be one of {FITTABLE_MODELS}, got {name!r}")
-    velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
-    torque, _ = as_batch("residual", residual, velocity.shape[1])
-    if torque.shape != velocity.shape:
-        raise ValueError(f"`residual` must have the shape of `dq` {velocity.shape}, got "
-                         f"{torque.shape}")
+    velocity, torque = _pair(dq, residual)
     n = velocity.shape[1]
     line = np.empty((n, 3))
     for j in range(n):
@@ -108,11 +104,7 @@ def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike,
     clock = time.perf_counter()
     if method not in FIT_METHODS:
         raise ValueError(f"`method` must be one of {FIT_METHODS}, got {method!r}")
-    velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
-    torque, _ = as_batch("residual", residual, velocity.shape[1])
-    if torque.shape != velocity.shape:
-        raise ValueError(f"`residual` must have the shape of `dq` {velocity.shape}, got "
-                         f"{torque.shape}")
+    velocity, torque = _pair(dq, residual)
     n = velocity.shape[1]
     if isinstance(model, str) and model in FITTABLE_MODELS:
         start = start_model(model, velocity, torque)
@@ -151,6 +143,16 @@ def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike,
     return FrictionFit(model=result, rmse=rmse(torque, predicted), mae=mae(torque, predicted),
                        rmse_before=rmse(torque, np.zeros_like(torque)), success=success,
                        messages=messages, method=method, seconds=time.perf_counter() - clock)
+
+
+def _pair(dq: ArrayLike, residual: ArrayLike) -> tuple[NDArray, NDArray]:
+    """Velocities and residual torques as (N, n) arrays of one shape."""
+    velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
+    torque, _ = as_batch("residual", residual, velocity.shape[1])
+    if torque.shape != velocity.shape:
+        raise ValueError(f"`residual` must have the shape of `dq` {velocity.shape}, got "
+                         f"{torque.shape}")
+    return velocity, torque
 
 
 def _starts(start: FrictionModel, row: NDArray) -> list[NDArray]:

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid._compress import triangular_factor
+from dynid._sdp import link_pseudo_inertia, solve
 from dynid.consistency import ConsistencyReport, check_consistency
 from dynid.data import Dataset
 from dynid.dynamics import regressor, rnea
@@ -122,24 +123,14 @@ def identify_payload(robot: Robot, arm: LinearModel | Robot, data: Dataset, *,
     scale[MASS], scale[FIRST_MOMENT], scale[INERTIA] = size, size * 0.1, size * 0.01
     x = cp.Variable(N_LINK_PARAMETERS)
     pi = cp.multiply(scale, x)
-    m, h = pi[MASS], pi[FIRST_MOMENT]
-    xx, xy, xz, yy, yz, zz = (pi[k] for k in np.arange(N_LINK_PARAMETERS)[INERTIA])
-    half = 0.5 * (xx + yy + zz)
-    pseudo = cp.bmat([[half - xx, -xy, -xz, h[0]], [-xy, half - yy, -yz, h[1]],
-                      [-xz, -yz, half - zz, h[2]], [h[0], h[1], h[2], m]])
-    constraints = [0.5 * (pseudo + pseudo.T) >> 0]
+    m, _, _, pseudo = link_pseudo_inertia(pi)
+    constraints = [pseudo >> 0]
     if mass is not None:
         constraints += [m >= mass[0], m <= mass[1]]
     norm = max(float(np.linalg.norm(z)), np.finfo(float).tiny)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(r @ pi - z) / norm**2), constraints)
-    try:
-        problem.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as error:
-        raise ValueError(f"payload: the solver failed: {error}") from None
-    status = str(problem.status)
-    if x.value is None or status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"payload: no solution (solver status {status})"
-                         + ("; check `mass` against the data" if mass is not None else ""))
+    status = solve(problem, "payload",
+                   hint="; check `mass` against the data" if mass is not None else "")
     parameters = scale * x.value
     if parameters[MASS] <= 3 * std[MASS]:
         raise ValueError(f"payload: the data show no payload mass ({parameters[MASS]:.3g} kg, "

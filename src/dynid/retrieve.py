@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._sdp import link_pseudo_inertia, solve
 from dynid._validation import as_vector
 from dynid.consistency import ConsistencyReport, ParameterBounds, check_consistency
 from dynid.identifiability import BaseParameters
@@ -179,23 +180,12 @@ def retrieve_sdp(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
     x = cp.Variable(n * N_LINK_PARAMETERS)
     pi = cp.multiply(scale, x)
     constraints = []
-    index = np.arange(N_LINK_PARAMETERS)
-    mass_index, moment_index = index[MASS], index[FIRST_MOMENT]
-    inertia_index = index[INERTIA]
     for k, link in enumerate(bounds.links):
-        offset = N_LINK_PARAMETERS * k
-        m = pi[offset + mass_index]
-        h = pi[offset + moment_index]
-        xx, xy, xz, yy, yz, zz = (pi[offset + i] for i in inertia_index)
-        trace_half = 0.5 * (xx + yy + zz)
-        sigma = cp.bmat([[trace_half - xx, -xy, -xz], [-xy, trace_half - yy, -yz],
-                         [-xz, -yz, trace_half - zz]])
-        j = cp.bmat([[sigma, cp.reshape(h, (3, 1), order="F")],
-                     [cp.reshape(h, (1, 3), order="F"), cp.reshape(m, (1, 1), order="F")]])
-        constraints += [0.5 * (j + j.T) >> 0, m >= link.mass[0], m <= link.mass[1],
+        m, h, _, j = link_pseudo_inertia(pi, N_LINK_PARAMETERS * k)
+        constraints += [j >> 0, m >= link.mass[0], m <= link.mass[1],
                         h >= m * link.com_lower, h <= m * link.com_upper]
     if total is not None:
-        masses = cp.hstack([pi[N_LINK_PARAMETERS * k + mass_index] for k in range(n)])
+        masses = cp.hstack([pi[N_LINK_PARAMETERS * k + MASS] for k in range(n)])
         constraints += [cp.sum(masses) >= total[0], cp.sum(masses) <= total[1]]
     # two stages: the best fit first (a norm: its optimum is of order one once normalised),
     # then, among the parameter sets that fit as well, the one closest to the prior
@@ -205,27 +195,12 @@ def retrieve_sdp(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
     fit = cp.norm(regrouping @ pi - target) / np.linalg.norm(target)
     closeness = cp.norm(x - prior.ravel() / scale) / np.sqrt(x.size)
     problem = cp.Problem(cp.Minimize(fit + prior_weight * closeness), constraints)
-    status = _solve(problem)
+    status = solve(problem, "the SDP retrieval",
+                   infeasible="infeasible bounds: no parameter set satisfies the mass, CoM and "
+                              "total-mass bounds with a consistent pseudo-inertia")
     parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
     return _result("sdp", bounds, total, regrouping, target, rows, parameters,
                    status == "optimal", status, "", time.perf_counter() - clock)
-
-
-def _solve(problem) -> str:
-    """Solve with Clarabel; a named error for infeasible bounds or a failed solve."""
-    import cvxpy as cp
-
-    try:
-        problem.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as error:
-        raise ValueError(f"the SDP retrieval failed in the solver: {error}") from None
-    status = str(problem.status)
-    if status in ("infeasible", "infeasible_inaccurate"):
-        raise ValueError("infeasible bounds: no parameter set satisfies the mass, CoM and "
-                         "total-mass bounds with a consistent pseudo-inertia")
-    if problem.value is None or status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"the SDP retrieval failed: solver status {status}")
-    return status
 
 
 # --- Algorithm 1 of Gaz et al. 2019: penalties, simulated annealing, restarts --------------
