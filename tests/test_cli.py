@@ -232,7 +232,8 @@ def test_identify_constrained_command(capsys, tmp_path):
     assert identified.n_joints == 7 and identified.bounds is not None
     assert 16.0 <= identified.total_mass <= 20.0  # the panda file's total-mass bounds
     assert main(["identify", "panda", str(tmp_path / "log.csv"), "--prior", "panda-cad"]) == 2
-    assert "`--prior` is for the constrained methods" in capsys.readouterr().err
+    assert "`--prior` is for --method cls1|cls2|cls3|log-cholesky, not ols" in (
+        capsys.readouterr().err)
     assert main(["identify", "panda", str(tmp_path / "log.csv"), "--method", "cls3",
                  "--prior", "arm3"]) == 2
     assert "`--prior`: 'arm3' has 3 links" in capsys.readouterr().err

@@ -111,6 +111,10 @@ def test_bad_inputs(twin):
         identify_constrained(load_robot("arm3"), fit)
     with pytest.raises(ValueError, match=r"log-cholesky .* euclidean regulariser only"):
         identify_constrained(truth, fit, method="log-cholesky", regulariser="entropic")
+    with pytest.raises(ValueError, match="entropic divergence needs the pseudo-inertia"):
+        identify_constrained(truth, fit, method="cls1", regulariser="entropic")
+    with pytest.raises(ValueError, match=r"`prior` must be \(7, 10\)"):
+        identify_constrained(truth, fit, prior=np.zeros((3, 10)))
     with pytest.raises(ValueError, match="`weight` must be >= 0"):
         identify_constrained(truth, fit, weight=-1.0)
 

@@ -112,3 +112,12 @@ def test_lugre_state_is_stable_and_accurate_at_1khz():
     assert_close(model.torque_along(t, dq)[moving], model.torque(dq)[moving], rtol=1e-2)
     with pytest.raises(ValueError, match="`t` must be strictly increasing"):
         model.states_along(t[::-1], dq)
+
+
+def test_lugre_without_coulomb_level_stays_finite_at_high_speed():
+    """fc = 0 (allowed): the Stribeck curve underflows far beyond vs; no division by zero."""
+    model = LuGre(sigma0=[1e3], sigma1=[1.0], sigma2=[0.1], fc=[0.0], fs=[0.5], vs=[0.02])
+    t = np.linspace(0.0, 1.0, 1001)
+    dq = np.linspace(-3.0, 3.0, 1001)[:, None]
+    assert np.isfinite(model.torque_along(t, dq)).all()
+    assert np.isfinite(model.torque(dq)).all()

@@ -99,5 +99,7 @@ def test_bad_inputs_are_named(velocities):
         fit_friction("sigmoid", dq, residual, method="simplex")
     with pytest.raises(ValueError, match="`residual` must have shape"):
         fit_friction("sigmoid", dq, residual[:, :3])
+    with pytest.raises(ValueError, match=r"`dq` must be \(N, n\)"):
+        fit_friction("sigmoid", dq[:, 0], residual[:, 0])
     with pytest.raises(ValueError, match="`t` must be strictly increasing"):
         fit_friction("lugre", dq, residual, t=t[::-1])

@@ -113,6 +113,9 @@ def test_bad_inputs_are_named():
         identify_nls(start, data, lasso=-1.0)
     with pytest.raises(ValueError, match=r"`start` must have shape \(7, 10\)"):
         identify_nls(start, data, start=np.zeros((3, 10)))
+    fixed = start.bounds.__class__(start.bounds.links, total_mass=(18.0, 18.0))
+    result = identify_nls(start, data, friction="none", bounds=fixed, max_iterations=3)
+    assert np.isfinite(result.parameters).all()
     with pytest.raises(ValueError, match="`models` must be among"):
         compare_friction(start, data, data, models=("none", "magic"))
 
@@ -157,4 +160,4 @@ def test_nls_and_friction_commands(capsys, tmp_path):
     assert main(["friction", "panda", log]) == 2
     assert "give the validation data" in capsys.readouterr().err
     assert main(["identify", "panda", log, "--lasso", "1e-5"]) == 2
-    assert "are for --method nls" in capsys.readouterr().err
+    assert "`--lasso` is for --method nls, not ols" in capsys.readouterr().err

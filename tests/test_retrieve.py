@@ -167,3 +167,11 @@ def test_retrieve_command(capsys, tmp_path):
     assert main(["retrieve", "panda", str(tmp_path / "coefficients.yaml"), "--stages",
                  "3"]) == 2
     assert "are for --method penalty" in capsys.readouterr().err
+
+
+def test_penalty_without_a_total_mass_range(panda_static):
+    panda, base, coefficients = panda_static
+    open_range = ParameterBounds(panda.bounds.links)  # no total-mass range
+    result = retrieve_penalty(panda, base, coefficients, bounds=open_range, restarts=1,
+                              stages=2, annealing_evaluations=100)
+    assert result.consistency.consistent

@@ -75,3 +75,13 @@ def strictly_increasing(name: str, t: NDArray) -> None:
             f"`{name}` must be strictly increasing; "
             f"{name}[{k + 1}] = {float(t[k + 1])!r} follows {name}[{k}] = {float(t[k])!r}"
         )
+
+
+def as_link_table(name: str, value: ArrayLike, n_links: int) -> NDArray:
+    """``(n_links, 10)`` link parameters (a flat ``10 n`` vector is accepted), finite."""
+    table = as_float_array(name, value)
+    if table.size != 10 * n_links or table.ndim not in (1, 2) or (
+            table.ndim == 2 and table.shape != (n_links, 10)):
+        raise ValueError(f"`{name}` must be ({n_links}, 10) link parameters, got shape "
+                         f"{table.shape}")
+    return table.reshape(n_links, 10)

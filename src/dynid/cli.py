@@ -200,10 +200,10 @@ def _base(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_output(path: str | None) -> None:
+def _check_output(path: str | None, flag: str = "-o") -> None:
     """Fail before the work, not after it, when an output folder is missing."""
     if path and not Path(path).parent.is_dir():
-        raise ValueError(f"`-o`: folder {str(Path(path).parent)!r} does not exist")
+        raise ValueError(f"`{flag}`: folder {str(Path(path).parent)!r} does not exist")
 
 
 def _coefficient_payload(model) -> dict:
@@ -235,7 +235,9 @@ def _identify(args: argparse.Namespace) -> int:
     from dynid.preprocess import split
     from dynid.robot import load_robot
 
+    _check_method_options(args, CONSTRAINED_METHODS)
     _check_output(args.output)
+    _check_output(args.parameters_output, "--parameters-output")
     robot = load_robot(args.robot)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
@@ -245,41 +247,40 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:
         data, check = split(data, 1.0 - args.validate)
     if args.method == "iv":
-        if args.drop_above is not None or args.noise_std is not None:
-            raise ValueError("`--drop-above` and `--noise-std` apply to ols/wls, not iv")
         return _identify_iv(args, robot, data, check, steps)
-    if args.reference is not None:
-        raise ValueError("`--reference` is for --method iv")
-    if args.method != "nls" and (args.lasso is not None or args.max_samples is not None):
-        raise ValueError("`--lasso` and `--max-samples` are for --method nls")
-    if args.method in (*CONSTRAINED_METHODS, "nls"):
-        if args.drop_above is not None or args.noise_std is not None:
-            raise ValueError(f"`--drop-above` and `--noise-std` apply to ols/wls, not "
-                             f"{args.method}")
-        if args.method == "nls":
-            if args.prior is not None or args.regulariser is not None:
-                raise ValueError("`--prior` and `--regulariser` are for the constrained "
-                                 f"methods ({', '.join(CONSTRAINED_METHODS)})")
-            return _identify_nls(args, robot, data, check, steps)
+    if args.method == "nls":
+        return _identify_nls(args, robot, data, check, steps)
+    if args.method in CONSTRAINED_METHODS:
         return _identify_constrained(args, robot, data, check, steps)
-    for flag, value in {"--prior": args.prior, "--regulariser": args.regulariser,
-                        "--parameters-output": args.parameters_output}.items():
-        if value is not None:
-            raise ValueError(f"`{flag}` is for the constrained methods "
-                             f"({', '.join(CONSTRAINED_METHODS)}) and nls")
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
             raise ValueError(f"`--noise-std` needs {robot.n_joints} values (one per joint), "
                              f"got {len(args.noise_std)}")
         options["noise_std"] = args.noise_std
-    elif args.noise_std is not None:
-        raise ValueError("`--noise-std` applies to --method wls only")
     model = identify(robot, data, friction=_friction(robot, args),
                      estimator=ESTIMATORS[args.method](**options))
     return _show_identified(args, model, data, check, steps,
                             f"{robot.name}: {args.method.upper()} on {args.data} "
                             f"(friction {model.friction.name})")
+
+
+def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) -> None:
+    """Each method-specific option of `dynid identify` with a method that uses it."""
+    uses = {
+        "--reference": ("reference", ("iv",)),
+        "--noise-std": ("noise_std", ("wls",)),
+        "--drop-above": ("drop_above", ("ols", "wls")),
+        "--prior": ("prior", tuple(constrained)),
+        "--regulariser": ("regulariser", tuple(constrained)),
+        "--parameters-output": ("parameters_output", (*constrained, "nls")),
+        "--lasso": ("lasso", ("nls",)),
+        "--max-samples": ("max_samples", ("nls",)),
+    }
+    for flag, (attribute, methods) in uses.items():
+        if getattr(args, attribute) is not None and args.method not in methods:
+            raise ValueError(f"`{flag}` is for --method {'|'.join(methods)}, not "
+                             f"{args.method}")
 
 
 def _show_identified(args, model, data, check, steps, title: str,
@@ -337,7 +338,7 @@ def _identify_constrained(args, robot, data, check, steps) -> int:
     from dynid.constrained import identify_constrained
     from dynid.robot import load_robot, save_robot
 
-    _check_output(args.parameters_output)
+    _check_output(args.parameters_output, "--parameters-output")
     prior = load_robot(args.prior).parameters if args.prior else None
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
@@ -369,7 +370,7 @@ def _identify_nls(args, robot, data, check, steps) -> int:
     from dynid.nls import NLS_FRICTION_MODELS, identify_nls
     from dynid.robot import save_robot
 
-    _check_output(args.parameters_output)
+    _check_output(args.parameters_output, "--parameters-output")
     if args.kv is not None or args.delta is not None:
         raise ValueError("`--kv` and `--delta` shape the linear arctan columns; --method nls "
                          "fits its friction models' own parameters")
@@ -447,6 +448,7 @@ def _friction_compare(args: argparse.Namespace) -> int:
         _print_json({"robot": robot.name, **table.to_json(), "model_file": args.output})
         return 0
     way = ("physical parameters and friction fitted jointly" if args.method == "nls"
+           else f"friction fitted on the residual of {args.model}" if args.model
            else "friction fitted on the residual of one rigid-body OLS fit")
     print(f"{robot.name}: friction models on {args.data} ({way}; validation "
           f"{check.n_samples} samples)")

@@ -72,11 +72,6 @@ class LinkBounds:
     def com_centre(self) -> NDArray:
         return 0.5 * (self.com_lower + self.com_upper)
 
-    @property
-    def com_semi_axes(self) -> NDArray:
-        """Semi-axes of the ellipsoid through the box's corners (it contains the box)."""
-        return np.sqrt(3.0) * 0.5 * (self.com_upper - self.com_lower)
-
 
 @dataclass(frozen=True)
 class ParameterBounds:

@@ -9,10 +9,10 @@ parameters and friction coefficients), the unknowns are the full ``pi`` (10 n) a
 - ``cls1``: mass bounds and CoM boxes as bounds on (m, m c), closest to the data (a QP);
 - ``cls2``: plus physical feasibility, ``I_com >= 0`` as the LMI of Jaco2 eq. 3;
 - ``cls3``: full consistency, pseudo-inertia ``J >= 0`` (the triangle inequality), CoM inside
-  its box and the ellipsoid through the box's corners (Jaco2 eq. 6), the link's bounding
-  ellipsoid when given (density realizability), the total-mass range; with a regulariser
-  towards a prior,
-  Euclidean (scaled) or entropic (log-det divergence of Lee, Wensing & Park);
+  its box, the link's bounding ellipsoid when given (density realizability), the total-mass
+  range; with a regulariser towards a prior, Euclidean (scaled) or entropic (log-det
+  divergence of Lee, Wensing & Park). The robot files bound the CoM by a box; Jaco2 eq. 6's
+  ellipsoid, drawn through that box's corners, contains the box and would add nothing;
 - ``log-cholesky``: unconstrained nonlinear least squares on log-Cholesky coordinates,
   consistent by construction (scipy, started from CLS-3).
 
@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._compress import triangular_factor
 from dynid._sdp import link_pseudo_inertia, solve
+from dynid._validation import as_link_table
 from dynid.consistency import (
     ConsistencyReport,
     ParameterBounds,
@@ -102,6 +103,9 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
     if regulariser not in ("euclidean", "entropic"):
         raise ValueError(f"`regulariser` must be 'euclidean' or 'entropic', got {regulariser!r}")
+    if regulariser == "entropic" and method not in ("cls3", "log-cholesky"):
+        raise ValueError(f"`regulariser`: the entropic divergence needs the pseudo-inertia "
+                         f"LMI of cls3, not {method!r}")
     if method == "log-cholesky" and regulariser != "euclidean":
         raise ValueError("`regulariser`: log-cholesky is a least-squares problem and takes the "
                          f"euclidean regulariser only, got {regulariser!r}")
@@ -119,7 +123,7 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
     friction = default_friction(robot) if friction is None else friction
     if not friction.linear:
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-    prior = robot.parameters if prior is None else np.asarray(prior, float).reshape(n, 10)
+    prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
     base = robot_base_parameters(robot, friction=friction)
     template = LinearModel(robot=robot, friction=friction, base=base,
                            coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
@@ -158,11 +162,6 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
                 constraints.append(0.5 * (block + block.T) >> 0)
             if method == "cls3":
                 constraints.append(j >> 0)
-                centre, axes = link.com_centre, np.maximum(link.com_semi_axes, 1e-6)
-                offset_h = cp.reshape(h - m * centre, (3, 1), order="F")
-                ellipsoid = cp.bmat([[cp.reshape(m, (1, 1), order="F"), offset_h.T],
-                                     [offset_h, m * np.diag(axes**2)]])
-                constraints.append(0.5 * (ellipsoid + ellipsoid.T) >> 0)
                 if link.ellipsoid_centre is not None:
                     q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
                     constraints.append(cp.trace(q @ j) >= 0)
@@ -196,7 +195,7 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
     residual = np.concatenate([r @ base_coefficients - z, [factor[-1, -1]]])
     # the Jaco2 paper's uncertainty of a constrained estimate: sigma^2 (Y_b^T Y_b)^-1 on the
     # base representation, sigma^2 from the constrained fit's own residual
-    sigma2 = float(residual @ residual) / (stacked.shape[0] - base.rank)
+    sigma2 = float(residual @ residual) / max(stacked.shape[0] - base.rank, 1)
     inverse = np.linalg.inv(r)
     relative_error = float(100 * np.linalg.norm(residual) / np.linalg.norm(data.tau))
     std = np.sqrt(sigma2 * np.sum(inverse**2, axis=1))
@@ -225,9 +224,10 @@ def _log_cholesky(operator: NDArray, z: NDArray, start: NDArray, friction: NDArr
     start = start.copy()
     eigen = np.linalg.eigvalsh(pseudo_inertia(start))[:, 0]
     bump = np.maximum(1e-6 * start[:, MASS] - eigen, 0.0)  # strictly inside J > 0
-    start[:, 4] += bump
-    start[:, 7] += bump
-    start[:, 9] += bump
+    # adding b to Ixx, Iyy, Izz adds b / 2 to the 3x3 block of J: add 2 b
+    start[:, 4] += 2 * bump
+    start[:, 7] += 2 * bump
+    start[:, 9] += 2 * bump
     theta0 = np.concatenate([to_log_cholesky(start).ravel(), friction])
     rigid = N_LINK_PARAMETERS * n
     norm = np.linalg.norm(z)

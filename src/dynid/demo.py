@@ -92,7 +92,7 @@ def run_demo(*, robot: str = "panda", duration: float = DEFAULT_DURATION, rate: 
     lap("identification")
     predicted = model.predict(validation.q, validation.dq, validation.ddq)
     noiseless = rnea(truth, validation.q, validation.dq, validation.ddq)
-    noiseless = noiseless + truth.friction.torque(validation.dq)
+    noiseless = noiseless + truth.friction.torque_along(validation.t, validation.dq)
     lap("validation")
     n_inertial = sum(1 for k in model.base.independent if k < N_LINK_PARAMETERS * truth.n_joints)
     return DemoResult(

@@ -342,7 +342,9 @@ class LuGre(FrictionModel):
                              "`sigma2` >= 0")
 
     def _stribeck(self, dq: NDArray) -> NDArray:
-        return self.fc + (self.fs - self.fc) * np.exp(-((dq / self.vs) ** 2))
+        # floored: with fc = 0 the curve underflows to 0 at high speed (z's steady state is 0)
+        return np.maximum(self.fc + (self.fs - self.fc) * np.exp(-((dq / self.vs) ** 2)),
+                          _LEVEL_FLOOR)
 
     def state_derivative(self, dq: NDArray, z: NDArray) -> NDArray:
         return dq - self.sigma0 * np.abs(dq) * z / self._stribeck(dq)
@@ -373,17 +375,20 @@ class LuGre(FrictionModel):
         return self.torque_with_state(values, z).reshape(*shape, self.n_joints)
 
 
+_LEVEL_FLOOR = 1e-12  # N m: the LuGre Stribeck curve never reaches 0 (it divides by it)
+
+
 @njit(cache=True)
 def _lugre_states(t, dq, sigma0, fc, fs, vs):
     n_samples, n = dq.shape
     z = np.empty((n_samples, n))
     for j in range(n):
         v = dq[0, j]
-        level = fc[j] + (fs[j] - fc[j]) * np.exp(-((v / vs[j]) ** 2))
+        level = max(fc[j] + (fs[j] - fc[j]) * np.exp(-((v / vs[j]) ** 2)), _LEVEL_FLOOR)
         z[0, j] = np.sign(v) * level / sigma0[j]
         for k in range(1, n_samples):
             v = 0.5 * (dq[k - 1, j] + dq[k, j])
-            level = fc[j] + (fs[j] - fc[j]) * np.exp(-((v / vs[j]) ** 2))
+            level = max(fc[j] + (fs[j] - fc[j]) * np.exp(-((v / vs[j]) ** 2)), _LEVEL_FLOOR)
             rate = sigma0[j] * abs(v) / level
             if rate == 0.0:
                 z[k, j] = z[k - 1, j]

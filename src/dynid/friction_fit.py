@@ -147,6 +147,9 @@ def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike,
 
 def _pair(dq: ArrayLike, residual: ArrayLike) -> tuple[NDArray, NDArray]:
     """Velocities and residual torques as (N, n) arrays of one shape."""
+    if np.ndim(dq) != 2:
+        raise ValueError(f"`dq` must be (N, n) (one column per joint), got shape "
+                         f"{np.shape(dq)}")
     velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
     torque, _ = as_batch("residual", residual, velocity.shape[1])
     if torque.shape != velocity.shape:
@@ -205,7 +208,7 @@ def _fit_joint(start, row, kinds, velocity, torque, times, method, max_iteration
                                        options={"maxiter": max_iterations, "xatol": 1e-10,
                                                 "fatol": 1e-14, "adaptive": True})
             x, message, ok = result.x, result.message, bool(result.success)
-    except ValueError as error:  # a start outside the model's own domain
+    except (ValueError, ArithmeticError) as error:  # outside the model's own domain
         return row, np.inf, False, str(error)
     r = residual(x)
     return values(x), float(r @ r), ok, str(message)

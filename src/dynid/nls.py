@@ -35,7 +35,7 @@ from dynid._compress import triangular_factor
 from dynid.consistency import ConsistencyReport, ParameterBounds, check_consistency
 from dynid.data import Dataset
 from dynid.dynamics import regressor
-from dynid.friction import FrictionModel, NoFriction, ViscousCoulomb
+from dynid.friction import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.friction_fit import FITTABLE_MODELS, start_model
 from dynid.identifiability import robot_base_parameters
 from dynid.identify import identify
@@ -270,7 +270,7 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
             gradient[lasso_columns] += slopes_l * rows_l
             cost += float(rows_l @ rows_l)
         if total is not None:  # the total-mass hinge, one residual row
-            width = total[1] - total[0]
+            width = max(total[1] - total[0], 1e-2 * total[1], 1e-6)
             low, high = total[0] + _MASS_MARGIN * width, total[1] - _MASS_MARGIN * width
             mass = float(x[masses].sum())
             if not low <= mass <= high:
@@ -326,10 +326,16 @@ def _friction_start(robot: Robot, data: Dataset, used: Dataset,
         raise ValueError(f"`friction` must be one of {NLS_FRICTION_MODELS}, got {friction!r}")
     if friction == "none":
         return NoFriction(n)
-    # the start from the residual of an OLS fit with viscous + Coulomb + offset columns
-    ols = identify(robot, used, friction=ViscousCoulomb.zeros(n))
+    # the start from the residual of an OLS fit with viscous + Coulomb + offset columns, on
+    # the whole log (compressed: cheap; the decimated samples may not excite every column)
+    ols = identify(robot, data, friction=ViscousCoulomb.zeros(n))
     residual = used.tau - ols.rigid_torque(used.q, used.dq, used.ddq)
-    return start_model(friction, used.dq, residual)
+    start = start_model(friction, used.dq, residual)
+    if isinstance(start, Arctan) and isinstance(robot.friction, Arctan):
+        # the robot file's own shape constants (they stay fixed in the fit)
+        start = Arctan(start.tau_s, start.tau_sc, start.tau_v, robot.friction.k_v,
+                       robot.friction.delta)
+    return start
 
 
 def _linear_model(robot: Robot, parameters: NDArray, fitted: FrictionModel, used: Dataset,

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._sdp import link_pseudo_inertia, solve
-from dynid._validation import as_vector
+from dynid._validation import as_link_table, as_vector
 from dynid.consistency import ConsistencyReport, ParameterBounds, check_consistency
 from dynid.identifiability import BaseParameters
 from dynid.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, from_com
@@ -175,7 +175,7 @@ def retrieve_sdp(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
     if prior is None:
         prior = np.array([from_com(np.mean(b.mass), b.com_centre,
                                    np.mean(b.mass) * 0.01 * np.eye(3)) for b in bounds.links])
-    prior = np.asarray(prior, dtype=float).reshape(n, N_LINK_PARAMETERS)
+    prior = as_link_table("prior", prior, n)
     scale = parameter_scale(bounds)
     x = cp.Variable(n * N_LINK_PARAMETERS)
     pi = cp.multiply(scale, x)
@@ -187,11 +187,10 @@ def retrieve_sdp(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
     if total is not None:
         masses = cp.hstack([pi[N_LINK_PARAMETERS * k + MASS] for k in range(n)])
         constraints += [cp.sum(masses) >= total[0], cp.sum(masses) <= total[1]]
-    # two stages: the best fit first (a norm: its optimum is of order one once normalised),
-    # then, among the parameter sets that fit as well, the one closest to the prior
-    # Both terms are norms (not squares): the fit is then an exact penalty — where an exact
-    # solution exists the optimum fits exactly, whatever the small prior weight — and the
-    # objective stays of order one for the solver.
+    # one problem, fit plus a small weight times the distance to the prior. Both terms are
+    # norms (not squares): the fit is then an exact penalty — where an exact solution exists
+    # the optimum fits exactly, whatever the small prior weight; among the exact solutions the
+    # prior picks — and the objective stays of order one for the solver.
     fit = cp.norm(regrouping @ pi - target) / np.linalg.norm(target)
     closeness = cp.norm(x - prior.ravel() / scale) / np.sqrt(x.size)
     problem = cp.Problem(cp.Minimize(fit + prior_weight * closeness), constraints)
@@ -271,7 +270,7 @@ class _PenaltyProblem:
     ``residual(u)`` is the fit ``(G pi(p) - pi_hat) / |pi_hat|`` (so phi = |residual|^2 is
     relative); ``violations(u)`` are eq. 32's distances, g1 per link (``lambda_max(I_com) -
     tr(I_com) / 2`` when positive, over the link's inertia scale) and g2 (the total mass
-    outside its range, over the range's width), each with its exact Jacobian."""
+    outside its range, over the range's width, at least 1 kg), each with its exact Jacobian."""
 
     regrouping: NDArray  # (r, 10 n)
     target: NDArray  # (r,)
@@ -342,7 +341,7 @@ class _PenaltyProblem:
         values = np.linalg.eigvalsh(self._tensors(p))
         excess = (values[:, 2] - 0.5 * values.sum(axis=1)) / self.inertia_scale
         return np.append(np.maximum(excess, 0.0),
-                         max(0.0, *(-self._mass_margins(p))))
+                         np.max(-self._mass_margins(p), initial=0.0))
 
     def violations(self, u: NDArray) -> tuple[NDArray, NDArray]:
         """g (n + 1,) and dg/du (n + 1, 10 n): the margins' negative parts."""
@@ -450,6 +449,14 @@ def _restore(problem: _PenaltyProblem, u: NDArray) -> NDArray:
     return np.clip((p.ravel() - problem.lower) / problem.width, 0.0, 1.0)
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (affinity and container limits), at least one."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def retrieve_penalty(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
                      bounds: ParameterBounds | None = None,
                      total_mass: tuple[float, float] | None = None,
@@ -502,8 +509,8 @@ def retrieve_penalty(robot: Robot, base: BaseParameters, coefficients: ArrayLike
     say = progress or (lambda _line: None)
     runs = []
     own = executor is None
-    pool = ProcessPoolExecutor(max_workers=min(restarts, os.cpu_count() or 1)) if own \
-        else executor
+    pool = ProcessPoolExecutor(max_workers=min(restarts, _usable_cpus())) if own else executor
+    futures = []
     try:
         futures = [pool.submit(_penalty_restart, task) for task in tasks]
         for future in as_completed(futures):
@@ -512,6 +519,8 @@ def retrieve_penalty(robot: Robot, base: BaseParameters, coefficients: ArrayLike
             say(f"penalty retrieval: run {len(runs)}/{restarts} (seed {run['seed']}): relative "
                 f"error {100 * np.sqrt(run['fit']):.3g} %, violation {run['violation']:.2g}")
     finally:
+        for future in futures:  # a failed run stops the others, on any executor
+            future.cancel()
         if own:
             pool.shutdown(cancel_futures=True)
     runs.sort(key=lambda run: run["seed"])

@@ -149,7 +149,9 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
 
     sensor = sensor or SensorModel()
     resolution = sensor.position_resolution
-    state = np.concatenate([q_d[0], dq_d[0], np.zeros(n)])
+    # a stateful friction starts at its steady state, as in the open loop
+    z0 = (friction.states_along(t[:1], dq_d[:1])[0] if friction.stateful else np.zeros(n))
+    state = np.concatenate([q_d[0], dq_d[0], z0])
     q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
     measured_previous = None
     for k in range(t.size):
