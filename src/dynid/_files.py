@@ -26,11 +26,23 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
     tmp = Path(name)
     try:
         write(tmp)
+        tmp.chmod(0o666 & ~_umask())  # as an ordinary new file (mkstemp makes it private)
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (os.umask would, for every thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
 
 
 def to_builtin(value: Any, *, nonfinite_as_none: bool = False) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,9 @@ import numpy as np
 # dynid.constrained.CONSTRAINED_METHODS (kept literal so `--help` imports nothing heavy)
 IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 LINEAR_FRICTION = ("none", "viscous-coulomb", "arctan")
+# dynid.compare.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
+COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+COMPARE_DEFAULTS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 NONLINEAR_FRICTION = ("sigmoid", "stribeck", "lugre")
 
 __all__ = ["main"]
@@ -294,6 +298,7 @@ def _show_identified(args, model, data, check, steps, title: str,
     held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq, check.t))
                 if check is not None else None)
     if args.output:
+        model.report["command"] = args.command_line
         save_model(model, args.output)
     if args.json:
         _print_json({"robot": model.robot.name, "friction": model.friction.name,
@@ -443,7 +448,9 @@ def _friction_compare(args: argparse.Namespace) -> int:
     if args.output is not None:
         from dynid.model import save_model
 
-        save_model(table.fitted[args.models.index(kept[0])], args.output)
+        chosen = table.fitted[args.models.index(kept[0])]
+        chosen.report["command"] = args.command_line
+        save_model(chosen, args.output)
     if args.json:
         _print_json({"robot": robot.name, **table.to_json(), "model_file": args.output})
         return 0
@@ -455,6 +462,128 @@ def _friction_compare(args: argparse.Namespace) -> int:
     print("\n".join(table.lines()))
     if args.output is not None:
         print(f"  model with {kept[0]} friction written to {args.output}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    """An identified model on a log: errors, residuals, consistency, M(q) > 0."""
+    from dynid.model import load_model
+    from dynid.validate import check_compatible, validate_model
+
+    _check_output(args.plot, "--plot")
+    model = load_model(args.model)
+    data = _prepared(args, args.data)
+    check_compatible(model, data)
+    report = validate_model(model, data, n_poses=args.poses)
+    if args.plot:
+        from dynid.plots import plot_torques
+
+        plot_torques(data.t, data.tau, model.predict(data.q, data.dq, data.ddq, data.t),
+                     args.plot, rigid=model.rigid_torque(data.q, data.dq, data.ddq),
+                     title=f"{model.robot.name}: {args.data}, measured vs model")
+    if args.json:
+        _print_json({"model": args.model, "data": args.data,
+                     "preprocessing": data.metadata.get("preprocessing", []),
+                     **report.to_json(), "plot": args.plot})
+        return 0
+    print(f"{model.robot.name}: {args.model} on {args.data}")
+    print("\n".join(report.lines()))
+    if args.plot:
+        print(f"  plot written to {args.plot}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """The Jaco2 paper's Table 5 over the given logs."""
+    from dynid.compare import compare_methods, write_table
+    from dynid.robot import load_robot
+
+    _check_output(args.output)
+    _check_output(args.plot, "--plot")
+    if args.output and Path(args.output).suffix.lower() not in (".md", ".csv", ".json"):
+        raise ValueError(f"`-o` must end in .md, .csv or .json, got {args.output!r}")
+    robot = load_robot(args.robot)
+    prior = load_robot(args.prior) if args.prior else None
+    references = None
+    if args.references:
+        from dynid.trajectory import load_trajectory
+
+        if len(args.references) != len(args.data):
+            raise ValueError(f"`--references` needs one trajectory per log ({len(args.data)}), "
+                             f"got {len(args.references)}")
+        references = [load_trajectory(path) for path in args.references]
+    datasets = [_prepared(args, path) for path in args.data]
+    table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
+                            methods=args.methods, prior=prior, references=references,
+                            nls_friction=args.nls_friction, progress=_progress(args))
+    if args.output:
+        write_table(table, args.output)
+    if args.plot:
+        from dynid.plots import comparison_figure, save_figure
+
+        save_figure(comparison_figure(table.methods, table.validation_errors(),
+                                      title=f"{robot.name}: validation errors over "
+                                            f"{len(datasets)} trajectories"), args.plot)
+    if args.json:
+        _print_json({"robot": robot.name, **table.to_json(), "output": args.output})
+        return 0
+    print(f"{robot.name}: {len(table.methods)} methods over {len(datasets)} trajectories "
+          "(each identifies in turn, the others validate; * the smallest w of the row)")
+    print("\n".join(table.lines()))
+    for path in (args.output, args.plot):
+        if path:
+            print(f"  written to {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    """A self-contained HTML report of a model validated on a log."""
+    from dynid.model import load_model
+    from dynid.report import build_report, write_report
+    from dynid.validate import check_compatible, validate_model
+
+    _check_output(args.output)
+    model = load_model(args.model)
+    data = _prepared(args, args.data)
+    check_compatible(model, data)
+    identification = _prepared(args, args.identification) if args.identification else None
+    if identification is not None:
+        check_compatible(model, identification)
+    validation = validate_model(model, data, n_poses=args.poses)
+    text = build_report(model, data, validation, identification=identification,
+                        data_name=args.data, command=args.command_line, title=args.title)
+    write_report(args.output, text)
+    if args.json:
+        _print_json({"report": args.output, **validation.to_json()})
+        return 0
+    print(f"{model.robot.name}: report on {args.data} written to {args.output}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """A model's (or a robot file's) robot as URDF, MJCF or a dynid robot file."""
+    import dataclasses
+
+    from dynid.export import export_robot, identified_robot
+    from dynid.model import LinearModel
+    from dynid.robot import save_robot
+
+    _check_output(args.output)
+    source = _model_or_robot(args.source)
+    robot = identified_robot(source) if isinstance(source, LinearModel) else source
+    if args.name:
+        robot = dataclasses.replace(robot, name=args.name)
+    suffix = Path(args.output).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        save_robot(robot, args.output)
+    else:
+        export_robot(robot, args.output)
+    if args.json:
+        _print_json({"robot": robot.name, "output": args.output,
+                     "total_mass": robot.total_mass})
+        return 0
+    print(f"{robot.name}: written to {args.output} ({robot.n_joints} joints, total mass "
+          f"{robot.total_mass:.3f} kg, friction {robot.friction.name})")
     return 0
 
 
@@ -490,7 +619,8 @@ def _payload(args: argparse.Namespace) -> int:
 
 
 def _model_or_robot(path: str):
-    """A ``dynid-model/1`` file as a LinearModel; anything else as a robot."""
+    """A ``dynid-model/1`` file as a LinearModel; anything else (a built-in name, a robot file,
+    a URDF) as a robot."""
     import yaml
 
     from dynid.model import MODEL_SCHEMA, load_model
@@ -501,7 +631,7 @@ def _model_or_robot(path: str):
         try:
             spec = yaml.safe_load(file.read_text())
         except (OSError, yaml.YAMLError) as error:
-            raise ValueError(f"`ARM`: cannot read {path!r}: {error}") from None
+            raise ValueError(f"cannot read {path!r}: {error}") from None
         if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
             return load_model(file)
     return load_robot(path)
@@ -519,6 +649,7 @@ def _identify_static(args: argparse.Namespace) -> int:
     model = identify_static(robot, read_static(args.file), drop_joint1_gravity=drop,
                             method=args.method, drop_above_percent=args.drop_above)
     if args.output:
+        model.report["command"] = args.command_line
         save_model(model, args.output)
     if args.json:
         _print_json({"robot": robot.name, **_coefficient_payload(model),
@@ -762,7 +893,7 @@ def _friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = Fals
     parser.add_argument("--delta", type=float, help="arctan: Stribeck-shape constant [s/rad]")
 
 
-def _preprocessing_options(parser: argparse.ArgumentParser) -> None:
+def _preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True) -> None:
     parser.add_argument("--resample", type=float, metavar="HZ",
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
@@ -772,8 +903,9 @@ def _preprocessing_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--order", type=int, default=4, help="Butterworth order (default 4)")
     parser.add_argument("--trim", type=float, metavar="S",
                         help="seconds dropped at both ends (default 0.5 when filtered here)")
-    parser.add_argument("--validate", type=float, metavar="FRACTION",
-                        help="hold out this final fraction of the log and report its RMSE")
+    if split:
+        parser.add_argument("--validate", type=float, metavar="FRACTION",
+                            help="hold out this final fraction of the log and report its RMSE")
 
 
 def _prepared(args: argparse.Namespace, path: str):
@@ -885,6 +1017,65 @@ def _parser() -> argparse.ArgumentParser:
     friction.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     friction.set_defaults(run=_friction_compare)
 
+    compare = commands.add_parser(
+        "compare", help="compare identification methods over trajectories (Jaco2 Table 5)")
+    compare.add_argument("robot", help="built-in robot name, or a .yaml file (bounds for CLS)")
+    compare.add_argument("data", nargs="+", metavar="DATA",
+                         help="two or more logs: each identifies in turn, the others validate")
+    compare.add_argument("--methods", nargs="+", default=list(COMPARE_DEFAULTS),
+                         choices=COMPARE_CHOICES,
+                         help="default: " + " ".join(COMPARE_DEFAULTS))
+    compare.add_argument("--prior", metavar="ROBOT",
+                         help="the CAD values: the cad row, the CLS prior, the NLS start "
+                              "(default: the robot's own parameters)")
+    compare.add_argument("--references", nargs="+", metavar="TRAJ",
+                         help="iv: the trajectory each log tracked, in the order of DATA")
+    compare.add_argument("--nls-friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
+                         help="nls: the friction model (default: the robot file's, else "
+                              "viscous-coulomb)")
+    compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
+    compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
+    _preprocessing_options(compare, split=False)
+    compare.add_argument("--json", action="store_true", help="machine-readable output")
+    compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    compare.set_defaults(run=_compare)
+
+    export = commands.add_parser(
+        "export", help="an identified model as URDF, MuJoCo MJCF or a dynid robot file")
+    export.add_argument("source", metavar="MODEL",
+                        help="a model file with full link parameters (cls3, nls, ...) or a "
+                             "robot file (e.g. from `dynid retrieve`)")
+    export.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help=".urdf, .xml (MJCF) or .yaml (dynid robot file)")
+    export.add_argument("--name", help="the exported robot's name")
+    export.add_argument("--json", action="store_true", help="machine-readable output")
+    export.set_defaults(run=_export)
+
+    report = commands.add_parser(
+        "report", help="a self-contained HTML report of a model validated on a log")
+    report.add_argument("model", help="a model file from `dynid identify` (or nls, friction)")
+    report.add_argument("data", help="the validation log")
+    report.add_argument("-o", "--output", required=True, metavar="REPORT.html")
+    report.add_argument("--identification", metavar="LOG",
+                        help="the log the model was fitted on: its trajectory is plotted")
+    report.add_argument("--title", help="the report's title")
+    report.add_argument("--poses", type=int, default=1000, metavar="N",
+                        help="poses sampled for the M(q) > 0 check (default 1000)")
+    _preprocessing_options(report, split=False)
+    report.add_argument("--json", action="store_true", help="machine-readable output")
+    report.set_defaults(run=_report)
+
+    validate = commands.add_parser(
+        "validate", help="an identified model on a log: errors, residuals, consistency")
+    validate.add_argument("model", help="a model file from `dynid identify` (or friction, nls)")
+    validate.add_argument("data", help="a log (as for `dynid identify`)")
+    validate.add_argument("--poses", type=int, default=1000, metavar="N",
+                          help="poses sampled for the M(q) > 0 check (default 1000)")
+    validate.add_argument("--plot", metavar="PNG", help="measured vs predicted torques")
+    _preprocessing_options(validate, split=False)
+    validate.add_argument("--json", action="store_true", help="machine-readable output")
+    validate.set_defaults(run=_validate)
+
     payload = commands.add_parser(
         "payload", help="identify a payload on the last link, the arm's model frozen")
     payload.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
@@ -895,7 +1086,7 @@ def _parser() -> argparse.ArgumentParser:
                                       "identify`)")
     payload.add_argument("--mass", type=float, nargs=2, metavar=("MIN", "MAX"),
                          help="the payload's mass range [kg]")
-    _preprocessing_options(payload)
+    _preprocessing_options(payload, split=False)
     payload.add_argument("--json", action="store_true", help="machine-readable output")
     payload.set_defaults(run=_payload)
 
@@ -1028,7 +1219,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    args.command_line = "dynid " + shlex.join(argv)  # provenance, kept in models and reports
     np.set_printoptions(precision=4, suppress=True)
     try:
         return args.run(args)

@@ -84,6 +84,25 @@ class LinearModel:
         return full
 
     @property
+    def physical_parameters(self) -> NDArray | None:
+        """``(n, 10)``: the robot's link parameters when they reproduce the rigid-body
+        coefficients (models from constrained, NLS or retrieval: a full set to check and to
+        export), else None (a base-parameter estimate, e.g. OLS, whose robot holds the prior)."""
+        rigid = self.base.regrouping[:, : self.n_rigid]
+        rows = np.flatnonzero(np.abs(rigid).max(axis=1) > 0)
+        implied = rigid[rows] @ self.robot.parameters.ravel()
+        target = self.coefficients[rows]
+        if np.linalg.norm(implied - target) <= 1e-9 * max(np.linalg.norm(target), 1e-300):
+            return np.array(self.robot.parameters)
+        return None
+
+    def inverse_dynamics(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike,
+                         t: ArrayLike | None = None) -> NDArray:
+        """Joint torques ``(*, n)`` on batches: the compiled RNEA with the identified
+        (equivalent) parameters plus friction — the same as ``predict``."""
+        return self.predict(q, dq, ddq, t)
+
+    @property
     def _rigid(self) -> Robot:
         return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid])
 
@@ -99,13 +118,15 @@ class LinearModel:
         return out
 
     def friction_torque(self, dq: ArrayLike, t: ArrayLike | None = None) -> NDArray:
-        """The identified friction torques ``(N, n)``: the linear columns' and the fitted
+        """The identified friction torques ``(*, n)``: the linear columns' and the fitted
         model's (along the time series ``t`` when it has a state, else at steady state)."""
-        out = self.friction.regressor(dq) @ self.equivalent_parameters[self.n_rigid:]
+        velocities = np.asarray(dq, dtype=float)
+        flat = velocities.reshape(-1, self.robot.n_joints) if velocities.ndim else velocities
+        out = self.friction.regressor(flat) @ self.equivalent_parameters[self.n_rigid:]
         extra = self.fitted_friction
         if extra is not None:
-            out = out + (extra.torque_along(t, dq) if t is not None else extra.torque(dq))
-        return out
+            out = out + (extra.torque_along(t, flat) if t is not None else extra.torque(flat))
+        return out.reshape(velocities.shape)
 
     def rigid_torque(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
         """The rigid-body part of the prediction ``(N, n)``, no friction."""

@@ -21,15 +21,15 @@ dropped at identification (``exclude``) are left out of the fit.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._parallel import run_parallel
 from dynid._sdp import link_pseudo_inertia, solve
 from dynid._validation import as_link_table, as_vector
 from dynid.consistency import ConsistencyReport, ParameterBounds, check_consistency
@@ -365,17 +365,8 @@ class _PenaltyProblem:
         return float(residual @ residual + weight * (g @ g))
 
 
-def _penalty_restart(task: dict) -> dict:
-    """One independent run of Algorithm 1 (top level, so that it runs in a worker process)."""
-
-    from threadpoolctl import threadpool_limits
-
-    # one BLAS thread: the matrices are tiny, and Q runs share the cores
-    with threadpool_limits(limits=1):
-        return _penalty_run(task)
-
-
 def _penalty_run(task: dict) -> dict:
+    """One independent run of Algorithm 1 (module level: it runs in a worker process)."""
     import scipy.optimize
 
     problem: _PenaltyProblem = task["problem"]
@@ -449,14 +440,6 @@ def _restore(problem: _PenaltyProblem, u: NDArray) -> NDArray:
     return np.clip((p.ravel() - problem.lower) / problem.width, 0.0, 1.0)
 
 
-def _usable_cpus() -> int:
-    """The CPUs this process may run on (affinity and container limits), at least one."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def retrieve_penalty(robot: Robot, base: BaseParameters, coefficients: ArrayLike, *,
                      bounds: ParameterBounds | None = None,
                      total_mass: tuple[float, float] | None = None,
@@ -507,22 +490,16 @@ def retrieve_penalty(robot: Robot, base: BaseParameters, coefficients: ArrayLike
               "annealing_evaluations": annealing_evaluations,
               "local_iterations": local_iterations} for q in range(restarts)]
     say = progress or (lambda _line: None)
-    runs = []
-    own = executor is None
-    pool = ProcessPoolExecutor(max_workers=min(restarts, _usable_cpus())) if own else executor
-    futures = []
-    try:
-        futures = [pool.submit(_penalty_restart, task) for task in tasks]
-        for future in as_completed(futures):
-            run = future.result()
-            runs.append(run)
-            say(f"penalty retrieval: run {len(runs)}/{restarts} (seed {run['seed']}): relative "
-                f"error {100 * np.sqrt(run['fit']):.3g} %, violation {run['violation']:.2g}")
-    finally:
-        for future in futures:  # a failed run stops the others, on any executor
-            future.cancel()
-        if own:
-            pool.shutdown(cancel_futures=True)
+
+    done = 0
+
+    def arrived(run: dict) -> None:
+        nonlocal done
+        done += 1
+        say(f"penalty retrieval: run {done}/{restarts} (seed {run['seed']}): relative error "
+            f"{100 * np.sqrt(run['fit']):.3g} %, violation {run['violation']:.2g}")
+
+    runs = run_parallel(_penalty_run, tasks, executor=executor, on_result=arrived)
     runs.sort(key=lambda run: run["seed"])
     best = min(runs, key=lambda run: (run["violation"] > 0, run["fit"]))
     parameters = _link_parameters(problem.search_variables(best["u"]))

@@ -1,0 +1,57 @@
+"""Independent tasks through a ``concurrent.futures.Executor``: local processes by default, any
+cluster's executor (Dask, Ray) from Python. Each task runs with one BLAS thread and one
+compiled-kernel thread (the workers share the cores); the first failure cancels what has not
+started."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (affinity and container limits), at least one."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _one_blas_thread(function: Callable, task):
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    numba.set_num_threads(1)  # the compiled kernels too: the workers share the cores
+    with threadpool_limits(limits=1):
+        return function(task)
+
+
+def run_parallel(function: Callable, tasks: Iterable, *, executor: Executor | None = None,
+                 on_result: Callable | None = None) -> list:
+    """``function(task)`` for every task (``function`` a module-level function, picklable);
+    the results in completion order, each also passed to ``on_result`` as it arrives."""
+    tasks = list(tasks)
+    own = executor is None
+    # spawned, not forked: a fork after the compiled kernels have run their OpenMP threads is
+    # unsafe (GNU OpenMP aborts the child)
+    pool = ProcessPoolExecutor(max_workers=max(1, min(len(tasks), usable_cpus())),
+                               mp_context=multiprocessing.get_context("spawn")) if own \
+        else executor
+    results, futures = [], []
+    try:
+        futures = [pool.submit(functools.partial(_one_blas_thread, function), task)
+                   for task in tasks]
+        for future in as_completed(futures):
+            result = future.result()
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        for future in futures:
+            future.cancel()
+        if own:
+            pool.shutdown(cancel_futures=True)
+    return results
