@@ -7,7 +7,9 @@
 - consistency: CLS-3 of the Panda from 1e5 twin samples (<= 5 s), SDP retrieval (<= 2 s) and
   penalty retrieval with Q = 8, kappa = 10 (<= 60 s on 2 cores);
 - pipeline: excitation design for the Panda (10 harmonics, 20 s at 100 Hz; target <= 60 s)
-  and preprocessing of 1e6 log samples (<= 5 s).
+  and preprocessing of 1e6 log samples (<= 5 s);
+- compare: the Jaco2 Table 5 comparison of the Panda, 5 twin logs of 20 s at 1 kHz x the 8
+  default methods (<= 2 min on 2 cores), and the whole demo (<= 3 min).
 
 Prints the tables and writes ``bench/results/<date>-<robot>.json``.
 """
@@ -25,10 +27,12 @@ from dynid.bench import (
     DEFAULT_REPEAT,
     DEFAULT_SIZES,
     format_bench,
+    format_compare,
     format_consistency,
     format_identification,
     format_pipeline,
     run_bench,
+    run_compare_bench,
     run_consistency_bench,
     run_identification_bench,
     run_pipeline_bench,
@@ -49,10 +53,12 @@ def main() -> int:
     result["identification"] = run_identification_bench(robot=args.robot, progress=say)
     result["consistency"] = run_consistency_bench(robot=args.robot, progress=say)
     result["pipeline"] = run_pipeline_bench(robot=args.robot, progress=say)
+    result["compare"] = run_compare_bench(robot=args.robot, progress=say)
     print(format_bench(result))
     print(format_identification(result["identification"]))
     print(format_consistency(result["consistency"]))
     print(format_pipeline(result["pipeline"]))
+    print(format_compare(result["compare"]))
     folder = Path(__file__).resolve().parent / "results"
     folder.mkdir(exist_ok=True)
     path = folder / f"{datetime.date.today().isoformat()}-{args.robot}.json"

@@ -69,27 +69,6 @@ def test_unknown_robot_is_a_clean_error(capsys):
     assert "Traceback" not in err
 
 
-def test_demo_json_and_plot(capsys, tmp_path):
-    plot = tmp_path / "validation.png"
-    payload = _json(capsys, ["demo", "--duration", "14", "--quiet", "--json", "--plot", str(plot)])
-    assert payload["n_base_inertial"] == 43
-    assert payload["n_base_total"] == 64
-    assert len(payload["rmse"]) == 7
-    assert payload["condition_number"] > 1
-    # the identified model explains the twin down to a small multiple of the noise floor
-    assert max(payload["rmse"]) < 3 * max(payload["rmse_truth"])
-    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_demo_text_summary(capsys):
-    assert main(["demo", "--duration", "14", "--quiet"]) == 0
-    out = capsys.readouterr().out
-    for fragment in ("base parameters", "condition number", "validation RMSE", "time [s]"):
-        assert fragment in out
-    assert main(["demo", "--duration", "3", "--quiet"]) == 2
-    assert "`duration` must cover one period" in capsys.readouterr().err
-
-
 def test_bench_json_keys(capsys):
     payload = _json(capsys, ["bench", "--json", "--sizes", "50", "--repeat", "1", "--quiet"])
     for key in ("regressor_us_per_sample", "pinocchio_regressor_us_per_sample",
@@ -105,11 +84,6 @@ def test_console_script_runs():
         pytest.skip(f"no installed `dynid` entry point beside {sys.executable}")
     result = subprocess.run([str(script), "robots"], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and "panda" in result.stdout
-
-
-def test_demo_plot_folder_is_checked_first(capsys, tmp_path):
-    assert main(["demo", "--quiet", "--plot", str(tmp_path / "absent" / "x.png")]) == 2
-    assert "`--plot`: folder" in capsys.readouterr().err
 
 
 def test_base_json_and_symbolic(capsys):

@@ -1,7 +1,9 @@
-"""Benchmark: dynid's batched regressor and RNEA against pinocchio called in a Python loop.
+"""Benchmarks: dynid's batched regressor and RNEA against pinocchio called in a Python loop,
+and the wall time of the identification, consistency, pipeline, comparison and demo steps.
 
-Both sides produce the same arrays (``(N, n, 10 n)`` regressor, ``(N, n)`` torques) from the
-same random states on the same machine in one run; times are the best of ``repeat`` runs.
+Both sides of the dynamics bench produce the same arrays (``(N, n, 10 n)`` regressor, ``(N, n)``
+torques) from the same random states on the same machine in one run; times are the best of
+``repeat`` runs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import platform
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -22,10 +25,12 @@ __all__ = [
     "DEFAULT_REPEAT",
     "DEFAULT_SIZES",
     "format_bench",
+    "format_compare",
     "format_consistency",
     "format_identification",
     "format_pipeline",
     "run_bench",
+    "run_compare_bench",
     "run_consistency_bench",
     "run_identification_bench",
     "run_pipeline_bench",
@@ -304,3 +309,50 @@ def format_consistency(result: dict) -> str:
         f"{result['penalty_retrieval_seconds']:.1f} s "
         f"({result['penalty_retrieval_relative_error_percent']:.2g} %)"
     )
+
+
+def run_compare_bench(*, robot: str = "panda", n_logs: int = 5, n_samples: int = 20_001,
+                      prior: str | None = "panda-cad", seed: int = 0, demo: bool = True,
+                      progress: Callable[[str], None] | None = None) -> dict:
+    """Wall time of (a) ``dynid compare``'s work for ``robot``: ``n_logs`` twin logs of
+    ``n_samples`` at 1 kHz, the eight default methods, each log identifying in turn (fits in
+    parallel processes), and (b) the whole ``dynid demo`` (when ``demo``)."""
+    import tempfile
+
+    from dynid.compare import DEFAULT_METHODS, compare_methods
+    from dynid.demo import run_demo
+
+    say = progress or (lambda _line: None)
+    model_robot = load_robot(robot)
+    logs = [_twin_log(model_robot, n_samples, seed + k) for k in range(n_logs)]
+    start = time.perf_counter()
+    comparison = compare_methods(model_robot, logs, methods=DEFAULT_METHODS,
+                                 prior=load_robot(prior) if prior else None)
+    compare_seconds = time.perf_counter() - start
+    say(f"compare, {n_logs} logs x {len(DEFAULT_METHODS)} methods: {compare_seconds:.1f} s")
+    result = {"robot": model_robot.name, "compare_n_logs": n_logs,
+              "compare_n_samples": n_samples, "compare_methods": list(DEFAULT_METHODS),
+              "compare_seconds": compare_seconds,
+              "compare_fit_seconds": dict(comparison.seconds), "cpus": os.cpu_count()}
+    if demo:
+        with tempfile.TemporaryDirectory() as folder:
+            start = time.perf_counter()
+            figures = run_demo(output=Path(folder) / "demo")
+            result["demo_seconds"] = time.perf_counter() - start
+        result["demo_stage_seconds"] = dict(figures.seconds)
+        say(f"demo: {result['demo_seconds']:.1f} s")
+    return result
+
+
+def format_compare(result: dict) -> str:
+    lines = [f"compare of {result['robot']}, {result['compare_n_logs']} logs of "
+             f"{result['compare_n_samples']} samples x {len(result['compare_methods'])} "
+             f"methods: {result['compare_seconds']:.1f} s wall on {result['cpus']} CPUs "
+             "(fit time per method over all logs: "
+             + ", ".join(f"{k} {v:.1f} s" for k, v in result["compare_fit_seconds"].items())
+             + ")"]
+    if "demo_seconds" in result:
+        lines.append(f"demo: {result['demo_seconds']:.1f} s ("
+                     + ", ".join(f"{k} {v:.1f}" for k, v in
+                                 result["demo_stage_seconds"].items()) + ")")
+    return "\n".join(lines)

@@ -762,25 +762,35 @@ def _simulate(args: argparse.Namespace) -> int:
         if own is None:
             raise ValueError("`--duration` is needed for this trajectory family")
         duration = own
-    def per_joint(values):  # one value for every joint, or one per joint
-        return 0.0 if values is None else (values[0] if len(values) == 1 else values)
+    def per_joint(values, absent=0.0):  # one value for every joint, or one per joint
+        return absent if values is None else (values[0] if len(values) == 1 else values)
 
     sensor = SensorModel(
         torque_noise_std=per_joint(args.noise), torque_bias=per_joint(args.bias),
         position_resolution=args.position_resolution,
         velocity_from_positions=args.velocity_from_positions, jitter_std=args.jitter,
         drop_probability=args.drop)
+    loop_options = {"--natural-frequency": args.natural_frequency,
+                    "--stiffness": args.stiffness, "--damping": args.damping,
+                    "--controller": args.controller}
     if args.closed_loop:
-        data = simulate_closed_loop(robot, trajectory, duration=duration, rate=args.rate,
-                                    natural_frequency=args.natural_frequency, sensor=sensor,
-                                    seed=args.seed)
+        data = simulate_closed_loop(
+            robot, trajectory, duration=duration, rate=args.rate,
+            natural_frequency=per_joint(args.natural_frequency, None),
+            stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
+            controller=load_robot(args.controller) if args.controller else None,
+            sensor=sensor, seed=args.seed)
+    elif any(value is not None for value in loop_options.values()):
+        used = [flag for flag, value in loop_options.items() if value is not None]
+        raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")
     else:
         data = simulate_open_loop(robot, trajectory, duration=duration, rate=args.rate,
                                   sensor=sensor, seed=args.seed)
     write_dataset(args.output, data)
     summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
                "closed_loop": args.closed_loop, "output": args.output,
-               **({"tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
+               **({"controller": data.metadata["source"],
+                   "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
     if args.json:
         _print_json(summary)
     else:
@@ -828,30 +838,24 @@ def _data_inspect(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from dynid.demo import format_summary, run_demo
 
-    if args.plot and not Path(args.plot).parent.is_dir():  # fail before the run, not after
-        raise ValueError(f"`--plot`: folder {str(Path(args.plot).parent)!r} does not exist")
-    result = run_demo(duration=args.duration, noise_std=args.noise, seed=args.seed,
-                      progress=_progress(args))
-    if args.plot:
-        from dynid.plots import plot_torques
-
-        plot_torques(result.validation.t, result.validation.tau, result.predicted, args.plot,
-                     title=f"{result.robot} twin, validation trajectory: measured vs identified")
+    result = run_demo(output=args.output, duration=args.duration, rate=args.rate,
+                      noise_std=args.noise, iterations=args.iterations, seed=args.seed,
+                      command=args.command_line, progress=_progress(args))
     if args.json:
         _print_json(result.to_json())
     else:
         print(format_summary(result))
-        if args.plot:
-            print(f"  plot written to {args.plot}")
     return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
     from dynid.bench import (
         format_bench,
+        format_compare,
         format_consistency,
         format_identification,
         run_bench,
+        run_compare_bench,
         run_consistency_bench,
         run_identification_bench,
     )
@@ -866,6 +870,8 @@ def _bench(args: argparse.Namespace) -> int:
     if args.suite in ("consistency", "all"):
         result["consistency"] = run_consistency_bench(robot=args.robot,
                                                       progress=_progress(args))
+    if args.suite in ("compare", "all"):
+        result["compare"] = run_compare_bench(robot=args.robot, progress=_progress(args))
     if args.json:
         _print_json(result)
         return 0
@@ -875,6 +881,8 @@ def _bench(args: argparse.Namespace) -> int:
         print(format_identification(result["identification"]))
     if "consistency" in result:
         print(format_consistency(result["consistency"]))
+    if "compare" in result:
+        print(format_compare(result["compare"]))
     return 0
 
 
@@ -919,7 +927,7 @@ def _prepared(args: argparse.Namespace, path: str):
 
 def _parser() -> argparse.ArgumentParser:
     from dynid.bench import DEFAULT_REPEAT, DEFAULT_SIZES
-    from dynid.demo import DEFAULT_DURATION, DEFAULT_NOISE_STD
+    from dynid.demo import DEFAULT_DURATION, DEFAULT_ITERATIONS, DEFAULT_NOISE_STD
 
     parser = argparse.ArgumentParser(
         prog="dynid", description="Dynamic identification of robot manipulators.")
@@ -1163,9 +1171,19 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--duration", type=float, help="seconds (default: the trajectory's)")
     simulate.add_argument("--rate", type=float, default=1000.0, help="Hz (default 1000)")
     simulate.add_argument("--closed-loop", action="store_true",
-                          help="computed-torque tracking with RK4 (default: open loop)")
-    simulate.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
-                          help="closed loop: Kp = W^2, Kd = 2 W [rad/s] (default 20)")
+                          help="closed-loop tracking, computed torque or joint impedance, "
+                               "integrated by RK4 (default: open loop)")
+    simulate.add_argument("--natural-frequency", type=float, nargs="+", metavar="W",
+                          help="closed loop, computed torque: Kp = W^2, Kd = 2 W [rad/s], one "
+                               "value or one per joint (default 20)")
+    simulate.add_argument("--stiffness", type=float, nargs="+", metavar="K",
+                          help="closed loop, joint impedance instead: K [N m/rad], one value or "
+                               "one per joint (with --damping)")
+    simulate.add_argument("--damping", type=float, nargs="+", metavar="D",
+                          help="closed loop, joint impedance: D [N m s/rad]")
+    simulate.add_argument("--controller", metavar="ROBOT",
+                          help="closed loop: the model inside the controller (default: the "
+                               "simulated robot without friction)")
     simulate.add_argument("--noise", type=float, nargs="+", metavar="SIGMA",
                           help="torque noise std [N m], one value or one per joint")
     simulate.add_argument("--bias", type=float, nargs="+", help="torque bias [N m]")
@@ -1190,13 +1208,21 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="machine-readable output")
     inspect.set_defaults(run=_data_inspect)
 
-    demo = commands.add_parser("demo", help="identify the built-in Panda digital twin end to end")
+    demo = commands.add_parser(
+        "demo", help="the whole workflow on the built-in Panda digital twin: excitation, "
+                     "closed-loop log, preprocessing, OLS and CLS-3, retrieval, validation, "
+                     "report and URDF")
+    demo.add_argument("-o", "--output", default="dynid-demo", metavar="DIR",
+                      help="folder for the logs, models, report and URDF (default dynid-demo)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.add_argument("--duration", type=float, default=DEFAULT_DURATION,
                       help=f"seconds per trajectory (default {DEFAULT_DURATION:g})")
+    demo.add_argument("--rate", type=float, default=1000.0,
+                      help="control and logging rate [Hz] (default 1000)")
     demo.add_argument("--noise", type=float, default=DEFAULT_NOISE_STD,
                       help=f"torque noise standard deviation [N m] (default {DEFAULT_NOISE_STD:g})")
-    demo.add_argument("--plot", metavar="PNG", help="write the validation torque plot here")
+    demo.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS,
+                      help=f"excitation search iterations (default {DEFAULT_ITERATIONS})")
     demo.add_argument("--json", action="store_true", help="machine-readable output")
     demo.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     demo.set_defaults(run=_demo)
@@ -1207,11 +1233,14 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
     bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
                        help=f"best of this many runs (default {DEFAULT_REPEAT})")
-    bench.add_argument("--suite", choices=["dynamics", "identification", "consistency", "all"],
+    bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
+                                           "compare", "all"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
-                            "from 1010 poses; all: both")
+                            "from 1010 poses; consistency: CLS-3, NLS, SDP and penalty "
+                            "retrieval; compare: 5 logs x 8 methods, and the demo; all: every "
+                            "suite")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     bench.set_defaults(run=_bench)

@@ -102,6 +102,19 @@ class LinearModel:
         (equivalent) parameters plus friction — the same as ``predict``."""
         return self.predict(q, dq, ddq, t)
 
+    def with_physical_parameters(self, parameters: ArrayLike, *, method: str) -> LinearModel:
+        """This model carried by the full link parameters ``parameters`` ``(n, 10)`` (e.g. a
+        feasible set retrieved from its coefficients): the rigid-body coefficients become
+        theirs, the friction coefficients and the standard deviations stay; ``method`` names
+        the step in the report."""
+        robot = self.robot.with_parameters(parameters)
+        full = np.concatenate([robot.parameters.ravel(),
+                               self.equivalent_parameters[self.n_rigid:]])
+        return dataclasses.replace(
+            self, robot=robot, coefficients=self.base.regrouping @ full,
+            report={**self.report, "method": method,
+                    "from_method": self.report.get("method", "?")})
+
     @property
     def _rigid(self) -> Robot:
         return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid])

@@ -73,11 +73,11 @@ def torques_figure(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, *,
     rows = int(np.ceil(n / cols))
     fig = Figure(figsize=(7 * cols, 3.0 * rows))
     # per joint, the torques above and the errors beneath (their own scale)
-    grid = fig.add_gridspec(2 * rows, cols, height_ratios=[3, 1] * rows)
+    grid = fig.add_gridspec(rows, cols, hspace=0.35)
     for j in range(n):
-        row, col = divmod(j, cols)
-        top = fig.add_subplot(grid[2 * row, col])
-        bottom = fig.add_subplot(grid[2 * row + 1, col], sharex=top)
+        pair = grid[divmod(j, cols)].subgridspec(2, 1, height_ratios=[3, 1], hspace=0.08)
+        top = fig.add_subplot(pair[0])
+        bottom = fig.add_subplot(pair[1], sharex=top)
         top.plot(t, y[:, j], color="tab:red", lw=0.8, label="measured")
         if y_rigid is not None:
             top.plot(t, y_rigid[:, j], color="tab:green", lw=0.8, label="model, no friction")
@@ -97,7 +97,9 @@ def torques_figure(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, *,
         top.tick_params(labelbottom=False)
         bottom.set_xlabel("time [s]")
     fig.suptitle(title)
-    fig.tight_layout()
+    width, height = fig.get_size_inches()  # margins in inches, whatever the joint count
+    fig.subplots_adjust(left=0.75 / width, right=1 - 0.15 / width, bottom=0.5 / height,
+                        top=1 - 0.55 / height, wspace=1.0 / width * cols)
     return fig
 
 

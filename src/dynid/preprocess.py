@@ -190,7 +190,10 @@ def trim(data: Dataset, start: float = 0.0, end: float = 0.0) -> Dataset:
     keep = (data.t >= data.t[0] + start) & (data.t <= data.t[-1] - end)
     if keep.sum() < 2:
         raise ValueError(f"trimming {start} s and {end} s leaves no data of {data.duration} s")
-    return data.select(keep)
+    kept = data.select(keep)  # its metadata is its own copy
+    kept.metadata["preprocessing"] = [*data.metadata.get("preprocessing", []),
+                                      f"trimmed {start:g} s / {end:g} s"]
+    return kept
 
 
 def split(data: Dataset, fraction: float = 0.7) -> tuple[Dataset, Dataset]:

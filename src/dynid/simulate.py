@@ -9,7 +9,10 @@
   from encoder differences when the sensor model says so: measurement noise enters the torques
   through the feedback, as on a real robot) and held for one period; the
   truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
-  integrated by RK4. The logged torque is the applied one.
+  integrated by RK4. The logged torque is the applied one. With ``stiffness`` and ``damping``
+  the feedback is a joint impedance in torque units instead (as the Franka examples run):
+  ``tau = M^(q) ddq_d + c^(q, dq) + g^(q) + K (q_d - q) + D (dq_d - dq)``; its error does not
+  scale with the controller's (possibly poor) inertia estimate.
 
 Both pass their exact signals through a ``SensorModel``: torque noise and bias, position
 quantisation, velocity from encoder differences, timing jitter and dropped samples.
@@ -111,14 +114,17 @@ def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float
 
 
 def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
-                         natural_frequency: ArrayLike = 20.0, controller: Robot | None = None,
-                         sensor: SensorModel | None = None, substeps: int = 2,
-                         start: float = 0.0, seed: int = 0) -> Dataset:
-    """Computed-torque tracking of ``trajectory`` by the truth ``robot`` (see the module).
+                         natural_frequency: ArrayLike | None = None,
+                         stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
+                         controller: Robot | None = None, sensor: SensorModel | None = None,
+                         substeps: int = 2, start: float = 0.0, seed: int = 0) -> Dataset:
+    """Closed-loop tracking of ``trajectory`` by the truth ``robot`` (see the module).
 
     ``controller``: the model inside the control law (default: the truth without friction —
     a perfect rigid-body model); ``natural_frequency`` w [rad/s] per joint sets
-    ``Kp = w^2``, ``Kd = 2 w``; the torque is held over each period ``1 / rate`` and the
+    ``Kp = w^2``, ``Kd = 2 w`` (default w = 20 rad/s); or ``stiffness`` K [N m/rad] and
+    ``damping`` D [N m s/rad] per joint, a joint impedance instead of the computed-torque
+    feedback; the torque is held over each period ``1 / rate`` and the
     dynamics integrated by ``substeps`` RK4 steps per period, from the reference state at
     ``start`` [s]. The dataset's metadata holds the tracking error (RMS per joint).
     """
@@ -127,12 +133,26 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     if controller.n_joints != robot.n_joints:
         raise ValueError("`controller` must have the robot's joints")
     n = robot.n_joints
-    w = as_vector("natural_frequency", natural_frequency, n)
-    if (w <= 0).any():
-        raise ValueError(f"`natural_frequency` must be > 0, got {w}")
+    impedance = stiffness is not None or damping is not None
+    if impedance and natural_frequency is not None:
+        raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
+                         "`damping` (joint impedance), not both")
+    if impedance:
+        if stiffness is None or damping is None:
+            raise ValueError("a joint impedance needs both `stiffness` and `damping`")
+        kp, kd = as_vector("stiffness", stiffness, n), as_vector("damping", damping, n)
+        if (kp <= 0).any() or (kd <= 0).any():
+            raise ValueError(f"`stiffness` and `damping` must be > 0, got {kp} and {kd}")
+        gains = {"stiffness": kp.tolist(), "damping": kd.tolist()}
+    else:
+        w = as_vector("natural_frequency", 20.0 if natural_frequency is None
+                      else natural_frequency, n)
+        if (w <= 0).any():
+            raise ValueError(f"`natural_frequency` must be > 0, got {w}")
+        kp, kd = w**2, 2 * w
+        gains = {"natural_frequency": w.tolist()}
     if not (isinstance(substeps, int) and substeps >= 1):
         raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
-    kp, kd = w**2, 2 * w
     t = sample_times(duration, rate, start)
     q_d, dq_d, ddq_d = trajectory.sample(t)
     friction = robot.friction
@@ -162,9 +182,13 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
         if sensor.velocity_from_positions and measured_previous is not None:
             rate_measured = (measured - measured_previous) * rate
         measured_previous = measured
-        reference = ddq_d[k] + kd * (dq_d[k] - rate_measured) + kp * (q_d[k] - measured)
-        tau = (mass_matrix(controller, measured) @ reference
-               + rnea(controller, measured, rate_measured, np.zeros(n)))
+        feedback = kd * (dq_d[k] - rate_measured) + kp * (q_d[k] - measured)
+        if impedance:
+            tau = (mass_matrix(controller, measured) @ ddq_d[k] + feedback
+                   + rnea(controller, measured, rate_measured, np.zeros(n)))
+        else:
+            tau = (mass_matrix(controller, measured) @ (ddq_d[k] + feedback)
+                   + rnea(controller, measured, rate_measured, np.zeros(n)))
         q_log[k], dq_log[k], tau_log[k] = q, dq, tau
         first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
         ddq_log[k] = first[n:2 * n]
@@ -177,12 +201,13 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
                 state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         if not np.isfinite(state).all():
             raise ValueError(
-                f"the closed loop diverged at t = {t[k]:.3f} s: lower `natural_frequency` "
-                "or raise `rate` / `substeps`"
+                f"the closed loop diverged at t = {t[k]:.3f} s: lower the gains "
+                "(`natural_frequency` or `stiffness`) or raise `rate` / `substeps`"
             )
     error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
     return sensor.record(
         t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),
-        {"robot": robot.name, "source": "digital twin (closed loop, computed torque)",
-         "rate_hz": rate, "natural_frequency": w.tolist(), "friction": friction.name,
+        {"robot": robot.name, "source": "digital twin (closed loop, "
+         f"{'joint impedance' if impedance else 'computed torque'})", "rate_hz": rate,
+         **gains, "friction": friction.name,
          "controller": controller.name, "tracking_rms": error.tolist(), "seed": seed})
