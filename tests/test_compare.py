@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -66,6 +67,9 @@ def test_table_formats(table):
     markdown = table.to_markdown()
     assert markdown.count("\n| ") >= 9 + 3 and "**" in markdown
     assert "| Triangle inequality (4) |" in markdown
+    # every row, the criteria rows too, has as many cells as the header
+    table_lines = [line for line in markdown.splitlines() if line.startswith("|")]
+    assert len({line.count(" | ") for line in table_lines if "---" not in line}) == 1
     rows = list(csv.reader(io.StringIO(table.to_csv())))
     assert rows[0][:3] == ["row", "identification", "evaluated"] and len(rows) == 1 + 9 + 3
     payload = table.to_json()
@@ -95,3 +99,21 @@ def test_compare_command(poor_logs, capsys, tmp_path):
     assert "must end in .md, .csv or .json" in capsys.readouterr().err
     assert main(["compare", "panda", *paths, "--methods", "ols", "--json", "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["trajectories"] == ["traj1", "traj2"]
+
+
+def test_constrained_methods_need_bounds_before_any_work(poor_logs):
+    truth, logs = poor_logs
+    unbounded = dataclasses.replace(truth, bounds=None)
+    with pytest.raises(ValueError, match="cls1, cls3 need parameter bounds"):
+        compare_methods(unbounded, logs, methods=["ols", "cls1", "cls3"])
+
+
+def test_compare_bench_on_a_robot_without_bounds_or_cad():
+    """The bench leaves out what the robot cannot do (no bounds: no CLS; no CAD twin: no
+    prior) and runs the demo for the Panda only."""
+    from dynid.bench import format_compare, run_compare_bench
+
+    result = run_compare_bench(robot="arm3", n_logs=2, n_samples=14_001)
+    assert result["compare_methods"] == ["cad", "ols", "wls", "nls"]
+    assert result["compare_prior"] is None and "demo_seconds" not in result
+    assert result["compare_seconds"] > 0 and "arm3, 2 logs" in format_compare(result)

@@ -11,7 +11,7 @@ import pytest
 
 from dynid.cli import main
 from dynid.data import read_dataset
-from dynid.demo import DEMO_METHODS, DemoResult, format_summary
+from dynid.demo import DEMO_METHODS, DemoResult, format_summary, run_demo
 from dynid.model import load_model
 from dynid.robot import load_urdf
 from dynid.trajectory import load_trajectory
@@ -52,7 +52,9 @@ def test_demo_runs_every_stage_and_identifies(demo):
 def test_demo_outputs_load_back(demo):
     _, folder = demo
     payload = json.loads((folder / "summary.json").read_text())
-    files = {role: Path(path) for role, path in payload["files"].items()}
+    assert Path(payload["folder"]) == folder
+    files = {role: folder / name for role, name in payload["files"].items()}
+    assert sorted(path.name for path in folder.iterdir()) == sorted(payload["files"].values())
     assert all(path.is_file() for path in files.values()), files
     raw = read_dataset(files["identification_log"])
     assert raw.ddq is None and raw.n_samples == 10001  # a real log: no accelerations
@@ -79,9 +81,14 @@ def test_demo_text_summary(demo):
 
 @pytest.mark.parametrize(("options", "message"), [
     (["--duration", "3"], "`duration` must cover one period"),
-    (["--rate", "500"], "`rate` must be >= 1000 Hz"),
+    (["--duration", "inf"], "`duration` must cover one period"),
+    (["--duration", "1000"], "be at most 300 s"),
+    (["--rate", "500"], "`rate` must be 1000 to 10000 Hz"),
+    (["--rate", "nan"], "`rate` must be 1000 to 10000 Hz"),
+    (["--seed", "-1"], "`seed` must be an integer >= 0"),
+    (["--noise", "inf"], "`noise_std` must be a finite value >= 0"),
     (["--iterations", "0"], "`iterations` must be an integer >= 1"),
-    (["--noise", "-1"], "`noise_std` must be >= 0"),
+    (["--noise", "-1"], "`noise_std` must be a finite value >= 0"),
 ])
 def test_demo_bad_options_fail_before_work(options, message, capsys, tmp_path):
     assert main(["demo", "-o", str(tmp_path / "x"), "--quiet", *options]) == 2
@@ -95,3 +102,25 @@ def test_demo_output_folder_is_checked_first(capsys, tmp_path):
     (tmp_path / "file").write_text("")
     assert main(["demo", "--quiet", "-o", str(tmp_path / "file")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+    assert main(["demo", "--quiet", "-o", ""]) == 2
+    assert "`output` must name a folder" in capsys.readouterr().err
+
+
+def test_a_failed_demo_leaves_the_previous_outputs_alone(tmp_path, monkeypatch):
+    """Outputs are staged and moved in at the end: a failure while writing them leaves the
+    folder as it was, and no staging folder behind."""
+    import dynid.export
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "report.html").write_text("previous run")
+
+    def fail(*_args, **_kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(dynid.export, "export_robot", fail)
+    with pytest.raises(OSError, match="disk full"):
+        run_demo(output=folder, duration=10.0, iterations=1)
+    assert [path.name for path in tmp_path.iterdir()] == ["out"]
+    assert [path.name for path in folder.iterdir()] == ["report.html"]
+    assert (folder / "report.html").read_text() == "previous run"

@@ -149,8 +149,16 @@ def test_simulate_command(capsys, tmp_path):
     assert main(["simulate", "arm3", str(tmp_path / "traj.yaml"), "-o", str(impedance),
                  "--duration", "1", "--closed-loop", "--stiffness", "400", "--damping", "20",
                  "--controller", "arm3", "--json"]) == 0
-    assert "joint impedance" in json.loads(capsys.readouterr().out)["controller"]
+    payload = json.loads(capsys.readouterr().out)
+    assert "joint impedance" in payload["control_law"] and payload["controller"] == "arm3"
     assert read_dataset(impedance).n_samples == 1001
     assert main(["simulate", "arm3", str(tmp_path / "traj.yaml"), "-o",
                  str(tmp_path / "y.npz"), "--stiffness", "400"]) == 2
     assert "`--stiffness` need --closed-loop" in capsys.readouterr().err
+    assert main(["simulate", "arm3", str(tmp_path / "traj.yaml"), "-o", str(tmp_path / "z.npz"),
+                 "--closed-loop", "--controller", "nosuchrobot"]) == 2
+    assert "`--controller`:" in capsys.readouterr().err
+    assert main(["simulate", "arm3", str(tmp_path / "traj.yaml"), "-o", str(tmp_path / "z.npz"),
+                 "--closed-loop", "--stiffness", "1e9", "--damping", "1"]) == 2
+    assert "the closed loop diverged" in capsys.readouterr().err
+    assert not (tmp_path / "z.npz").exists()

@@ -312,29 +312,34 @@ def format_consistency(result: dict) -> str:
 
 
 def run_compare_bench(*, robot: str = "panda", n_logs: int = 5, n_samples: int = 20_001,
-                      prior: str | None = "panda-cad", seed: int = 0, demo: bool = True,
-                      progress: Callable[[str], None] | None = None) -> dict:
+                      seed: int = 0, progress: Callable[[str], None] | None = None) -> dict:
     """Wall time of (a) ``dynid compare``'s work for ``robot``: ``n_logs`` twin logs of
-    ``n_samples`` at 1 kHz, the eight default methods, each log identifying in turn (fits in
-    parallel processes), and (b) the whole ``dynid demo`` (when ``demo``)."""
+    ``n_samples`` at 1 kHz, the eight default methods (those the robot's bounds allow), each
+    log identifying in turn (fits in parallel processes; the prior is the built-in
+    ``<robot>-cad`` where there is one), and (b) for the Panda, the whole ``dynid demo``."""
     import tempfile
 
     from dynid.compare import DEFAULT_METHODS, compare_methods
     from dynid.demo import run_demo
+    from dynid.robot import builtin_robots
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
+    prior = f"{robot}-cad" if f"{robot}-cad" in builtin_robots() else None
+    methods = [m for m in DEFAULT_METHODS if model_robot.bounds is not None
+               or m not in ("cls1", "cls2", "cls3", "log-cholesky")]
     logs = [_twin_log(model_robot, n_samples, seed + k) for k in range(n_logs)]
     start = time.perf_counter()
-    comparison = compare_methods(model_robot, logs, methods=DEFAULT_METHODS,
+    comparison = compare_methods(model_robot, logs, methods=methods,
                                  prior=load_robot(prior) if prior else None)
     compare_seconds = time.perf_counter() - start
-    say(f"compare, {n_logs} logs x {len(DEFAULT_METHODS)} methods: {compare_seconds:.1f} s")
+    say(f"compare, {n_logs} logs x {len(methods)} methods: {compare_seconds:.1f} s")
     result = {"robot": model_robot.name, "compare_n_logs": n_logs,
-              "compare_n_samples": n_samples, "compare_methods": list(DEFAULT_METHODS),
+              "compare_n_samples": n_samples, "compare_methods": methods,
+              "compare_prior": prior,
               "compare_seconds": compare_seconds,
               "compare_fit_seconds": dict(comparison.seconds), "cpus": os.cpu_count()}
-    if demo:
+    if robot == "panda":  # the demo's twin
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             figures = run_demo(output=Path(folder) / "demo")

@@ -745,6 +745,16 @@ def _excite(args: argparse.Namespace) -> int:
     return 0
 
 
+def _named_robot(flag: str, name_or_path: str):
+    """The robot an option names; its error names the option."""
+    from dynid.robot import load_robot
+
+    try:
+        return load_robot(name_or_path)
+    except ValueError as error:
+        raise ValueError(f"`{flag}`: {error}") from None
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.robot import load_robot
@@ -778,7 +788,8 @@ def _simulate(args: argparse.Namespace) -> int:
             robot, trajectory, duration=duration, rate=args.rate,
             natural_frequency=per_joint(args.natural_frequency, None),
             stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
-            controller=load_robot(args.controller) if args.controller else None,
+            controller=_named_robot("--controller", args.controller) if args.controller
+            else None,
             sensor=sensor, seed=args.seed)
     elif any(value is not None for value in loop_options.values()):
         used = [flag for flag, value in loop_options.items() if value is not None]
@@ -789,7 +800,8 @@ def _simulate(args: argparse.Namespace) -> int:
     write_dataset(args.output, data)
     summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
                "closed_loop": args.closed_loop, "output": args.output,
-               **({"controller": data.metadata["source"],
+               **({"control_law": data.metadata["source"],
+                   "controller": data.metadata["controller"],
                    "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
     if args.json:
         _print_json(summary)
@@ -1239,8 +1251,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
                             "from 1010 poses; consistency: CLS-3, NLS, SDP and penalty "
-                            "retrieval; compare: 5 logs x 8 methods, and the demo; all: every "
-                            "suite")
+                            "retrieval; compare: 5 logs x 8 methods, and the demo; all: these "
+                            "four (make bench adds the excitation and preprocessing pipeline)")
     bench.add_argument("--json", action="store_true", help="machine-readable output")
     bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     bench.set_defaults(run=_bench)

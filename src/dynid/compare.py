@@ -100,7 +100,8 @@ class Comparison:
                          + " |")
         for criterion in CRITERIA:
             marks = [_mark(self.criteria[criterion][m]) for m in self.methods]
-            lines.append(f"| {criterion} | " + " | ".join(f"{v} | " for v in marks)[:-3] + " |")
+            cells = [cell for mark in marks for cell in (mark, "")]  # under w, w_r blank
+            lines.append(f"| {criterion} | " + " | ".join(cells) + " |")
         lines += ["", "Bold: the smallest error of the row; italics: the largest. w = |e|/N, "
                   "w_r = |e|/|tau| (Jaco2 eq. 9)."]
         return "\n".join(lines) + "\n"
@@ -218,6 +219,11 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     for method in methods:
         if method not in COMPARE_METHODS:
             raise ValueError(f"`methods` must be among {COMPARE_METHODS}, got {method!r}")
+    bounded = [m for m in methods if m in ("cls1", "cls2", "cls3", "log-cholesky")]
+    if bounded and robot.bounds is None:
+        raise ValueError(f"`methods` {', '.join(bounded)} need parameter bounds, and "
+                         f"{robot.name!r} has none: give a robot file with `bounds`, or leave "
+                         "them out")
     if "iv" in methods and (references is None or len(references) != len(datasets)):
         raise ValueError("`iv` needs `references`: one trajectory per dataset")
     if prior is not None and prior.n_joints != robot.n_joints:

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,9 +48,11 @@ DEFAULT_NOISE_STD = 0.1  # N m per joint
 DEFAULT_DURATION = 20.0  # s per trajectory
 DEFAULT_PERIOD = 10.0  # s, the period of both excitation trajectories
 DEFAULT_ITERATIONS = 20  # L-BFGS iterations of the excitation search
+MAX_DURATION = 300.0  # s per trajectory: the closed loop runs in Python, about 1.3 s per s
 ENCODER_RESOLUTION = 2 * np.pi / 2**20  # rad: a 20-bit encoder
-# the tracking controller: the stiffness of Franka's joint impedance example; the damping
-# kept stable at 1 kHz for the light wrist (D T max(M^-1)_jj < 1)
+# the tracking controller: the stiffness of Franka's joint-impedance example; the damping
+# kept well inside the stability limit of a 1 kHz loop for the light wrist
+# (D T max(M^-1)_jj about 1 at most over the workspace, the limit is 2)
 STIFFNESS = (600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0)  # N m / rad
 DAMPING = (30.0, 30.0, 20.0, 30.0, 8.0, 6.0, 2.0)  # N m s / rad
 DEMO_METHODS = ("ols", "cls3", "retrieved")
@@ -55,7 +60,7 @@ DEMO_METHODS = ("ols", "cls3", "retrieved")
 
 @dataclass
 class DemoResult:
-    """Figures of a demo run; ``files`` maps each output's role to its path."""
+    """Figures of a demo run and where its outputs are."""
 
     robot: str
     n_samples: int  # per trajectory, after preprocessing
@@ -69,7 +74,8 @@ class DemoResult:
     condition_number: float
     validation: dict  # method -> ValidationReport.to_json() (less the residual details)
     rmse_truth: list[float]
-    files: dict[str, str]
+    folder: str  # the output folder
+    files: dict[str, str]  # role -> file name in ``folder``
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
@@ -85,6 +91,30 @@ def user_robot(truth: Robot) -> Robot:
         cad, name=truth.name, bounds=truth.bounds,
         description=f"{truth.name} kinematics with Franka's CAD inertials (the prior) and "
                     f"the search bounds of {truth.name!r}")
+
+
+def _check_options(output, duration, rate, noise_std, iterations, seed) -> None:
+    """Every option of ``run_demo``, before any work."""
+    if not (np.isfinite(duration) and DEFAULT_PERIOD <= duration <= MAX_DURATION):
+        raise ValueError(f"`duration` must cover one period of the excitation "
+                         f"({DEFAULT_PERIOD:g} s, so that every base parameter is excited) and "
+                         f"be at most {MAX_DURATION:g} s, got {duration:g} s")
+    if not (np.isfinite(rate) and 1000 <= rate <= 10_000):
+        raise ValueError(f"`rate` must be 1000 to 10000 Hz (the Panda's control rate is 1 kHz; "
+                         f"the wrist's impedance loop needs it), got {rate:g}")
+    if not (np.isfinite(noise_std) and noise_std >= 0):
+        raise ValueError(f"`noise_std` must be a finite value >= 0 N m, got {noise_std:g}")
+    if not (isinstance(iterations, int) and iterations >= 1):
+        raise ValueError(f"`iterations` must be an integer >= 1, got {iterations!r}")
+    if not (isinstance(seed, int) and seed >= 0):
+        raise ValueError(f"`seed` must be an integer >= 0, got {seed!r}")
+    if not str(output).strip():
+        raise ValueError("`output` must name a folder, got an empty string")
+    folder = Path(output)
+    if not folder.parent.is_dir():
+        raise ValueError(f"`output`: folder {str(folder.parent)!r} does not exist")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"`output`: {str(folder)!r} exists and is not a folder")
 
 
 def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DURATION,
@@ -111,22 +141,8 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     from dynid.trajectory import save_trajectory
     from dynid.validate import rmse, validate_model
 
-    if not duration >= DEFAULT_PERIOD:
-        raise ValueError(f"`duration` must cover one period of the excitation "
-                         f"({DEFAULT_PERIOD:g} s) so that every base parameter is excited, "
-                         f"got {duration:g} s")
-    if not rate >= 1000:
-        raise ValueError(f"`rate` must be >= 1000 Hz (the Panda's control rate: the wrist's "
-                         f"impedance loop needs it), got {rate:g}")
-    if not noise_std >= 0:
-        raise ValueError(f"`noise_std` must be >= 0 N m, got {noise_std:g}")
-    if not (isinstance(iterations, int) and iterations >= 1):
-        raise ValueError(f"`iterations` must be an integer >= 1, got {iterations!r}")
+    _check_options(output, duration, rate, noise_std, iterations, seed)
     folder = Path(output)
-    if not folder.parent.is_dir():
-        raise ValueError(f"`output`: folder {str(folder.parent)!r} does not exist")
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"`output`: {str(folder)!r} exists and is not a folder")
     say = progress or (lambda _line: None)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
@@ -189,50 +205,56 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     lap("validation")
 
     say(f"7/7 outputs in {folder}/: logs, excitation, models, report, URDF, plot")
-    folder.mkdir(exist_ok=True)
-    files = {"identification_log": folder / "identification.npz",
-             "validation_log": folder / "validation.npz",
-             "excitation": folder / "excitation.csv",
-             "model_ols": folder / "model-ols.yaml",
-             "model_cls3": folder / "model-cls3.yaml",
-             "model_retrieved": folder / "model-retrieved.yaml",
-             "report": folder / "report.html",
-             "urdf": folder / f"{truth.name}-identified.urdf",
-             "plot": folder / "validation.png"}
-    write_dataset(files["identification_log"], raw_identification)
-    write_dataset(files["validation_log"], raw_validation)
-    save_trajectory(files["excitation"], excitation.trajectory, duration=DEFAULT_PERIOD,
-                    rate=rate, extra={"condition_number": excitation.condition_number})
-    for name in DEMO_METHODS:
-        models[name].report["command"] = command
-        save_model(models[name], files[f"model_{name}"])
-    write_report(files["report"], build_report(
-        cls3.model, validation, reports["cls3"], identification=identification,
-        data_name=f"the twin's validation log ({files['validation_log'].name})",
-        command=command, title=f"dynid demo: {truth.name} twin, CLS-3 with friction"))
-    export_robot(identified_robot(cls3.model), files["urdf"])
-    predicted = cls3.model.predict(validation.q, validation.dq, validation.ddq, validation.t)
-    save_figure(torques_figure(
-        validation.t, validation.tau, predicted,
-        rigid=cls3.model.rigid_torque(validation.q, validation.dq, validation.ddq),
-        title=f"{truth.name} twin, validation: measured vs CLS-3"), files["plot"])
-    lap("outputs")
-
-    n_inertial = sum(1 for k in ols.base.independent if k < N_LINK_PARAMETERS * n)
-    files["summary"] = folder / "summary.json"
-    result = DemoResult(
-        robot=truth.name, n_samples=identification.n_samples, rate_hz=rate,
-        noise_std=[noise_std] * n, excitation_condition_number=excitation.condition_number,
-        tracking_rms=list(raw_identification.metadata["tracking_rms"]),
-        preprocessing=list(identification.metadata.get("preprocessing", [])),
-        n_base_inertial=n_inertial, n_base_total=ols.base.rank,
-        condition_number=ols.report["condition_number"],
-        validation={name: {k: v for k, v in report.to_json().items() if k != "residuals"}
-                    for name, report in reports.items()},
-        rmse_truth=rmse(validation.tau, floor).tolist(),
-        files={k: str(v) for k, v in files.items()}, seconds=seconds)
-    text = json.dumps(to_builtin(result.to_json(), nonfinite_as_none=True), indent=2)
-    atomic_write(files["summary"], lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+    names = {"identification_log": "identification.npz", "validation_log": "validation.npz",
+             "excitation": "excitation.csv", "excitation_parameters": "excitation.yaml",
+             "model_ols": "model-ols.yaml", "model_cls3": "model-cls3.yaml",
+             "model_retrieved": "model-retrieved.yaml", "report": "report.html",
+             "urdf": f"{truth.name}-identified.urdf", "plot": "validation.png",
+             "summary": "summary.json"}
+    # everything is written into a staging folder beside the output, then moved in: a failed
+    # run leaves the previous outputs as they were, never a mixture
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        files = {role: staging / name for role, name in names.items()}
+        write_dataset(files["identification_log"], raw_identification)
+        write_dataset(files["validation_log"], raw_validation)
+        save_trajectory(files["excitation"], excitation.trajectory, duration=DEFAULT_PERIOD,
+                        rate=rate, extra={"condition_number": excitation.condition_number})
+        for name in DEMO_METHODS:
+            models[name].report["command"] = command
+            save_model(models[name], files[f"model_{name}"])
+        write_report(files["report"], build_report(
+            cls3.model, validation, reports["cls3"], identification=identification,
+            data_name=f"the twin's validation log ({names['validation_log']})",
+            command=command, title=f"dynid demo: {truth.name} twin, CLS-3 with friction"))
+        export_robot(identified_robot(cls3.model), files["urdf"])
+        predicted = cls3.model.predict(validation.q, validation.dq, validation.ddq,
+                                       validation.t)
+        save_figure(torques_figure(
+            validation.t, validation.tau, predicted,
+            rigid=cls3.model.rigid_torque(validation.q, validation.dq, validation.ddq),
+            title=f"{truth.name} twin, validation: measured vs CLS-3"), files["plot"])
+        lap("outputs")
+        n_inertial = sum(1 for k in ols.base.independent if k < N_LINK_PARAMETERS * n)
+        result = DemoResult(
+            robot=truth.name, n_samples=identification.n_samples, rate_hz=rate,
+            noise_std=[noise_std] * n, excitation_condition_number=excitation.condition_number,
+            tracking_rms=list(raw_identification.metadata["tracking_rms"]),
+            preprocessing=list(identification.metadata.get("preprocessing", [])),
+            n_base_inertial=n_inertial, n_base_total=ols.base.rank,
+            condition_number=ols.report["condition_number"],
+            validation={name: {k: v for k, v in report.to_json().items() if k != "residuals"}
+                        for name, report in reports.items()},
+            rmse_truth=rmse(validation.tau, floor).tolist(), folder=str(folder), files=names,
+            seconds=seconds)
+        text = json.dumps(to_builtin(result.to_json(), nonfinite_as_none=True), indent=2)
+        atomic_write(files["summary"], lambda tmp: tmp.write_text(text + "\n",
+                                                                  encoding="utf-8"))
+        folder.mkdir(exist_ok=True)
+        for role, name in names.items():
+            os.replace(files[role], folder / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return result
 
 
@@ -262,8 +284,8 @@ def format_summary(result: DemoResult) -> str:
                  + "   (noise + preprocessing: the floor)")
     lines.append("  time [s]  " + ", ".join(f"{k} {v:.1f}" for k, v in result.seconds.items())
                  + f"; total {sum(result.seconds.values()):.1f}")
-    lines.append(f"  report: {result.files['report']}")
-    lines.append(f"  URDF:   {result.files['urdf']}")
-    lines.append(f"  logs, models, excitation and plot beside them in "
-                 f"{Path(result.files['report']).parent}/")
+    folder = Path(result.folder)
+    lines.append(f"  report: {folder / result.files['report']}")
+    lines.append(f"  URDF:   {folder / result.files['urdf']}")
+    lines.append(f"  logs, models, excitation, plot and summary.json beside them in {folder}/")
     return "\n".join(lines)

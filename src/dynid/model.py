@@ -105,15 +105,18 @@ class LinearModel:
     def with_physical_parameters(self, parameters: ArrayLike, *, method: str) -> LinearModel:
         """This model carried by the full link parameters ``parameters`` ``(n, 10)`` (e.g. a
         feasible set retrieved from its coefficients): the rigid-body coefficients become
-        theirs, the friction coefficients and the standard deviations stay; ``method`` names
-        the step in the report."""
+        theirs and the friction coefficients stay. The standard deviations stay those of the
+        identification the set came from (the data's uncertainty about each base parameter);
+        the fit's own figures (relative error) are dropped from the report, the data's
+        (rank, condition number, samples) kept; ``method`` names the step."""
         robot = self.robot.with_parameters(parameters)
         full = np.concatenate([robot.parameters.ravel(),
                                self.equivalent_parameters[self.n_rigid:]])
+        kept = {k: v for k, v in self.report.items()
+                if k not in ("relative_error_percent", "dropped", "status")}
         return dataclasses.replace(
             self, robot=robot, coefficients=self.base.regrouping @ full,
-            report={**self.report, "method": method,
-                    "from_method": self.report.get("method", "?")})
+            report={**kept, "method": method, "from_method": self.report.get("method", "?")})
 
     @property
     def _rigid(self) -> Robot:

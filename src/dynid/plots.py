@@ -99,7 +99,7 @@ def torques_figure(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, *,
     fig.suptitle(title)
     width, height = fig.get_size_inches()  # margins in inches, whatever the joint count
     fig.subplots_adjust(left=0.75 / width, right=1 - 0.15 / width, bottom=0.5 / height,
-                        top=1 - 0.55 / height, wspace=1.0 / width * cols)
+                        top=1 - 0.55 / height, wspace=0.15)  # a fraction of a panel's width
     return fig
 
 

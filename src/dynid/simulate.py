@@ -10,7 +10,7 @@
   through the feedback, as on a real robot) and held for one period; the
   truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
   integrated by RK4. The logged torque is the applied one. With ``stiffness`` and ``damping``
-  the feedback is a joint impedance in torque units instead (as the Franka examples run):
+  the feedback is a joint impedance in torque units on top of the model's feedforward instead:
   ``tau = M^(q) ddq_d + c^(q, dq) + g^(q) + K (q_d - q) + D (dq_d - dq)``; its error does not
   scale with the controller's (possibly poor) inertia estimate.
 
@@ -91,6 +91,10 @@ class SensorModel:
                            "drop_probability": self.drop_probability}})
 
 
+class _Diverged(Exception):
+    """The closed loop's state or torque left the finite numbers."""
+
+
 def _check(robot: Robot, trajectory) -> None:
     if trajectory.n_joints != robot.n_joints:
         raise ValueError(
@@ -159,6 +163,8 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     h = 1.0 / rate / substeps
 
     def derivative(state: NDArray, tau: NDArray) -> NDArray:
+        if not (np.isfinite(state).all() and np.isfinite(tau).all()):
+            raise _Diverged
         q, dq, z = state[:n], state[n:2 * n], state[2 * n:]
         if friction.stateful:
             tau_f, dz = friction.torque_with_state(dq, z), friction.state_derivative(dq, z)
@@ -190,20 +196,23 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
             tau = (mass_matrix(controller, measured) @ (ddq_d[k] + feedback)
                    + rnea(controller, measured, rate_measured, np.zeros(n)))
         q_log[k], dq_log[k], tau_log[k] = q, dq, tau
-        first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
-        ddq_log[k] = first[n:2 * n]
-        if k + 1 < t.size:
-            for substep in range(substeps):
-                k1 = first if substep == 0 else derivative(state, tau)
-                k2 = derivative(state + 0.5 * h * k1, tau)
-                k3 = derivative(state + 0.5 * h * k2, tau)
-                k4 = derivative(state + h * k3, tau)
-                state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        if not np.isfinite(state).all():
+        try:
+            first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
+            ddq_log[k] = first[n:2 * n]
+            if k + 1 < t.size:
+                for substep in range(substeps):
+                    k1 = first if substep == 0 else derivative(state, tau)
+                    k2 = derivative(state + 0.5 * h * k1, tau)
+                    k3 = derivative(state + 0.5 * h * k2, tau)
+                    k4 = derivative(state + h * k3, tau)
+                    state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            if not np.isfinite(state).all():
+                raise _Diverged
+        except _Diverged:
             raise ValueError(
                 f"the closed loop diverged at t = {t[k]:.3f} s: lower the gains "
-                "(`natural_frequency` or `stiffness`) or raise `rate` / `substeps`"
-            )
+                "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
+                "`substeps`") from None
     error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
     return sensor.record(
         t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),

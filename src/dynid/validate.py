@@ -140,8 +140,10 @@ def check_compatible(model, data) -> None:
     if data.n_joints != n:
         raise ValueError(f"the data have {data.n_joints} joints, the model's robot "
                          f"{model.robot.name!r} has {n}")
-    logged = data.metadata.get("robot")
-    if logged and logged != model.robot.name and not str(logged).startswith(model.robot.name):
+    logged, name = str(data.metadata.get("robot") or ""), model.robot.name
+    # the same robot, or one a named variant of the other ("panda", "panda-identified")
+    if logged and not (logged == name or logged.startswith(name + "-")
+                       or name.startswith(logged + "-")):
         raise ValueError(f"the data were logged on robot {logged!r}, the model is of "
                          f"{model.robot.name!r}")
 
