@@ -913,6 +913,20 @@ def _friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = Fals
     parser.add_argument("--delta", type=float, help="arctan: Stribeck-shape constant [s/rad]")
 
 
+def _output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    if quiet:
+        parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _validation_options(parser: argparse.ArgumentParser) -> None:
+    """What validating a model on a log takes: the M(q) > 0 sampling and the log's
+    preprocessing."""
+    parser.add_argument("--poses", type=int, default=1000, metavar="N",
+                        help="poses sampled for the M(q) > 0 check (default 1000)")
+    _preprocessing_options(parser, split=False)
+
+
 def _preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True) -> None:
     parser.add_argument("--resample", type=float, metavar="HZ",
                         help="resample to this rate (irregular logs are resampled at their "
@@ -946,14 +960,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     robots = commands.add_parser("robots", help="list the built-in robots")
-    robots.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(robots)
     robots.set_defaults(run=_robots)
 
     robot = commands.add_parser("robot", help="inspect a robot")
     robot_commands = robot.add_subparsers(dest="robot_command", required=True)
     show = robot_commands.add_parser("show", help="joints, convention, limits, mass, base count")
     show.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file")
-    show.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(show)
     show.set_defaults(run=_robot_show)
 
     base = commands.add_parser("base", help="base parameters: regroupings of a robot's "
@@ -967,7 +981,7 @@ def _parser() -> argparse.ArgumentParser:
     base.add_argument("--symbolic", action="store_true",
                       help="expressions in the DH/MDH lengths (sympy)")
     _friction_options(base)
-    base.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(base)
     base.set_defaults(run=_base)
 
     identify = commands.add_parser("identify", help="identify base parameters from a log")
@@ -992,7 +1006,6 @@ def _parser() -> argparse.ArgumentParser:
     identify.add_argument("--max-samples", type=int, metavar="N",
                           help="nls: decimate longer logs to N samples for the fit "
                                "(default 10000)")
-    identify.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     identify.add_argument("--reference", metavar="TRAJ",
                           help="iv: the trajectory the computed-torque controller tracked")
     identify.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
@@ -1006,7 +1019,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30)")
     identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
-    identify.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(identify, quiet=True)
     identify.set_defaults(run=_identify)
 
     friction = commands.add_parser(
@@ -1033,8 +1046,7 @@ def _parser() -> argparse.ArgumentParser:
     friction.add_argument("-o", "--output", metavar="MODEL.yaml",
                           help="write the model with the one friction model of --models")
     _preprocessing_options(friction)
-    friction.add_argument("--json", action="store_true", help="machine-readable output")
-    friction.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _output_options(friction, quiet=True)
     friction.set_defaults(run=_friction_compare)
 
     compare = commands.add_parser(
@@ -1056,8 +1068,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
     _preprocessing_options(compare, split=False)
-    compare.add_argument("--json", action="store_true", help="machine-readable output")
-    compare.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _output_options(compare, quiet=True)
     compare.set_defaults(run=_compare)
 
     export = commands.add_parser(
@@ -1068,7 +1079,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", required=True, metavar="FILE",
                         help=".urdf, .xml (MJCF) or .yaml (dynid robot file)")
     export.add_argument("--name", help="the exported robot's name")
-    export.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(export)
     export.set_defaults(run=_export)
 
     report = commands.add_parser(
@@ -1079,21 +1090,17 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--identification", metavar="LOG",
                         help="the log the model was fitted on: its trajectory is plotted")
     report.add_argument("--title", help="the report's title")
-    report.add_argument("--poses", type=int, default=1000, metavar="N",
-                        help="poses sampled for the M(q) > 0 check (default 1000)")
-    _preprocessing_options(report, split=False)
-    report.add_argument("--json", action="store_true", help="machine-readable output")
+    _validation_options(report)
+    _output_options(report)
     report.set_defaults(run=_report)
 
     validate = commands.add_parser(
         "validate", help="an identified model on a log: errors, residuals, consistency")
     validate.add_argument("model", help="a model file from `dynid identify` (or friction, nls)")
     validate.add_argument("data", help="a log (as for `dynid identify`)")
-    validate.add_argument("--poses", type=int, default=1000, metavar="N",
-                          help="poses sampled for the M(q) > 0 check (default 1000)")
     validate.add_argument("--plot", metavar="PNG", help="measured vs predicted torques")
-    _preprocessing_options(validate, split=False)
-    validate.add_argument("--json", action="store_true", help="machine-readable output")
+    _validation_options(validate)
+    _output_options(validate)
     validate.set_defaults(run=_validate)
 
     payload = commands.add_parser(
@@ -1107,7 +1114,7 @@ def _parser() -> argparse.ArgumentParser:
     payload.add_argument("--mass", type=float, nargs=2, metavar=("MIN", "MAX"),
                          help="the payload's mass range [kg]")
     _preprocessing_options(payload, split=False)
-    payload.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(payload)
     payload.set_defaults(run=_payload)
 
     static = commands.add_parser(
@@ -1123,7 +1130,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="drop coefficients whose relative std exceeds PCT %% (Gaz: 30)")
     static.add_argument("-o", "--output", metavar="COEFFICIENTS.yaml",
                         help="write the model here")
-    static.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(static)
     static.set_defaults(run=_identify_static)
 
     retrieve = commands.add_parser(
@@ -1147,8 +1154,7 @@ def _parser() -> argparse.ArgumentParser:
                                "panda-cad)")
     retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
                           help="write the robot with the retrieved parameters")
-    retrieve.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    retrieve.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(retrieve, quiet=True)
     retrieve.set_defaults(run=_retrieve)
 
     excite = commands.add_parser("excite", help="design an exciting Fourier trajectory")
@@ -1170,8 +1176,7 @@ def _parser() -> argparse.ArgumentParser:
     excite.add_argument("--iterations", type=int, default=45,
                         help="L-BFGS iterations of the final refinement (default 45)")
     excite.add_argument("--seed", type=int, default=0)
-    excite.add_argument("--json", action="store_true", help="machine-readable output")
-    excite.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _output_options(excite, quiet=True)
     excite.set_defaults(run=_excite)
 
     simulate = commands.add_parser("simulate", help="the digital twin: log a trajectory")
@@ -1208,7 +1213,7 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--drop", type=float, default=0.0, metavar="P",
                           help="probability of losing each sample")
     simulate.add_argument("--seed", type=int, default=0)
-    simulate.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(simulate)
     simulate.set_defaults(run=_simulate)
 
     data = commands.add_parser("data", help="inspect logs")
@@ -1217,7 +1222,7 @@ def _parser() -> argparse.ArgumentParser:
         "inspect", help="duration, rate and jitter, gaps, ranges, noise per joint")
     inspect.add_argument("file", help="CSV, NPZ or a Panda log folder")
     inspect.add_argument("--robot", help="compare the ranges with this robot's limits")
-    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    _output_options(inspect)
     inspect.set_defaults(run=_data_inspect)
 
     demo = commands.add_parser(
@@ -1235,8 +1240,7 @@ def _parser() -> argparse.ArgumentParser:
                       help=f"torque noise standard deviation [N m] (default {DEFAULT_NOISE_STD:g})")
     demo.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS,
                       help=f"excitation search iterations (default {DEFAULT_ITERATIONS})")
-    demo.add_argument("--json", action="store_true", help="machine-readable output")
-    demo.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _output_options(demo, quiet=True)
     demo.set_defaults(run=_demo)
 
     bench = commands.add_parser("bench", help="time the regressor and RNEA against pinocchio")
@@ -1253,8 +1257,7 @@ def _parser() -> argparse.ArgumentParser:
                             "from 1010 poses; consistency: CLS-3, NLS, SDP and penalty "
                             "retrieval; compare: 5 logs x 8 methods, and the demo; all: these "
                             "four (make bench adds the excitation and preprocessing pipeline)")
-    bench.add_argument("--json", action="store_true", help="machine-readable output")
-    bench.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _output_options(bench, quiet=True)
     bench.set_defaults(run=_bench)
     return parser
 

@@ -66,6 +66,12 @@ def _link_in_joint_frames(robot: Robot, parameters: NDArray | None) -> list[NDAr
     return out
 
 
+def _comments(frames: str, friction_note: str) -> list[str]:
+    """The header comments of an exported file: where the frames are, what friction lost."""
+    lines = [f"  <!-- written by dynid: {frames}; inertials identified -->"]
+    return lines + ([f"  <!-- friction: {friction_note} -->"] if friction_note else [])
+
+
 def _friction_terms(friction: FrictionModel) -> tuple[NDArray | None, NDArray | None, str]:
     """Viscous and Coulomb coefficients per joint where the model has them, and a note on
     what does not carry over."""
@@ -92,9 +98,7 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
     parts = [f"<robot name={quoteattr(robot.name)}>",
-             "  <!-- written by dynid: link frames at their joints; inertials identified -->"]
-    if note:
-        parts.append(f"  <!-- friction: {note} -->")
+             *_comments("link frames at their joints", note)]
     parts.append('  <link name="base_link"/>')
     parent, previous_post = "base_link", np.eye(4)
     for k, (joint, pi) in enumerate(zip(robot.joints, links, strict=True)):
@@ -142,9 +146,7 @@ def to_mjcf(robot: Robot, parameters: NDArray | None = None,
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
     parts = [f"<mujoco model={quoteattr(robot.name)}>",
-             "  <!-- written by dynid: bodies at their joints; inertials identified -->"]
-    if note:
-        parts.append(f"  <!-- friction: {note} -->")
+             *_comments("bodies at their joints", note)]
     parts += ['  <compiler angle="radian" autolimits="true"/>',
               f'  <option gravity="{_vector(robot.gravity)}"/>', "  <worldbody>"]
     previous_post, depth = np.eye(4), 2
