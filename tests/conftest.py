@@ -10,7 +10,6 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from dynid.inertia import from_com, inertia_matrix, to_com
 from dynid.robot import (
     JointLimits,
     PrismaticDH,
@@ -20,6 +19,7 @@ from dynid.robot import (
     Robot,
     load_urdf,
 )
+from dynid.robot.inertia import from_com, inertia_matrix, to_com
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
@@ -81,9 +81,9 @@ def gaz_reverse_engineered_model():
     plus their sigmoid friction (the built-in panda's)."""
     import dataclasses
 
-    from dynid.friction import NoFriction
-    from dynid.identifiability import robot_base_parameters
-    from dynid.model import LinearModel
+    from dynid.friction.models import NoFriction
+    from dynid.identification.base_parameters import robot_base_parameters
+    from dynid.identification.model import LinearModel
     from dynid.robot import load_robot
 
     panda = load_robot("panda")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from conftest import assert_close, reference_path, table3_value
 
-from dynid.friction import Arctan, Sigmoid
-from dynid.identifiability import robot_base_parameters
-from dynid.inertia import inertia_matrix, to_com
+from dynid.friction.models import Arctan, Sigmoid
+from dynid.identification.base_parameters import robot_base_parameters
 from dynid.robot import builtin_robots, load_robot
+from dynid.robot.inertia import inertia_matrix, to_com
 
 
 def test_builtins_are_listed_and_cite_their_source():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def test_base_json_and_symbolic(capsys):
 def test_identify_from_csv_writes_a_loadable_model(capsys, tmp_path):
     from dynid.data import write_dataset
     from dynid.excitation import random_fourier
-    from dynid.model import load_model
+    from dynid.identification import load_model
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_open_loop
 
@@ -137,7 +138,7 @@ def test_identify_static_json(capsys, tmp_path):
     assert payload["rank"] == 43 and payload["n_samples"] == 200
     assert payload["relative_error_percent"] < 1e-9
     assert 10 < payload["condition_number"] < 1e4
-    from dynid.model import load_model
+    from dynid.identification import load_model
 
     model = load_model(tmp_path / "coefficients.yaml")
     assert_close = np.testing.assert_allclose
@@ -159,13 +160,12 @@ def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):
     assert "dynid: error:" in capsys.readouterr().err
 
 
-@pytest.mark.filterwarnings("ignore::dynid.identify.IVConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::dynid.identification.IVConvergenceWarning")
 def test_identify_iv_command(capsys, tmp_path):
     from dynid.data import write_dataset
-    from dynid.excitation import random_fourier
+    from dynid.excitation import random_fourier, save_trajectory
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_closed_loop
-    from dynid.trajectory import save_trajectory
 
     robot = load_robot("arm3")
     reference = random_fourier(robot, seed=3)
@@ -184,14 +184,14 @@ def test_identify_iv_command(capsys, tmp_path):
 
 
 def test_identify_constrained_command(capsys, tmp_path):
-    from dynid.constrained import CONSTRAINED_METHODS
+    from dynid.cli.identify import IDENTIFY_METHODS
     from dynid.data import write_dataset
     from dynid.excitation import random_fourier
+    from dynid.identification import CONSTRAINED_METHODS
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_open_loop
 
-    parser_choices = main.__globals__["IDENTIFY_METHODS"]
-    assert set(CONSTRAINED_METHODS) <= set(parser_choices)
+    assert set(CONSTRAINED_METHODS) <= set(IDENTIFY_METHODS)
     robot = load_robot("panda")
     data = simulate_open_loop(robot, random_fourier(robot, seed=4), duration=10.0, rate=100.0,
                               sensor=SensorModel(torque_noise_std=0.1), seed=4)
@@ -211,3 +211,131 @@ def test_identify_constrained_command(capsys, tmp_path):
     assert main(["identify", "panda", str(tmp_path / "log.csv"), "--method", "cls3",
                  "--prior", "arm3"]) == 2
     assert "`--prior`: 'arm3' has 3 links" in capsys.readouterr().err
+
+
+def _parsers():
+    """The `dynid` parser and every sub-parser under it (argparse internals: a test may)."""
+    from dynid.cli import _parser
+
+    pending = [_parser()]
+    while pending:
+        parser = pending.pop()
+        yield parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend(action.choices.values())
+
+
+def _default_forms(default) -> set[str]:
+    """How a help text may show ``default``."""
+    if isinstance(default, (list, tuple)):
+        return {" ".join(map(str, default)), str(default)}
+    if isinstance(default, float):
+        return {str(default), f"{default:g}"}
+    return {str(default)}
+
+
+def test_every_option_has_help_that_shows_its_default():
+    problems = []
+    parsers = list(_parsers())
+    assert len(parsers) > 15  # dynid, every command, robot show, data inspect
+    for parser in parsers:
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            name = f"`{parser.prog} {'/'.join(action.option_strings) or action.dest}`"
+            if isinstance(action, argparse._SubParsersAction):
+                problems += [f"`{parser.prog} {command.dest}`: no help"
+                             for command in action._choices_actions if not command.help]
+                continue
+            if not action.help:
+                problems.append(f"{name}: no help")
+                continue
+            text = formatter._expand_help(action)
+            if action.default is None or action.default is False:
+                continue
+            if "default" not in text or not any(form in text
+                                                for form in _default_forms(action.default)):
+                problems.append(f"{name}: default {action.default!r} not shown in {text!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_option_check_sees_a_missing_default():
+    parser = argparse.ArgumentParser()
+    action = parser.add_argument("--rate", type=float, default=1000.0, help="Hz")
+    assert not any(form in parser._get_formatter()._expand_help(action)
+                   for form in _default_forms(action.default))
+
+
+def test_version(capsys):
+    import dynid
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"dynid {dynid.__version__}\n"
+
+
+def test_literal_choices_and_defaults_are_the_library_s():
+    """The parser's choice lists and defaults are literals (`--help` imports nothing heavy):
+    each equals the library's own."""
+    from dynid import bench, demo
+    from dynid.cli import bench as bench_command
+    from dynid.cli import compare as compare_command
+    from dynid.cli import demo as demo_command
+    from dynid.cli import excite as excite_command
+    from dynid.cli._common import LINEAR_FRICTION, NONLINEAR_FRICTION
+    from dynid.cli.identify import IDENTIFY_METHODS
+    from dynid.evaluation import COMPARE_METHODS, DEFAULT_METHODS
+    from dynid.excitation import CRITERIA
+    from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, NLS_FRICTION_MODELS
+
+    assert set(IDENTIFY_METHODS) == {*ESTIMATORS, "iv", *CONSTRAINED_METHODS, "nls"}
+    assert (*LINEAR_FRICTION, *NONLINEAR_FRICTION) == NLS_FRICTION_MODELS
+    assert compare_command.COMPARE_CHOICES == COMPARE_METHODS
+    assert compare_command.COMPARE_DEFAULTS == DEFAULT_METHODS
+    assert excite_command.CRITERIA == CRITERIA
+    assert (demo_command.DEFAULT_DURATION, demo_command.DEFAULT_NOISE_STD,
+            demo_command.DEFAULT_ITERATIONS) == (demo.DEFAULT_DURATION, demo.DEFAULT_NOISE_STD,
+                                                 demo.DEFAULT_ITERATIONS)
+    assert (bench_command.DEFAULT_SIZES, bench_command.DEFAULT_REPEAT) == (
+        bench.DEFAULT_SIZES, bench.DEFAULT_REPEAT)
+
+
+def test_closed_loop_simulation_reports_progress_on_stderr(capsys, tmp_path):
+    from dynid.excitation import random_fourier, save_trajectory
+    from dynid.robot import load_robot
+
+    save_trajectory(tmp_path / "ref.csv", random_fourier(load_robot("arm3"), seed=3),
+                    duration=1.0, rate=100.0)
+    argv = ["simulate", "arm3", str(tmp_path / "ref.yaml"), "-o", str(tmp_path / "log.csv"),
+            "--closed-loop", "--duration", "0.2", "--rate", "50", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # stdout: the JSON only
+    n = summary["n_samples"]
+    assert summary["closed_loop"] and f"closed-loop simulation: {n}/{n} (100 %)" in captured.err
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_symbolic_base_passes_progress(capsys, monkeypatch):
+    """`dynid base --symbolic` hands its progress lines to stderr, none with --quiet."""
+    import types
+
+    import dynid.identification
+
+    def fake(robot, base, *, progress=None, **options):
+        if progress is not None:
+            progress("symbolic regrouping: 1/1")
+        return types.SimpleNamespace(strings=lambda: list(base.base_names), lengths={},
+                                     numeric_terms=[])
+
+    monkeypatch.setattr(dynid.identification, "symbolic_regrouping", fake)
+    payload = _json(capsys, ["base", "arm3", "--symbolic", "--json"])
+    assert payload["rank"] == 24
+    assert main(["base", "arm3", "--symbolic"]) == 0
+    assert "symbolic regrouping: 1/1" in capsys.readouterr().err
+    assert main(["base", "arm3", "--symbolic", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from dynid.cli import main
-from dynid.compare import compare_methods
-from dynid.data import write_dataset
-from dynid.excitation import random_fourier
-from dynid.friction import ViscousCoulomb
+from dynid.data.io import write_dataset
+from dynid.evaluation.compare import compare_methods
+from dynid.excitation.optimize import random_fourier
+from dynid.friction.models import ViscousCoulomb
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 METHODS = ["cad", "ols", "cls2", "cls3"]
 
@@ -117,3 +117,56 @@ def test_compare_bench_on_a_robot_without_bounds_or_cad():
     assert result["compare_methods"] == ["cad", "ols", "wls", "nls"]
     assert result["compare_prior"] is None and "demo_seconds" not in result
     assert result["compare_seconds"] > 0 and "arm3, 2 logs" in format_compare(result)
+
+
+def _small_table():
+    from dynid.evaluation.compare import CRITERIA, Comparison
+
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0.1, 1.0, (2, 2, 2))
+    return Comparison(methods=["cad", "ols"], names=["T1", "T2"], w=w, w_r=0.1 * w,
+                      criteria={c: {"cad": False, "ols": None} for c in CRITERIA},
+                      seconds={"cad": 0.0, "ols": 0.1})
+
+
+def test_every_format_names_its_metric_and_explains_the_criteria(tmp_path):
+    """The table says what its numbers are (w [N m] and w_r [-] of the Jaco2 paper's eq. 9,
+    on the identification or a validation trajectory) and what each criteria row checks:
+    under the Markdown table, as fields in JSON, in a `metric` column in CSV."""
+    from dynid.evaluation.compare import CRITERIA, write_table
+
+    table = _small_table()
+    write_table(table, tmp_path / "t.md")
+    markdown = (tmp_path / "t.md").read_text()
+    assert markdown.startswith("| Trajectory |")
+    lines = markdown.splitlines()
+    last_row = max(k for k, line in enumerate(lines) if line.startswith("|"))
+    assert lines[last_row].startswith("| First moment (5)/(6) |")
+    notes = "\n".join(lines[last_row + 1:])
+    caption = next(line for line in lines if line.startswith("Table: "))
+    assert "w [N m]" in caption and "w_r [-]" in caption and "Jaco2 eq. 9" in caption
+    assert "Identification" in caption and "Validation" in caption
+    assert "- w = norm(e) / N [N m]" in notes and "- w_r = norm(e) / norm(tau) [-]" in notes
+    assert "- Physical feasibility (3): every link's mass is positive" in notes
+    assert "- Triangle inequality (4):" in notes and "I_a + I_b >= I_c" in notes
+    assert "- First moment (5)/(6): every link's centre of mass" in notes
+
+    write_table(table, tmp_path / "t.csv")
+    rows = list(csv.reader(io.StringIO((tmp_path / "t.csv").read_text())))
+    assert rows[0][-3:] == ["best", "worst", "metric"]
+    assert all(len(row) == len(rows[0]) for row in rows)
+    for row in rows[1:5]:
+        assert "w = norm(e) / N [N m]" in row[-1] and "w_r = norm(e) / norm(tau) [-]" in row[-1]
+    assert "identification trajectory itself" in rows[1][-1]
+    assert "validation trajectory" in rows[2][-1]
+    for row, criterion in zip(rows[5:], CRITERIA, strict=True):
+        assert row[0] == criterion and row[-1].startswith("Yes/No: every link's")
+
+    write_table(table, tmp_path / "t.json")
+    payload = json.loads((tmp_path / "t.json").read_text())
+    assert "[N m]" in payload["metrics"]["w"] and "[-]" in payload["metrics"]["w_r"]
+    assert "Jaco2 eq. 9" in payload["caption"]
+    assert list(payload["criteria_definitions"]) == list(CRITERIA)
+    assert "I_a + I_b >= I_c" in payload["criteria_definitions"]["Triangle inequality (4)"]
+    assert "every trajectory" in payload["criteria_rule"]
+    assert table.lines()[0].split()[:2] == ["w_r", "[-]"]  # the terminal table too

@@ -5,15 +5,16 @@ from __future__ import annotations
 import numpy as np
 from conftest import assert_close, random_link_parameters
 
-from dynid.consistency import check_consistency, mass_matrix_check
-from dynid.inertia import (
+from dynid.evaluation.validate import mass_matrix_check
+from dynid.identification.consistency import check_consistency
+from dynid.robot import load_robot
+from dynid.robot.inertia import (
     from_com,
     from_log_cholesky,
     from_pseudo_inertia,
     pseudo_inertia,
     to_log_cholesky,
 )
-from dynid.robot import load_robot
 
 
 def test_pseudo_inertia_and_log_cholesky_round_trip(rng):

@@ -8,14 +8,14 @@ import warnings
 import numpy as np
 import pytest
 
-from dynid.consistency import mass_matrix_check
-from dynid.constrained import identify_constrained
-from dynid.excitation import random_fourier
-from dynid.friction import ViscousCoulomb
-from dynid.identify import identify
+from dynid.evaluation.validate import mass_matrix_check
+from dynid.excitation.optimize import random_fourier
+from dynid.friction.models import ViscousCoulomb
+from dynid.identification.constrained import identify_constrained
+from dynid.identification.linear import identify
+from dynid.metrics import rmse
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
-from dynid.validate import rmse
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_badly_scaled_problem_still_solves(twin):
     """Torques in mN m (a 1000x scale change) and a prior far from the truth: scaling inside
     keeps Clarabel on track."""
     truth, fit, _ = twin
-    from dynid.data import Dataset
+    from dynid.data.dataset import Dataset
 
     scaled = Dataset(t=fit.t, q=fit.q, dq=fit.dq, ddq=fit.ddq, tau=fit.tau * 1e3)
     heavy = truth.with_parameters(truth.parameters * 1e3)
@@ -95,7 +95,7 @@ def test_badly_scaled_problem_still_solves(twin):
 
 
 def _scaled_bounds(bounds, factor):
-    from dynid.consistency import LinkBounds, ParameterBounds
+    from dynid.robot.bounds import LinkBounds, ParameterBounds
 
     return ParameterBounds(tuple(
         LinkBounds(mass=(b.mass[0] * factor, b.mass[1] * factor), com_lower=b.com_lower,

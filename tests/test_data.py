@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.data import Dataset
+from dynid.data.dataset import Dataset
 
 
 def _arrays(n=5, joints=2):
@@ -40,9 +40,9 @@ def test_bad_datasets(edit, message):
 
 
 def _twin(ddq: bool = True) -> Dataset:
-    from dynid.excitation import random_fourier
+    from dynid.excitation.optimize import random_fourier
     from dynid.robot import load_robot
-    from dynid.simulate import SensorModel, simulate_open_loop
+    from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     robot = load_robot("arm3")
     data = simulate_open_loop(robot, random_fourier(robot), duration=1.0, rate=50.0,
@@ -53,7 +53,7 @@ def _twin(ddq: bool = True) -> Dataset:
 @pytest.mark.parametrize("suffix", [".csv", ".npz"])
 @pytest.mark.parametrize("with_ddq", [True, False])
 def test_write_and_read_back(tmp_path, suffix, with_ddq):
-    from dynid.data import read_dataset, write_dataset
+    from dynid.data.io import read_dataset, write_dataset
 
     data = _twin(with_ddq)
     path = write_dataset(tmp_path / f"log{suffix}", data)
@@ -75,7 +75,7 @@ def test_write_and_read_back(tmp_path, suffix, with_ddq):
     ("t,q1,dq1,tau1\n", "at least one data row"),
 ])
 def test_malformed_csv(tmp_path, text, message):
-    from dynid.data import read_dataset
+    from dynid.data.io import read_dataset
 
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -84,7 +84,7 @@ def test_malformed_csv(tmp_path, text, message):
 
 
 def test_npz_missing_array(tmp_path):
-    from dynid.data import read_dataset
+    from dynid.data.io import read_dataset
 
     np.savez(tmp_path / "bad.npz", t=np.arange(3.0), q=np.zeros((3, 1)))
     with pytest.raises(ValueError, match=r"lacks arrays \['dq', 'tau'\]"):
@@ -92,7 +92,7 @@ def test_npz_missing_array(tmp_path):
 
 
 def test_static_csv_and_npz(tmp_path):
-    from dynid.data import read_static
+    from dynid.data.io import read_static
 
     rows, cols = np.tril_indices(2)
     q = np.array([[0.1, 0.2], [0.3, 0.4]])
@@ -113,7 +113,7 @@ def test_static_csv_and_npz(tmp_path):
 
 
 def test_accelerations_by_differences():
-    from dynid.data import with_accelerations
+    from dynid.data.dataset import with_accelerations
 
     data = _twin()
     estimated = with_accelerations(Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau))
@@ -122,7 +122,7 @@ def test_accelerations_by_differences():
 
 
 def test_dataset_with_the_controllers_model(tmp_path):
-    from dynid.data import read_dataset, write_dataset
+    from dynid.data.io import read_dataset, write_dataset
     from dynid.dynamics import gravity_torque, mass_matrix
     from dynid.robot import load_robot
 

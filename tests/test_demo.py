@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from dynid.cli import main
-from dynid.data import read_dataset
+from dynid.data.io import read_dataset
 from dynid.demo import DEMO_METHODS, DemoResult, format_summary, run_demo
-from dynid.model import load_model
+from dynid.excitation.trajectory import load_trajectory
+from dynid.identification.model import load_model
 from dynid.robot import load_urdf
-from dynid.trajectory import load_trajectory
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_demo_output_folder_is_checked_first(capsys, tmp_path):
 def test_a_failed_demo_leaves_the_previous_outputs_alone(tmp_path, monkeypatch):
     """Outputs are staged and moved in at the end: a failure while writing them leaves the
     folder as it was, and no staging folder behind."""
-    import dynid.export
+    import dynid.export.writers
 
     folder = tmp_path / "out"
     folder.mkdir()
@@ -118,7 +118,7 @@ def test_a_failed_demo_leaves_the_previous_outputs_alone(tmp_path, monkeypatch):
     def fail(*_args, **_kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(dynid.export, "export_robot", fail)
+    monkeypatch.setattr(dynid.export.writers, "export_robot", fail)
     with pytest.raises(OSError, match="disk full"):
         run_demo(output=folder, duration=10.0, iterations=1)
     assert [path.name for path in tmp_path.iterdir()] == ["out"]

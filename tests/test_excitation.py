@@ -11,10 +11,10 @@ from conftest import assert_close
 
 from dynid.cli import main
 from dynid.dynamics import regressor, rnea
-from dynid.excitation import CRITERIA, criterion_value, optimize_excitation, random_fourier
-from dynid.identifiability import robot_base_parameters
+from dynid.excitation.optimize import CRITERIA, criterion_value, optimize_excitation, random_fourier
+from dynid.excitation.trajectory import load_trajectory
+from dynid.identification.base_parameters import robot_base_parameters
 from dynid.robot import load_robot
-from dynid.trajectory import load_trajectory
 
 
 def _inside(robot, trajectory, rate=1000.0, margin=1.0):
@@ -115,8 +115,8 @@ def test_excite_command(capsys, tmp_path):
 def test_objective_gradient_matches_finite_differences(rest, with_friction):
     """The chain rule through the regressor, the rest parametrisation, the offsets and the
     limit penalties (x well outside the limits makes every penalty active)."""
-    from dynid.excitation import _Problem
-    from dynid.friction import ViscousCoulomb
+    from dynid.excitation.optimize import _Problem
+    from dynid.friction.models import ViscousCoulomb
 
     robot = load_robot("panda")
     friction = ViscousCoulomb.zeros(7) if with_friction else None

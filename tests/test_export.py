@@ -9,8 +9,8 @@ from conftest import assert_close
 
 from dynid.cli import main
 from dynid.dynamics import rnea, tool_pose
-from dynid.export import export_robot, identified_robot, to_urdf
-from dynid.friction import Sigmoid, ViscousCoulomb
+from dynid.export.writers import export_robot, identified_robot, to_urdf
+from dynid.friction.models import Sigmoid, ViscousCoulomb
 from dynid.robot import load_robot, load_urdf
 
 ROBOTS = ["panda", "arm3", "jaco2"]  # MDH; DH (link frames on the next joint)
@@ -56,11 +56,11 @@ def test_friction_where_urdf_allows_it():
 
 
 def test_export_command_from_a_model(tmp_path, capsys):
-    from dynid.constrained import identify_constrained
-    from dynid.excitation import random_fourier
-    from dynid.identify import identify
-    from dynid.model import save_model
-    from dynid.simulate import SensorModel, simulate_open_loop
+    from dynid.excitation.optimize import random_fourier
+    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.linear import identify
+    from dynid.identification.model import save_model
+    from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     panda = load_robot("panda")
     log = simulate_open_loop(panda, random_fourier(panda, seed=1), duration=14.0, rate=100.0,

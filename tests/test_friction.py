@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.friction import (
+from dynid.friction.models import (
     Arctan,
     LuGre,
     NoFriction,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.excitation import random_fourier
-from dynid.friction import LuGre, Sigmoid, Stribeck, ViscousCoulomb
-from dynid.friction_fit import fit_friction, start_model
+from dynid.data.dataset import sample_times
+from dynid.excitation.optimize import random_fourier
+from dynid.friction.fit import fit_friction, start_model
+from dynid.friction.models import LuGre, Sigmoid, Stribeck, ViscousCoulomb
 from dynid.robot import load_robot
-from dynid.trajectory import sample_times
 
 N = 7
 TRUTHS = {

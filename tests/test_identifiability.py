@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 from conftest import assert_close, random_table_robot
 
-from dynid.identifiability import base_parameters, robot_base_parameters, structural_regressor
+from dynid.identification.base_parameters import (
+    base_parameters,
+    robot_base_parameters,
+    structural_regressor,
+)
 
 
 @pytest.mark.parametrize("method", ["rref", "qr"])

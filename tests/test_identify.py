@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 from conftest import assert_close, reference_path
 
-from dynid.data import Dataset, StaticData
+from dynid.data.dataset import Dataset, StaticData
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
-from dynid.estimate import OLS, WLS
-from dynid.excitation import random_fourier
-from dynid.friction import NoFriction, ViscousCoulomb
-from dynid.identify import identify, identify_static
-from dynid.model import load_model, save_model
+from dynid.excitation.optimize import random_fourier
+from dynid.excitation.trajectory import FourierTrajectory
+from dynid.friction.models import NoFriction, ViscousCoulomb
+from dynid.identification.estimators import OLS, WLS
+from dynid.identification.linear import identify
+from dynid.identification.model import load_model, save_model
+from dynid.identification.reverse_engineering import identify_static
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
-from dynid.trajectory import FourierTrajectory
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +210,7 @@ def test_sub_millimetre_offsets_keep_their_terms(rng):
     and the static and torque regressors agree on them."""
     import dataclasses
 
-    from dynid.identifiability import robot_base_parameters, structural_regressor
+    from dynid.identification.base_parameters import robot_base_parameters, structural_regressor
     from dynid.robot import Robot
 
     panda = load_robot("panda")
@@ -228,7 +229,7 @@ def test_sub_millimetre_offsets_keep_their_terms(rng):
 def test_noisy_still_joint_warns_instead_of_a_silent_estimate():
     import warnings
 
-    from dynid.estimate import IllConditionedWarning
+    from dynid.identification.estimators import IllConditionedWarning
 
     robot = load_robot("arm3")
     traj = random_fourier(robot, seed=1)
@@ -257,7 +258,7 @@ def test_repeated_poses_do_not_excite(rng):
 def test_model_files_round_trip_every_kind(tmp_path, rng):
     from conftest import random_urdf_robot
 
-    from dynid.friction import Arctan
+    from dynid.friction.models import Arctan
 
     # a static model
     robot = load_robot("panda")
@@ -294,14 +295,14 @@ def test_model_files_round_trip_every_kind(tmp_path, rng):
                  rnea(urdf_robot, q3, dq3, ddq3), atol=1e-9)
 
 
-@pytest.mark.filterwarnings("ignore::dynid.identify.IVConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::dynid.identification.linear.IVConvergenceWarning")
 def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
     """Closed loop, encoder quantisation, velocity from position differences, torque noise;
     the regressor is built from filtered, differentiated measurements: OLS is biased (mostly
     friction), IDIM-IV (the simulated model's regressor as instruments) is not."""
-    from dynid.identify import identify_iv
-    from dynid.preprocess import prepare
-    from dynid.simulate import simulate_closed_loop
+    from dynid.data.preprocess import prepare
+    from dynid.identification.linear import identify_iv
+    from dynid.simulate.twin import simulate_closed_loop
 
     friction = ViscousCoulomb(np.full(3, 0.5), np.full(3, 1.0), np.zeros(3))
     robot = load_robot("arm3").with_friction(friction)
@@ -322,9 +323,9 @@ def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
 
 
 def test_iv_that_does_not_converge_says_so():
-    from dynid.identify import IVConvergenceWarning, identify_iv
-    from dynid.preprocess import prepare
-    from dynid.simulate import simulate_closed_loop
+    from dynid.data.preprocess import prepare
+    from dynid.identification.linear import IVConvergenceWarning, identify_iv
+    from dynid.simulate.twin import simulate_closed_loop
 
     robot = load_robot("arm3")
     reference = random_fourier(robot, seed=3)

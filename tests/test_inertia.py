@@ -7,7 +7,7 @@ import pinocchio as pin
 import pytest
 from conftest import assert_close, random_link_parameters, random_rotation
 
-from dynid.inertia import (
+from dynid.robot.inertia import (
     PARAMETER_NAMES,
     from_com,
     from_pinocchio_order,

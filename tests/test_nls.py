@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.consistency import mass_matrix_check
-from dynid.excitation import random_fourier
-from dynid.friction import LuGre, Stribeck
-from dynid.inertia import to_com
-from dynid.model import load_model, save_model
-from dynid.nls import compare_friction, identify_nls
+from dynid.evaluation.validate import mass_matrix_check
+from dynid.excitation.optimize import random_fourier
+from dynid.friction.models import LuGre, Stribeck
+from dynid.identification.model import load_model, save_model
+from dynid.identification.nls import compare_friction, identify_nls
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
+from dynid.robot.inertia import to_com
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 N = 7
 STRIBECK = Stribeck(fc=np.linspace(0.2, 0.6, N), fs=np.linspace(0.1, 0.3, N),
@@ -124,7 +124,7 @@ def test_nls_and_friction_commands(capsys, tmp_path):
     import json
 
     from dynid.cli import main
-    from dynid.data import write_dataset
+    from dynid.data.io import write_dataset
     from dynid.robot import load_robot_file
 
     _, data, _ = _twin(STRIBECK, 0.05, seed=3, duration=8.0)

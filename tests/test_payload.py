@@ -10,15 +10,15 @@ import yaml
 from conftest import reference_path
 
 from dynid.cli import main
-from dynid.data import write_dataset
-from dynid.excitation import random_fourier
-from dynid.friction import ViscousCoulomb
-from dynid.identify import identify
-from dynid.inertia import from_com, transform_parameters
-from dynid.model import save_model
-from dynid.payload import identify_payload, in_tool_frame
+from dynid.data.io import write_dataset
+from dynid.excitation.optimize import random_fourier
+from dynid.friction.models import ViscousCoulomb
+from dynid.identification.linear import identify
+from dynid.identification.model import save_model
+from dynid.identification.payload import identify_payload, in_tool_frame
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
+from dynid.robot.inertia import from_com, transform_parameters
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 SENSOR = SensorModel(torque_noise_std=0.1)
 

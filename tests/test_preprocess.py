@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from conftest import assert_close, reference_path
 
-from dynid.data import Dataset, read_dataset, read_panda_log
-from dynid.preprocess import (
+from dynid.data.dataset import Dataset
+from dynid.data.io import read_dataset, read_panda_log
+from dynid.data.preprocess import (
     differentiate,
     inspect,
     lowpass,

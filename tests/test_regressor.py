@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynid.dynamics import parameter_names, regressor, rnea
-from dynid.inertia import PARAMETER_NAMES, PINOCCHIO_PARAMETER_NAMES
 from dynid.robot import load_robot, to_pinocchio
+from dynid.robot.inertia import PARAMETER_NAMES, PINOCCHIO_PARAMETER_NAMES
 
 
 @pytest.mark.parametrize("n_samples", [1, 7, 10_000])

@@ -16,10 +16,14 @@ from conftest import (
     table3_rows,
 )
 
-from dynid.identifiability import base_parameters, robot_base_parameters, structural_regressor
-from dynid.inertia import transform_parameters
+from dynid.identification.base_parameters import (
+    base_parameters,
+    robot_base_parameters,
+    structural_regressor,
+)
+from dynid.identification.symbolic import symbolic_regrouping
 from dynid.robot import load_robot
-from dynid.symbolic import symbolic_regrouping
+from dynid.robot.inertia import transform_parameters
 
 DATA = Path(__file__).parent / "data"
 

@@ -10,10 +10,10 @@ import subprocess
 import pytest
 
 from dynid.cli import main
-from dynid.data import write_dataset
-from dynid.excitation import random_fourier
+from dynid.data.io import write_dataset
+from dynid.excitation.optimize import random_fourier
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_open_loop
+from dynid.simulate.twin import SensorModel, simulate_open_loop
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -11,10 +11,9 @@ import pytest
 from conftest import gaz_reverse_engineered_model
 
 from dynid.cli import main
-from dynid.consistency import ParameterBounds, check_consistency
-from dynid.identifiability import robot_base_parameters
-from dynid.inertia import INERTIA
-from dynid.retrieve import (
+from dynid.identification.base_parameters import robot_base_parameters
+from dynid.identification.consistency import check_consistency
+from dynid.identification.retrieval import (
     _PenaltyProblem,
     _search_box,
     gaz2019_penalty_weights,
@@ -23,6 +22,8 @@ from dynid.retrieve import (
     retrieve_sdp,
 )
 from dynid.robot import load_robot
+from dynid.robot.bounds import ParameterBounds
+from dynid.robot.inertia import INERTIA
 
 
 @pytest.fixture(scope="module")
@@ -140,10 +141,10 @@ def test_bad_arguments_are_named(panda_static):
 
 
 def test_retrieve_command(capsys, tmp_path):
-    from dynid.data import StaticData
+    from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
-    from dynid.identify import identify_static
-    from dynid.model import save_model
+    from dynid.identification.model import save_model
+    from dynid.identification.reverse_engineering import identify_static
     from dynid.robot import load_robot_file
 
     panda = load_robot("panda")

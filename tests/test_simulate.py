@@ -8,13 +8,13 @@ import numpy as np
 from conftest import assert_close
 
 from dynid.cli import main
-from dynid.data import read_dataset
-from dynid.excitation import random_fourier
-from dynid.friction import LuGre, NoFriction, ViscousCoulomb
-from dynid.identify import identify
+from dynid.data.io import read_dataset
+from dynid.excitation.optimize import random_fourier
+from dynid.excitation.trajectory import save_trajectory
+from dynid.friction.models import LuGre, NoFriction, ViscousCoulomb
+from dynid.identification.linear import identify
 from dynid.robot import load_robot
-from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
-from dynid.trajectory import save_trajectory
+from dynid.simulate.twin import SensorModel, simulate_closed_loop, simulate_open_loop
 
 
 def test_tracking_error_falls_with_gain():

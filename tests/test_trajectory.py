@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from conftest import assert_close, reference_path
 
-from dynid.robot import load_robot
-from dynid.trajectory import (
+from dynid.excitation.trajectory import (
     FourierTrajectory,
     RampedVelocityFourier,
     SinusoidalVelocity,
@@ -17,6 +16,7 @@ from dynid.trajectory import (
     random_poses,
     rest_at_ends,
 )
+from dynid.robot import load_robot
 
 
 def _check_derivatives(trajectory, t, ddq_atol=1e-4):
@@ -102,7 +102,7 @@ def test_ramp_integral_at_resonance():
 
 
 def test_malformed_trajectory_files(tmp_path):
-    from dynid.trajectory import load_trajectory
+    from dynid.excitation.trajectory import load_trajectory
 
     cases = {
         "list.yaml": "- 1\n- 2\n",

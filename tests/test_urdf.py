@@ -8,8 +8,8 @@ import yaml
 from conftest import assert_close, random_states, reference_path
 
 from dynid.dynamics import mass_matrix, rnea, tool_pose
-from dynid.inertia import to_com
 from dynid.robot import load_robot, load_urdf
+from dynid.robot.inertia import to_com
 
 
 def _panda_urdf(robot) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.validate import mae, relative_error_percent, rmse
+from dynid.metrics import mae, relative_error_percent, rmse
 
 
 def test_metrics_by_hand():
@@ -24,7 +24,7 @@ def test_shapes_must_match():
 
 
 def test_jaco2_eq9_and_residual_statistics_by_hand():
-    from dynid.validate import residual_statistics, w_errors
+    from dynid.metrics import residual_statistics, w_errors
 
     measured = np.array([[1.0, 2.0], [3.0, 4.0], [0.0, 0.0]])
     predicted = np.array([[1.0, 1.0], [1.0, 4.0], [1.0, 0.0]])
@@ -41,12 +41,12 @@ def test_jaco2_eq9_and_residual_statistics_by_hand():
 
 @pytest.fixture(scope="module")
 def twin_models():
-    from dynid.constrained import identify_constrained
-    from dynid.excitation import random_fourier
-    from dynid.friction import ViscousCoulomb
-    from dynid.identify import identify
+    from dynid.excitation.optimize import random_fourier
+    from dynid.friction.models import ViscousCoulomb
+    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.linear import identify
     from dynid.robot import load_robot
-    from dynid.simulate import SensorModel, simulate_open_loop
+    from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     truth = load_robot("panda").with_friction(
         ViscousCoulomb(np.full(7, 0.1), np.full(7, 0.3), np.full(7, -0.05)))
@@ -58,7 +58,7 @@ def twin_models():
 
 
 def test_validate_a_base_and_a_physical_model(twin_models):
-    from dynid.validate import validate_model
+    from dynid.evaluation.validate import validate_model
 
     _, (_, check), ols, cls3 = twin_models
     base = validate_model(ols, check, n_poses=200)
@@ -74,8 +74,8 @@ def test_validate_a_base_and_a_physical_model(twin_models):
 
 
 def test_validate_refuses_another_robot(twin_models):
-    from dynid.data import Dataset
-    from dynid.validate import validate_model
+    from dynid.data.dataset import Dataset
+    from dynid.evaluation.validate import validate_model
 
     _, (_, check), ols, _ = twin_models
     three = Dataset(t=check.t, q=check.q[:, :3], dq=check.dq[:, :3], ddq=check.ddq[:, :3],
@@ -92,8 +92,8 @@ def test_validate_command(twin_models, capsys, tmp_path):
     import json
 
     from dynid.cli import main
-    from dynid.data import write_dataset
-    from dynid.model import save_model
+    from dynid.data.io import write_dataset
+    from dynid.identification.model import save_model
 
     _, (_, check), _, cls3 = twin_models
     save_model(cls3, tmp_path / "model.yaml")

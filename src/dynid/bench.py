@@ -151,8 +151,8 @@ def _timed(function: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def _twin_log(model_robot, n_samples: int, seed: int):
     """``n_samples`` of the twin at 1 kHz on a random Fourier trajectory, 0.1 N m noise."""
-    from dynid.excitation import random_fourier
-    from dynid.simulate import SensorModel, simulate_open_loop
+    from dynid.excitation.optimize import random_fourier
+    from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     return simulate_open_loop(model_robot, random_fourier(model_robot, seed=seed),
                               duration=(n_samples - 1) / 1000.0, rate=1000.0,
@@ -165,9 +165,10 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     """Wall time and peak memory of (a) OLS identification from ``n_samples`` twin samples
     (regressor + friction columns + base reduction + solve) and (b) reverse engineering from
     M(q), g(q) at ``n_poses`` random poses."""
-    from dynid.data import StaticData
+    from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
-    from dynid.identify import identify, identify_static
+    from dynid.identification.linear import identify
+    from dynid.identification.reverse_engineering import identify_static
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
@@ -209,9 +210,9 @@ def run_pipeline_bench(*, robot: str = "panda", n_samples: int = 1_000_000, seed
     """Wall time of (a) the excitation design of the issue's target (10 harmonics, 20 s,
     100 Hz grid, criterion cond) and (b) preprocessing ``n_samples`` of an irregular 7-joint
     log (resample, 4th-order Butterworth, differentiate, trim)."""
-    from dynid.data import Dataset
-    from dynid.excitation import optimize_excitation
-    from dynid.preprocess import prepare
+    from dynid.data.dataset import Dataset
+    from dynid.data.preprocess import prepare
+    from dynid.excitation.optimize import optimize_excitation
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
@@ -251,10 +252,10 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
     (b) the joint physical + sigmoid-friction NLS on them (decimated to its default 10^4), (c)
     SDP retrieval and (d) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
     robot's own static base coefficients."""
-    from dynid.constrained import identify_constrained
-    from dynid.identifiability import robot_base_parameters
-    from dynid.nls import identify_nls
-    from dynid.retrieve import retrieve_penalty, retrieve_sdp
+    from dynid.identification.base_parameters import robot_base_parameters
+    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.nls import identify_nls
+    from dynid.identification.retrieval import retrieve_penalty, retrieve_sdp
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
@@ -319,8 +320,8 @@ def run_compare_bench(*, robot: str = "panda", n_logs: int = 5, n_samples: int =
     ``<robot>-cad`` where there is one), and (b) for the Panda, the whole ``dynid demo``."""
     import tempfile
 
-    from dynid.compare import DEFAULT_METHODS, compare_methods
     from dynid.demo import run_demo
+    from dynid.evaluation.compare import DEFAULT_METHODS, compare_methods
     from dynid.robot import builtin_robots
 
     say = progress or (lambda _line: None)

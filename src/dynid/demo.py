@@ -125,21 +125,22 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     (created; files already there are replaced). ``duration`` [s] and ``rate`` [Hz] of each
     simulated log, ``noise_std`` [N m] of the torques, ``iterations`` of the excitation
     search; ``command`` is quoted in the report; ``progress`` receives one line per stage."""
-    from dynid.constrained import identify_constrained
-    from dynid.data import write_dataset
-    from dynid.excitation import optimize_excitation, random_fourier
-    from dynid.export import export_robot, identified_robot
-    from dynid.friction import ViscousCoulomb
-    from dynid.identify import identify
-    from dynid.inertia import N_LINK_PARAMETERS
-    from dynid.model import save_model
-    from dynid.plots import save_figure, torques_figure
-    from dynid.preprocess import prepare
-    from dynid.report import build_report, write_report
-    from dynid.retrieve import retrieve_sdp
-    from dynid.simulate import SensorModel, simulate_closed_loop
-    from dynid.trajectory import save_trajectory
-    from dynid.validate import rmse, validate_model
+    from dynid.data.io import write_dataset
+    from dynid.data.preprocess import prepare
+    from dynid.evaluation.plots import save_figure, torques_figure
+    from dynid.evaluation.report import build_report, write_report
+    from dynid.evaluation.validate import validate_model
+    from dynid.excitation.optimize import optimize_excitation, random_fourier
+    from dynid.excitation.trajectory import save_trajectory
+    from dynid.export.writers import export_robot, identified_robot
+    from dynid.friction.models import ViscousCoulomb
+    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.linear import identify
+    from dynid.identification.model import save_model
+    from dynid.identification.retrieval import retrieve_sdp
+    from dynid.metrics import rmse
+    from dynid.robot.inertia import N_LINK_PARAMETERS
+    from dynid.simulate.twin import SensorModel, simulate_closed_loop
 
     _check_options(output, duration, rate, noise_std, iterations, seed)
     folder = Path(output)
@@ -179,7 +180,7 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
         simulate_closed_loop(truth, trajectory, duration=duration, rate=rate,
                              stiffness=STIFFNESS, damping=DAMPING,
                              controller=load_robot("panda-cad"), sensor=sensor,
-                             seed=seed + 10 + k)
+                             seed=seed + 10 + k, progress=lambda line: say("    " + line))
         for k, trajectory in enumerate((excitation.trajectory, validation_trajectory)))
     lap("simulation")
 

@@ -10,6 +10,7 @@ from dynid.dynamics.regressor import regressor as regressor
 from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
 from dynid.dynamics.rnea import gravity_torque as gravity_torque
 from dynid.dynamics.rnea import rnea as rnea
+from dynid.dynamics.static_regressor import static_regressor as static_regressor
 
 __all__ = [
     "coriolis_torque",
@@ -20,5 +21,6 @@ __all__ = [
     "parameter_names",
     "regressor",
     "rnea",
+    "static_regressor",
     "tool_pose",
 ]

@@ -18,7 +18,7 @@ the joints before it, carried into that link's frame:
     Y[i, j, h]   = ac x zeta' + eta' x dw + (eta' x w) x w
     Y[i, j, I]   = sym(zeta', dw) + sym(zeta' x w, w)     (sym(u, w) = entries of u^T I w)
 
-Parameter layout ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`` (``dynid.inertia``).
+Parameter layout ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`` (``dynid.robot.inertia``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from dynid.inertia import PARAMETER_NAMES
+from dynid.robot.inertia import PARAMETER_NAMES
 
 # The kernels index the 10-vector by position for speed: they are written for this order.
 if PARAMETER_NAMES != ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"):

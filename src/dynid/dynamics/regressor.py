@@ -1,8 +1,9 @@
 """The joint-torque regressor, batched: ``tau = Y(q, dq, ddq) pi``.
 
 ``Y`` has shape ``(*, n, 10 n)``; column ``10 j + k`` multiplies entry k of link j's standard
-parameters (layout ``dynid.inertia.PARAMETER_NAMES``, link frame, inertia about the origin), so
-``pi = robot.parameters.ravel()``. Rows below the block diagonal (link j below joint i) are zero.
+parameters (layout ``dynid.robot.inertia.PARAMETER_NAMES``, link frame, inertia about the
+origin), so ``pi = robot.parameters.ravel()``. Rows below the block diagonal (link j below
+joint i) are zero.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import gravity_vector, joint_arrays
-from dynid.inertia import PARAMETER_NAMES
 from dynid.robot import Robot
+from dynid.robot.inertia import PARAMETER_NAMES
 
 __all__ = ["parameter_names", "regressor"]
 

@@ -11,27 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid.data.dataset import lower_triangle
 from dynid.dynamics._inputs import joint_arrays
 from dynid.dynamics.regressor import regressor
 from dynid.robot import Robot
 
-__all__ = ["lower_triangle", "static_regressor", "static_rows"]
-
-
-def lower_triangle(n: int) -> tuple[NDArray, NDArray]:
-    """Row and column indices of the lower triangle of an n x n matrix, row by row."""
-    rows, cols = np.tril_indices(n)
-    return rows, cols
-
-
-def static_rows(n: int, *, drop_joint1_gravity: bool = False) -> list[str]:
-    """Names of the rows of ``static_regressor``: ``M11, M21, M22, ..., g1, ..., gn``."""
-    rows, cols = lower_triangle(n)
-    # M21 while indices are single digits, else M12_3 would be ambiguous: M12_3 -> M{12}_{3}
-    names = [f"M{i + 1}{j + 1}" if n < 10 else f"M{i + 1}_{j + 1}"
-             for i, j in zip(rows, cols, strict=True)]
-    gravity = [f"g{i + 1}" for i in range(n)]
-    return names + (gravity[1:] if drop_joint1_gravity else gravity)
+__all__ = [
+    "static_regressor",
+]
 
 
 def static_regressor(robot: Robot, q: ArrayLike, *, drop_joint1_gravity: bool = False,

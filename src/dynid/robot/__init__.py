@@ -1,5 +1,10 @@
-"""Robot models: serial chains from MDH/DH tables, URDF or dynid robot files; built-ins."""
+"""Robot descriptions: serial chains from MDH/DH tables, URDF or dynid robot files; built-ins; the
+inertial-parameter layout (``inertia``) and parameter bounds (``bounds``).
 
+``load_urdf`` and ``to_pinocchio`` load pinocchio on first use.
+"""
+
+from dynid._lazy import lazy_exports
 from dynid.robot._builtin import builtin_robots as builtin_robots
 from dynid.robot._builtin import load_robot as load_robot
 from dynid.robot._joint import Joint as Joint
@@ -7,19 +12,21 @@ from dynid.robot._joint import PrismaticDH as PrismaticDH
 from dynid.robot._joint import PrismaticMDH as PrismaticMDH
 from dynid.robot._joint import RevoluteDH as RevoluteDH
 from dynid.robot._joint import RevoluteMDH as RevoluteMDH
-from dynid.robot._pinocchio import to_pinocchio as to_pinocchio
 from dynid.robot._robot import JointLimits as JointLimits
 from dynid.robot._robot import Robot as Robot
 from dynid.robot._robot import Source as Source
-from dynid.robot._urdf import load_urdf as load_urdf
 from dynid.robot._yaml import load_robot_file as load_robot_file
 from dynid.robot._yaml import robot_from_dict as robot_from_dict
 from dynid.robot._yaml import robot_to_dict as robot_to_dict
 from dynid.robot._yaml import save_robot as save_robot
+from dynid.robot.bounds import LinkBounds as LinkBounds
+from dynid.robot.bounds import ParameterBounds as ParameterBounds
 
 __all__ = [
     "Joint",
     "JointLimits",
+    "LinkBounds",
+    "ParameterBounds",
     "PrismaticDH",
     "PrismaticMDH",
     "RevoluteDH",
@@ -35,3 +42,6 @@ __all__ = [
     "save_robot",
     "to_pinocchio",
 ]
+
+_LAZY = {"load_urdf": "dynid.robot._urdf", "to_pinocchio": "dynid.robot._pinocchio"}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

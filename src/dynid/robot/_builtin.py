@@ -7,7 +7,6 @@ from importlib import resources
 from pathlib import Path
 
 from dynid.robot._robot import Robot
-from dynid.robot._urdf import load_urdf
 from dynid.robot._yaml import load_robot_file
 
 __all__ = ["builtin_robots", "load_robot"]
@@ -35,6 +34,8 @@ def load_robot(name_or_path: str | Path) -> Robot:
     path = Path(text)
     if path.is_file():
         if path.suffix.lower() == ".urdf":
+            from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
+
             return load_urdf(path)
         return load_robot_file(path)
     raise ValueError(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from dynid.inertia import to_pinocchio_order, transform_parameters
 from dynid.robot._robot import Robot
+from dynid.robot.inertia import to_pinocchio_order, transform_parameters
 
 __all__ = ["to_pinocchio"]
 

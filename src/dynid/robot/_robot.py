@@ -11,9 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, as_vector, frozen_copy
-from dynid.consistency import ParameterBounds
-from dynid.friction import FrictionModel, NoFriction
-from dynid.inertia import MASS
+from dynid.friction.models import FrictionModel, NoFriction
 from dynid.robot._joint import (
     Joint,
     PrismaticDH,
@@ -22,6 +20,8 @@ from dynid.robot._joint import (
     RevoluteMDH,
     check_transform,
 )
+from dynid.robot.bounds import ParameterBounds
+from dynid.robot.inertia import MASS
 
 __all__ = ["STANDARD_GRAVITY", "JointLimits", "Robot", "Source"]
 
@@ -86,7 +86,7 @@ class Robot:
 
     - ``joints``: the chain, base to tip, each in canonical form (see ``dynid.robot.Joint``);
     - ``parameters`` ``(n, 10)``: each link's standard parameters in its own link frame, layout
-      ``dynid.inertia.PARAMETER_NAMES`` (inertia about the link-frame origin);
+      ``dynid.robot.inertia.PARAMETER_NAMES`` (inertia about the link-frame origin);
     - ``gravity`` ``(3,)``: gravitational acceleration in the base frame [m/s^2];
     - ``tool`` ``(4, 4)``: a fixed frame on the last link (flange or tool centre point);
     - ``convention`` and ``table``: how the kinematics were given (MDH/DH rows, or URDF).

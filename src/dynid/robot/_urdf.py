@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from dynid.inertia import from_pinocchio_order
 from dynid.robot._joint import Joint
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot.inertia import from_pinocchio_order
 
 __all__ = ["load_urdf"]
 

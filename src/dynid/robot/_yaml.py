@@ -34,7 +34,7 @@ bounds:                       # optional: the search region of feasible-paramete
 
 A revolute row's ``theta`` and a prismatic row's ``d`` are constant offsets added to q.
 With ``about: origin`` each link gives ``mass``, ``first_moment`` (m c) and ``inertia`` about the
-link-frame origin instead (the 10-vector of ``dynid.inertia``).
+link-frame origin instead (the 10-vector of ``dynid.robot.inertia``).
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from dynid._files import atomic_write
-from dynid.consistency import ParameterBounds
-from dynid.friction import friction_from_dict
-from dynid.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, from_com
+from dynid._files import atomic_write, parse_yaml
+from dynid.friction.models import friction_from_dict
 from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot.bounds import ParameterBounds
+from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, from_com
 
 __all__ = ["SCHEMA", "load_robot_file", "robot_from_dict", "robot_to_dict", "save_robot"]
 
@@ -192,7 +192,7 @@ def load_robot_file(path: str | Path) -> Robot:
     except OSError as error:
         raise ValueError(f"`path`: cannot read robot file {str(path)!r}: {error}") from None
     try:
-        spec = yaml.safe_load(text)
+        spec = parse_yaml(text)
     except yaml.YAMLError as error:
         raise ValueError(f"`path`: {str(path)!r} is not valid YAML: {error}") from None
     try:

@@ -1,0 +1,258 @@
+"""What the dynid documentation builds from the package itself, at build time.
+
+- ``write_api_pages``: one reST page per package of ``API_MODULES`` with the names of its
+  ``__all__`` — a summary table, then classes, functions, exceptions and warnings, constants in
+  full — so the reference follows what each subpackage exports, not the module files behind
+  it. An object exported by several of these packages is documented once, at its first home
+  in ``API_MODULES`` order; later pages link to it. The top-level ``dynid`` page lists
+  ``dynid.__all__`` by the subpackage that owns each name.
+- ``missing-reference``: ``dynid.identify`` (the public face, ``import dynid``) resolves to
+  the entry of the subpackage that exports it (``dynid.identification.identify``).
+- the ``dynid-cli`` directive: the ``--help`` of every ``dynid`` command, read from the parser
+  when the documentation is built (``dynid.cli.main([..., "--help"])``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import io
+import os
+import pkgutil
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+#: The packages and modules of the API reference, in workflow order (DESIGN.md's layout).
+API_MODULES = (
+    "dynid.robot",
+    "dynid.robot.inertia",
+    "dynid.robot.bounds",
+    "dynid.dynamics",
+    "dynid.friction",
+    "dynid.data",
+    "dynid.excitation",
+    "dynid.simulate",
+    "dynid.identification",
+    "dynid.evaluation",
+    "dynid.metrics",
+    "dynid.export",
+)
+#: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
+NOT_API = ("cli", "bench", "demo")
+
+_KINDS = (
+    ("class", "Classes"),
+    ("function", "Functions"),
+    ("exception", "Exceptions and warnings"),
+    ("data", "Constants"),
+)
+
+
+def _kind(value) -> str:
+    if inspect.isclass(value):
+        return "exception" if issubclass(value, BaseException) else "class"
+    if callable(value):
+        return "function"
+    return "data"
+
+
+def _shareable(value) -> bool:
+    """Objects that are the same thing wherever they are exported (not ints, strings...)."""
+    return inspect.isclass(value) or inspect.isroutine(value)
+
+
+def _title(text: str, underline: str = "=") -> str:
+    return f"{text}\n{underline * len(text)}\n"
+
+
+def _public(module) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        raise ValueError(f"{module.__name__} has no __all__: the API reference is built from it")
+    return [n for n in names if not n.startswith("_")]
+
+
+def check_coverage(app) -> None:
+    """A public top-level package of dynid missing from API_MODULES is a warning (so -W fails)."""
+    import dynid
+
+    listed = {name.split(".")[1] for name in API_MODULES}
+    for info in pkgutil.iter_modules(dynid.__path__):
+        if info.name.startswith("_") or info.name in NOT_API or info.name in listed:
+            continue
+        logger.warning(f"dynid.{info.name} is not in the API reference: add it to "
+                       "API_MODULES in docs/_ext/dynid_docs.py (or to NOT_API)",
+                       type="dynid", subtype="api")
+
+
+def write_api_pages(app, config=None) -> None:
+    """One page per package of API_MODULES: a summary table, then every object in full.
+
+    Runs at config-inited, so that the pages exist before Sphinx lists its sources."""
+    import dynid
+
+    out = Path(app.srcdir) / "api" / "generated"  # app.srcdir is set before config-inited
+    out.mkdir(parents=True, exist_ok=True)
+    home: dict[int, str] = {}  # id(object) -> the full name it is documented under
+    pages: dict[str, str] = {}
+    for module_name in API_MODULES:
+        module = importlib.import_module(module_name)
+        sections: dict[str, list[str]] = {kind: [] for kind, _ in _KINDS}
+        elsewhere: list[str] = []
+        for name in _public(module):
+            value = getattr(module, name)
+            if _shareable(value) and id(value) in home:
+                elsewhere.append(f"* ``{name}``: :py:obj:`{home[id(value)]}`")
+                continue
+            if _shareable(value):
+                home[id(value)] = f"{module_name}.{name}"
+            sections[_kind(value)].append(name)
+        lines = [_title(f"``{module_name}``"), f".. automodule:: {module_name}",
+                 "   :no-members:", ""]
+        summarised = [n for kind, _ in _KINDS if kind != "data" for n in sections[kind]]
+        if summarised:  # constants have no summary line: their own section lists them
+            lines += [".. autosummary::", "   :nosignatures:", "",
+                      *(f"   {name}" for name in summarised), ""]
+        for kind, heading in _KINDS:
+            if sections[kind]:
+                lines += [_title(heading, "-"),
+                          *(f".. auto{kind}:: {name}\n" for name in sections[kind])]
+        if elsewhere:
+            lines += [_title("Documented elsewhere", "-"),
+                      "Exported here too, and documented where it is listed first:", "",
+                      *elsewhere, ""]
+        pages[module_name] = "\n".join(lines)
+
+    # The top level: dynid.__all__ by owner, linking to the entries above.
+    owner = {name: _owner(name) for name in dynid.__all__ if not name.startswith("_")}
+    lines = [_title("``dynid``"), ".. automodule:: dynid", "   :no-members:", "",
+             "``import dynid`` exposes these names; each is the object of the subpackage named "
+             "before it, and is documented there (``dynid.identify`` is "
+             ":py:func:`dynid.identification.identify`).", ""]
+    for module_name in dict.fromkeys(owner.values()):
+        names = [n for n, m in owner.items() if m == module_name]
+        lines += [f"* :py:mod:`{module_name}`: " + ", ".join(
+            f":py:obj:`{n} <{module_name}.{n}>`" for n in names)]
+    pages["dynid"] = "\n".join(lines) + "\n"
+
+    toctree = "\n".join(["```{toctree}", ":maxdepth: 1", "",
+                         *(f"generated/{name}" for name in ("dynid", *API_MODULES)), "```", ""])
+    files = {f"{name}.rst": text for name, text in pages.items()} | {"toctree.txt": toctree}
+    for filename, text in files.items():
+        path = out / filename
+        if not path.exists() or path.read_text() != text:  # unchanged pages stay unread
+            path.write_text(text)
+    for stale in out.glob("*.rst"):  # a package no longer in the list: its page goes
+        if stale.stem not in pages:
+            stale.unlink()
+
+
+def drop_type_docstrings(app, what, name, obj, options, lines) -> None:
+    """A constant without a doc comment would show its type's docstring (a dict's, a
+    tuple's): show its value alone."""
+    if what == "data" and not inspect.isclass(obj) and not callable(obj) \
+            and getattr(obj, "__doc__", None) == getattr(type(obj), "__doc__", None):
+        lines.clear()
+
+
+def _plain_type_aliases() -> None:
+    """Sphinx (9.0) prints an ``autodoc_type_aliases`` alias inside a union as
+    ``TypeAliasForwardRef('NDArray') | None``: make the alias print as its name."""
+    try:
+        from sphinx.util.inspect import TypeAliasForwardRef
+    except ImportError:  # other Sphinx versions: nothing to mend
+        return
+    TypeAliasForwardRef.__repr__ = lambda self: str(self.name)
+
+
+def _owner(name: str) -> str:
+    """The package of API_MODULES (the first) whose ``__all__`` exports ``name``."""
+    for module_name in API_MODULES:
+        module = importlib.import_module(module_name)
+        if name in getattr(module, "__all__", ()):
+            return module_name
+    raise ValueError(f"dynid.{name} is exported by no package of the API reference")
+
+
+def resolve_top_level(app, env, node, contnode):
+    """``dynid.NAME`` -> the entry of the subpackage that exports NAME."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node.get("reftarget", "")
+    match = re.fullmatch(r"dynid\.(\w+)", target)
+    if not match:
+        return None
+    import dynid
+
+    name = match.group(1)
+    if name not in dynid.__all__ or name.startswith("_"):
+        return None
+    try:
+        full = f"{_owner(name)}.{name}"
+    except ValueError:
+        return None
+    domain = env.get_domain("py")
+    return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], full, node,
+                               contnode)
+
+
+def _help(argv: list[str]) -> str:
+    from dynid.cli import main
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.suppress(SystemExit):
+        main([*argv, "--help"])
+    return buffer.getvalue()
+
+
+def _subcommands(text: str) -> list[str]:
+    """The subcommands in a help text: argparse lists them as ``{a,b,...}`` at the head of a
+    line of its "positional arguments" section (an option's choices sit in "options")."""
+    match = re.search(r"^positional arguments:\n(?:.*\n)*?  \{([\w,-]+)\}", text, flags=re.M)
+    if not match or "\n\n" in text[match.start():match.end()]:
+        return []
+    return match.group(1).split(",")
+
+
+class CLIDirective(SphinxDirective):
+    """``.. dynid-cli::``: a section per command with its ``--help``, recursively."""
+
+    has_content = False
+
+    def run(self):
+        os.environ.setdefault("COLUMNS", "100")
+        result: list = []
+        self._command([], result.append, depth=0)
+        return result
+
+    def _command(self, argv: list[str], add, depth: int) -> None:
+        text = _help(argv)
+        if not text.strip():
+            raise self.error(f"`dynid {' '.join([*argv, '--help'])}` printed nothing")
+        name = " ".join(["dynid", *argv])
+        section = nodes.section(ids=[nodes.make_id(name)], names=[nodes.fully_normalize_name(name)])
+        section += nodes.title(text=name)
+        block = nodes.literal_block(text, text)
+        block["language"] = "text"
+        section += block
+        add(section)
+        for sub in _subcommands(text):  # commands beside the top level, subcommands inside
+            if depth < 2:
+                self._command([*argv, sub], add if depth == 0 else section.append, depth + 1)
+
+
+def setup(app):
+    app.connect("config-inited", write_api_pages)
+    app.connect("autodoc-process-docstring", drop_type_docstrings)
+    _plain_type_aliases()
+    app.connect("builder-inited", check_coverage)
+    app.connect("missing-reference", resolve_top_level)
+    app.add_directive("dynid-cli", CLIDirective)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,73 @@
+"""The ``dynid`` command.
+
+One module per command (group), each with its options and its handler side by side, in the
+order of the workflow; ``_common`` holds what more than one of them uses. The command modules
+import library code inside their handlers, so that ``dynid --help`` and ``dynid robots`` start
+fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+
+from dynid.cli import (
+    base,
+    bench,
+    compare,
+    data,
+    demo,
+    excite,
+    export,
+    friction,
+    identify,
+    payload,
+    report,
+    retrieve,
+    robots,
+    simulate,
+    validate,
+)
+
+__all__ = ["main"]
+
+# the commands in the order `dynid --help` lists them: the workflow's
+_COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, retrieve,
+             validate, compare, report, export, demo, bench)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from dynid import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="dynid", description="Dynamic identification of robot manipulators.")
+    parser.add_argument("--version", action="version", version=f"dynid {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command in _COMMANDS:
+        command.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``dynid`` with ``argv`` (default: the process's arguments); the exit status.
+
+    A mistake in the arguments exits through argparse (status 2, usage on stderr); a
+    ValueError, TypeError or OSError of the command is one line on stderr and status 2.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    args.command_line = "dynid " + shlex.join(argv)  # provenance, kept in models and reports
+    import numpy as np
+
+    np.set_printoptions(precision=4, suppress=True)
+    try:
+        return args.handler(args)
+    except (ValueError, TypeError, OSError) as error:
+        print(f"dynid: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""`dynid bench`: the regressor and RNEA timed against pinocchio, and the workflow's suites
+(``dynid.bench``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dynid.cli._common import output_options, print_json, stderr_progress
+
+# dynid.bench's defaults (literal: `--help` does not import dynid.bench, which loads pinocchio)
+DEFAULT_SIZES = (1_000, 10_000, 100_000)
+DEFAULT_REPEAT = 5
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser("bench", help="time the regressor and RNEA against pinocchio")
+    bench.add_argument("--robot", default="panda", help="robot (default %(default)s)")
+    bench.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
+                       help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
+    bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+                       help="best of this many runs (default %(default)s)")
+    bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
+                                           "compare", "all"],
+                       default="dynamics",
+                       help="dynamics: regressor and RNEA vs pinocchio (default); "
+                            "identification: OLS from 1e5 samples and reverse engineering "
+                            "from 1010 poses; consistency: CLS-3, NLS, SDP and penalty "
+                            "retrieval; compare: 5 logs x 8 methods, and the demo; all: these "
+                            "four (make bench adds the excitation and preprocessing pipeline)")
+    output_options(bench, quiet=True)
+    bench.set_defaults(handler=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from dynid.bench import (
+        format_bench,
+        format_compare,
+        format_consistency,
+        format_identification,
+        run_bench,
+        run_compare_bench,
+        run_consistency_bench,
+        run_identification_bench,
+    )
+
+    result: dict = {}
+    if args.suite in ("dynamics", "all"):
+        result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
+                           progress=stderr_progress(args))
+    if args.suite in ("identification", "all"):
+        result["identification"] = run_identification_bench(robot=args.robot,
+                                                            progress=stderr_progress(args))
+    if args.suite in ("consistency", "all"):
+        result["consistency"] = run_consistency_bench(robot=args.robot,
+                                                      progress=stderr_progress(args))
+    if args.suite in ("compare", "all"):
+        result["compare"] = run_compare_bench(robot=args.robot, progress=stderr_progress(args))
+    if args.json:
+        print_json(result)
+        return 0
+    if "by_size" in result:
+        print(format_bench(result))
+    if "identification" in result:
+        print(format_identification(result["identification"]))
+    if "consistency" in result:
+        print(format_consistency(result["consistency"]))
+    if "compare" in result:
+        print(format_compare(result["compare"]))
+    return 0

@@ -1,0 +1,88 @@
+"""`dynid compare`: identification methods compared over logs (the Jaco2 paper's Table 5)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dynid.cli._common import (
+    LINEAR_FRICTION,
+    NONLINEAR_FRICTION,
+    check_output,
+    output_options,
+    prepared,
+    preprocessing_options,
+    print_json,
+    stderr_progress,
+)
+
+# dynid.evaluation.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
+COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+COMPARE_DEFAULTS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    compare = commands.add_parser(
+        "compare", help="compare identification methods over trajectories (Jaco2 Table 5)")
+    compare.add_argument("robot", help="built-in robot name, or a .yaml file (bounds for CLS)")
+    compare.add_argument("data", nargs="+", metavar="DATA",
+                         help="two or more logs: each identifies in turn, the others validate")
+    compare.add_argument("--methods", nargs="+", default=list(COMPARE_DEFAULTS),
+                         choices=COMPARE_CHOICES,
+                         help="default: " + " ".join(COMPARE_DEFAULTS))
+    compare.add_argument("--prior", metavar="ROBOT",
+                         help="the CAD values: the cad row, the CLS prior, the NLS start "
+                              "(default: the robot's own parameters)")
+    compare.add_argument("--references", nargs="+", metavar="TRAJ",
+                         help="iv: the trajectory each log tracked, in the order of DATA")
+    compare.add_argument("--nls-friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
+                         help="nls: the friction model (default: the robot file's, else "
+                              "viscous-coulomb)")
+    compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
+    compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
+    preprocessing_options(compare, split=False)
+    output_options(compare, quiet=True)
+    compare.set_defaults(handler=_compare)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """The Jaco2 paper's Table 5 over the given logs."""
+    from dynid.evaluation import compare_methods, write_table
+    from dynid.robot import load_robot
+
+    check_output(args.output)
+    check_output(args.plot, "--plot")
+    if args.output and Path(args.output).suffix.lower() not in (".md", ".csv", ".json"):
+        raise ValueError(f"`-o` must end in .md, .csv or .json, got {args.output!r}")
+    robot = load_robot(args.robot)
+    prior = load_robot(args.prior) if args.prior else None
+    references = None
+    if args.references:
+        from dynid.excitation import load_trajectory
+
+        if len(args.references) != len(args.data):
+            raise ValueError(f"`--references` needs one trajectory per log ({len(args.data)}), "
+                             f"got {len(args.references)}")
+        references = [load_trajectory(path) for path in args.references]
+    datasets = [prepared(args, path) for path in args.data]
+    table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
+                            methods=args.methods, prior=prior, references=references,
+                            nls_friction=args.nls_friction, progress=stderr_progress(args))
+    if args.output:
+        write_table(table, args.output)
+    if args.plot:
+        from dynid.evaluation import comparison_figure, save_figure
+
+        save_figure(comparison_figure(table.methods, table.validation_errors(),
+                                      title=f"{robot.name}: validation errors over "
+                                            f"{len(datasets)} trajectories"), args.plot)
+    if args.json:
+        print_json({"robot": robot.name, **table.to_json(), "output": args.output})
+        return 0
+    print(f"{robot.name}: {len(table.methods)} methods over {len(datasets)} trajectories "
+          "(each identifies in turn, the others validate; * the smallest w of the row)")
+    print("\n".join(table.lines()))
+    for path in (args.output, args.plot):
+        if path:
+            print(f"  written to {path}")
+    return 0

@@ -1,0 +1,45 @@
+"""`dynid demo`: the whole workflow on the built-in Panda digital twin (``dynid.demo``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dynid.cli._common import output_options, print_json, stderr_progress
+
+# dynid.demo's defaults (literal: `--help` does not import dynid.demo, which loads numba)
+DEFAULT_DURATION = 20.0
+DEFAULT_NOISE_STD = 0.1
+DEFAULT_ITERATIONS = 20
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser(
+        "demo", help="the whole workflow on the built-in Panda digital twin: excitation, "
+                     "closed-loop log, preprocessing, OLS and CLS-3, retrieval, validation, "
+                     "report and URDF")
+    demo.add_argument("-o", "--output", default="dynid-demo", metavar="DIR",
+                      help="folder for the logs, models, report and URDF (default %(default)s)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
+    demo.add_argument("--duration", type=float, default=DEFAULT_DURATION,
+                      help="seconds per trajectory (default %(default)g)")
+    demo.add_argument("--rate", type=float, default=1000.0,
+                      help="control and logging rate [Hz] (default %(default)g)")
+    demo.add_argument("--noise", type=float, default=DEFAULT_NOISE_STD,
+                      help="torque noise standard deviation [N m] (default %(default)g)")
+    demo.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS,
+                      help="excitation search iterations (default %(default)s)")
+    output_options(demo, quiet=True)
+    demo.set_defaults(handler=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from dynid.demo import format_summary, run_demo
+
+    result = run_demo(output=args.output, duration=args.duration, rate=args.rate,
+                      noise_std=args.noise, iterations=args.iterations, seed=args.seed,
+                      command=args.command_line, progress=stderr_progress(args))
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print(format_summary(result))
+    return 0

@@ -1,0 +1,49 @@
+"""`dynid export`: an identified model (or a robot file) as URDF, MuJoCo MJCF or a dynid robot
+file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dynid.cli._common import check_output, model_or_robot, output_options, print_json
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    export = commands.add_parser(
+        "export", help="an identified model as URDF, MuJoCo MJCF or a dynid robot file")
+    export.add_argument("source", metavar="MODEL",
+                        help="a model file with full link parameters (cls3, nls, ...) or a "
+                             "robot file (e.g. from `dynid retrieve`)")
+    export.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help=".urdf, .xml (MJCF) or .yaml (dynid robot file)")
+    export.add_argument("--name", help="the exported robot's name (default: the model's)")
+    output_options(export)
+    export.set_defaults(handler=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    """A model's (or a robot file's) robot as URDF, MJCF or a dynid robot file."""
+    import dataclasses
+
+    from dynid.export import export_robot, identified_robot
+    from dynid.identification import LinearModel
+    from dynid.robot import save_robot
+
+    check_output(args.output)
+    source = model_or_robot(args.source)
+    robot = identified_robot(source) if isinstance(source, LinearModel) else source
+    if args.name:
+        robot = dataclasses.replace(robot, name=args.name)
+    suffix = Path(args.output).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        save_robot(robot, args.output)
+    else:
+        export_robot(robot, args.output)
+    if args.json:
+        print_json({"robot": robot.name, "output": args.output,
+                    "total_mass": robot.total_mass})
+        return 0
+    print(f"{robot.name}: written to {args.output} ({robot.n_joints} joints, total mass "
+          f"{robot.total_mass:.3f} kg, friction {robot.friction.name})")
+    return 0

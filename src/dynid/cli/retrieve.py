@@ -1,0 +1,90 @@
+"""`dynid retrieve`: feasible link parameters from identified base coefficients (SDP, or Gaz et
+al.'s penalty search)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dynid._files import parse_yaml
+from dynid.cli._common import check_output, output_options, print_json, stderr_progress
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    retrieve = commands.add_parser(
+        "retrieve", help="feasible link parameters from identified base coefficients")
+    retrieve.add_argument("robot", help="built-in robot name, or a .yaml file (with bounds)")
+    retrieve.add_argument("coefficients", metavar="COEFFS",
+                          help="a model file written by `dynid identify` / `identify-static`")
+    retrieve.add_argument("--method", choices=["sdp", "penalty"], default="sdp",
+                          help="sdp: the convex route, globally optimal (default); penalty: "
+                               "Gaz et al.'s Algorithm 1 (annealing + local, Q restarts)")
+    retrieve.add_argument("--restarts", type=int, metavar="Q",
+                          help="penalty: independent runs, in parallel (default 8)")
+    retrieve.add_argument("--stages", type=int, metavar="KAPPA",
+                          help="penalty: successive penalty steps per run (default 10)")
+    retrieve.add_argument("--seed", type=int, help="penalty: first run's seed (default 0)")
+    retrieve.add_argument("--bounds", metavar="FILE",
+                          help="YAML `bounds:` mapping (default: the robot file's)")
+    retrieve.add_argument("--total-mass", type=float, nargs=2, metavar=("MIN", "MAX"),
+                          help="the robot's total-mass range [kg] (default: the bounds')")
+    retrieve.add_argument("--prior", metavar="ROBOT",
+                          help="sdp: tie-break towards this robot's parameters (e.g. "
+                               "panda-cad)")
+    retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
+                          help="write the robot with the retrieved parameters")
+    output_options(retrieve, quiet=True)
+    retrieve.set_defaults(handler=_retrieve)
+
+
+def _retrieve(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
+    from dynid.robot import ParameterBounds, load_robot, save_robot
+
+    check_output(args.output)
+    robot = load_robot(args.robot)
+    model = load_model(args.coefficients)
+    if model.robot.n_joints != robot.n_joints:
+        raise ValueError(f"`COEFFS` is a model of {model.robot.n_joints} joints, `ROBOT` has "
+                         f"{robot.n_joints}")
+    bounds = robot.bounds
+    if args.bounds:
+
+        bounds = ParameterBounds.from_dict(parse_yaml(Path(args.bounds).read_text()),
+                                           robot.n_joints)
+    total_mass = tuple(args.total_mass) if args.total_mass else None
+    # coefficients dropped at identification (high relative std) are not fitted
+    exclude = [int(k) for k in model.report.get("dropped", [])]
+    if args.method == "sdp":
+        if (args.restarts, args.stages, args.seed) != (None, None, None):
+            raise ValueError("`--restarts`, `--stages` and `--seed` are for --method penalty")
+        prior = load_robot(args.prior).parameters if args.prior else None
+        result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
+                              total_mass=total_mass, exclude=exclude, prior=prior)
+    else:
+        if args.prior:
+            raise ValueError("`--prior` is for --method sdp (the penalty search starts at "
+                             "random points in the bounds)")
+        result = retrieve_penalty(robot, model.base, model.coefficients, bounds=bounds,
+                                  total_mass=total_mass, exclude=exclude,
+                                  restarts=8 if args.restarts is None else args.restarts,
+                                  stages=10 if args.stages is None else args.stages,
+                                  seed=args.seed or 0, progress=stderr_progress(args))
+    if args.output:
+        save_robot(dataclasses.replace(robot, parameters=result.parameters,
+                                       name=f"{robot.name}-retrieved"), args.output)
+    if args.json:
+        print_json({**result.to_json(), "output": args.output})
+        return 0
+    left_out = (f" ({len(exclude)} dropped at identification left out: "
+                f"{', '.join(model.base.base_names[k] for k in exclude)})" if exclude else "")
+    print(f"{robot.name}: feasible parameters by {result.method} in {result.seconds:.2f} s "
+          f"({result.status}{'; ' + result.message if result.message else ''}); relative "
+          f"error {result.relative_error_percent:.4g} % on {result.residual.size} "
+          f"coefficients{left_out}")
+    print("\n".join(result.consistency.lines()))
+    if args.output:
+        print(f"  parameters written to {args.output}")
+    return 0

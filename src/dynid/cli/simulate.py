@@ -1,0 +1,121 @@
+"""`dynid simulate`: the digital twin logs a trajectory, open loop or closed loop."""
+
+from __future__ import annotations
+
+import argparse
+
+from dynid.cli._common import check_output, output_options, print_json, stderr_progress
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    simulate = commands.add_parser("simulate", help="the digital twin: log a trajectory")
+    simulate.add_argument("robot", help="built-in robot name, or a .yaml / .urdf file (truth)")
+    simulate.add_argument("trajectory", help="trajectory file: CSV (t, q, dq, ddq) or the "
+                                             "YAML parameters written by `dynid excite`")
+    simulate.add_argument("-o", "--output", required=True, metavar="DATA",
+                          help="dataset to write (.csv or .npz)")
+    simulate.add_argument("--duration", type=float, help="seconds (default: the trajectory's)")
+    simulate.add_argument("--rate", type=float, default=1000.0,
+                          help="Hz (default %(default)g)")
+    simulate.add_argument("--closed-loop", action="store_true",
+                          help="closed-loop tracking, computed torque or joint impedance, "
+                               "integrated by RK4 (default: open loop)")
+    simulate.add_argument("--natural-frequency", type=float, nargs="+", metavar="W",
+                          help="closed loop, computed torque: Kp = W^2, Kd = 2 W [rad/s], one "
+                               "value or one per joint (default 20)")
+    simulate.add_argument("--stiffness", type=float, nargs="+", metavar="K",
+                          help="closed loop, joint impedance instead: K [N m/rad], one value or "
+                               "one per joint (with --damping)")
+    simulate.add_argument("--damping", type=float, nargs="+", metavar="D",
+                          help="closed loop, joint impedance: D [N m s/rad]")
+    simulate.add_argument("--controller", metavar="ROBOT",
+                          help="closed loop: the model inside the controller (default: the "
+                               "simulated robot without friction)")
+    simulate.add_argument("--noise", type=float, nargs="+", metavar="SIGMA",
+                          help="torque noise std [N m], one value or one per joint (default: "
+                               "none)")
+    simulate.add_argument("--bias", type=float, nargs="+",
+                          help="torque bias [N m], one value or one per joint (default: none)")
+    simulate.add_argument("--position-resolution", type=float, default=0.0, metavar="RAD",
+                          help="encoder quantisation step (default %(default)g: none)")
+    simulate.add_argument("--velocity-from-positions", action="store_true",
+                          help="log velocities as differences of the logged positions")
+    simulate.add_argument("--jitter", type=float, default=0.0, metavar="S",
+                          help="time-stamp jitter std (default %(default)g)")
+    simulate.add_argument("--drop", type=float, default=0.0, metavar="P",
+                          help="probability of losing each sample (default %(default)g)")
+    simulate.add_argument("--seed", type=int, default=0,
+                          help="random seed of the sensor model (default %(default)s)")
+    output_options(simulate, quiet=True)
+    simulate.set_defaults(handler=_simulate)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from dynid.data import write_dataset
+    from dynid.excitation import FourierTrajectory, load_trajectory
+    from dynid.robot import load_robot
+    from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
+
+    check_output(args.output)
+    robot = load_robot(args.robot)
+    trajectory = load_trajectory(args.trajectory)
+    duration = args.duration
+    if duration is None:
+        own = getattr(trajectory, "duration", None)  # sampled and ramped trajectories
+        if own is None and isinstance(trajectory, FourierTrajectory):
+            own = trajectory.period
+        if own is None:
+            raise ValueError("`--duration` is needed for this trajectory family")
+        duration = own
+
+    def per_joint(values, absent=0.0):  # one value for every joint, or one per joint
+        return absent if values is None else (values[0] if len(values) == 1 else values)
+
+    sensor = SensorModel(
+        torque_noise_std=per_joint(args.noise), torque_bias=per_joint(args.bias),
+        position_resolution=args.position_resolution,
+        velocity_from_positions=args.velocity_from_positions, jitter_std=args.jitter,
+        drop_probability=args.drop)
+    loop_options = {"--natural-frequency": args.natural_frequency,
+                    "--stiffness": args.stiffness, "--damping": args.damping,
+                    "--controller": args.controller}
+    if args.closed_loop:
+        data = simulate_closed_loop(
+            robot, trajectory, duration=duration, rate=args.rate,
+            natural_frequency=per_joint(args.natural_frequency, None),
+            stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
+            controller=_named_robot("--controller", args.controller) if args.controller
+            else None,
+            sensor=sensor, seed=args.seed, progress=stderr_progress(args))
+    elif any(value is not None for value in loop_options.values()):
+        used = [flag for flag, value in loop_options.items() if value is not None]
+        raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")
+    else:
+        data = simulate_open_loop(robot, trajectory, duration=duration, rate=args.rate,
+                                  sensor=sensor, seed=args.seed)
+    write_dataset(args.output, data)
+    summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
+               "closed_loop": args.closed_loop, "output": args.output,
+               **({"control_law": data.metadata["source"],
+                   "controller": data.metadata["controller"],
+                   "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
+    if args.json:
+        print_json(summary)
+    else:
+        loop = "closed loop" if args.closed_loop else "open loop"
+        print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}) "
+              f"written to {args.output}")
+        if args.closed_loop:
+            print("  tracking RMS per joint [rad]: "
+                  + " ".join(f"{v:.3g}" for v in data.metadata["tracking_rms"]))
+    return 0
+
+
+def _named_robot(flag: str, name_or_path: str):
+    """The robot an option names; its error names the option."""
+    from dynid.robot import load_robot
+
+    try:
+        return load_robot(name_or_path)
+    except ValueError as error:
+        raise ValueError(f"`{flag}`: {error}") from None

@@ -1,0 +1,59 @@
+"""Data: time series and static samples (``dataset``), their files (``io``), and preprocessing
+(``preprocess``: trimming, resampling, filtering, differentiation, splitting).
+"""
+
+from dynid.data.dataset import MAX_SAMPLES as MAX_SAMPLES
+from dynid.data.dataset import Dataset as Dataset
+from dynid.data.dataset import StaticData as StaticData
+from dynid.data.dataset import lower_triangle as lower_triangle
+from dynid.data.dataset import sample_times as sample_times
+from dynid.data.dataset import static_rows as static_rows
+from dynid.data.dataset import with_accelerations as with_accelerations
+from dynid.data.io import PANDA_LOG_FILES as PANDA_LOG_FILES
+from dynid.data.io import read_dataset as read_dataset
+from dynid.data.io import read_panda_log as read_panda_log
+from dynid.data.io import read_static as read_static
+from dynid.data.io import write_dataset as write_dataset
+from dynid.data.preprocess import DEFAULT_CUTOFF as DEFAULT_CUTOFF
+from dynid.data.preprocess import DEFAULT_TRIM as DEFAULT_TRIM
+from dynid.data.preprocess import FIELDS as FIELDS
+from dynid.data.preprocess import differentiate as differentiate
+from dynid.data.preprocess import inspect as inspect
+from dynid.data.preprocess import lowpass as lowpass
+from dynid.data.preprocess import moving_mean as moving_mean
+from dynid.data.preprocess import noise_level as noise_level
+from dynid.data.preprocess import prepare as prepare
+from dynid.data.preprocess import resample as resample
+from dynid.data.preprocess import savgol as savgol
+from dynid.data.preprocess import split as split
+from dynid.data.preprocess import trim as trim
+from dynid.data.preprocess import uniform_step as uniform_step
+
+__all__ = [
+    "DEFAULT_CUTOFF",
+    "DEFAULT_TRIM",
+    "FIELDS",
+    "MAX_SAMPLES",
+    "PANDA_LOG_FILES",
+    "Dataset",
+    "StaticData",
+    "differentiate",
+    "inspect",
+    "lower_triangle",
+    "lowpass",
+    "moving_mean",
+    "noise_level",
+    "prepare",
+    "read_dataset",
+    "read_panda_log",
+    "read_static",
+    "resample",
+    "sample_times",
+    "savgol",
+    "split",
+    "static_rows",
+    "trim",
+    "uniform_step",
+    "with_accelerations",
+    "write_dataset",
+]

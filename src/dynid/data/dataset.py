@@ -1,0 +1,175 @@
+"""Datasets: time series of joint positions, velocities, accelerations and torques, and static
+samples of a controller's M(q) and g(q) (their files: ``dynid.data.io``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._validation import as_float_array, frozen_copy, strictly_increasing
+
+__all__ = [
+    "MAX_SAMPLES",
+    "Dataset",
+    "StaticData",
+    "lower_triangle",
+    "sample_times",
+    "static_rows",
+    "with_accelerations",
+]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """``t`` (N,) [s], strictly increasing; ``q``, ``dq``, ``tau`` (N, n); ``ddq`` (N, n) or None;
+    optionally the controller's model along the log, ``M`` (N, n, n) and ``g`` (N, n).
+
+    SI units (rad, rad/s, rad/s^2, N m). ``metadata`` says where the data come from (robot name,
+    rate, noise, preprocessing, ...).
+    """
+
+    t: NDArray
+    q: NDArray
+    dq: NDArray
+    tau: NDArray
+    ddq: NDArray | None = None
+    metadata: dict = field(default_factory=dict)
+    M: NDArray | None = None
+    g: NDArray | None = None
+
+    def __post_init__(self) -> None:
+        t = as_float_array("t", self.t)
+        strictly_increasing("t", t)
+        arrays = {"t": t}
+        for name in ("q", "dq", "tau", "ddq"):
+            value = getattr(self, name)
+            if value is None:
+                if name == "ddq":
+                    continue
+                raise ValueError(f"`{name}` is required")
+            array = as_float_array(name, value)
+            if array.ndim != 2 or array.shape[0] != t.size:
+                raise ValueError(f"`{name}` must have shape ({t.size}, n), got {array.shape}")
+            arrays[name] = array
+        n = arrays["q"].shape[1]
+        for name, array in arrays.items():
+            if name != "t" and array.shape[1] != n:
+                raise ValueError(f"`{name}` must have {n} joints like `q`, got {array.shape[1]}")
+        if (self.M is None) != (self.g is None):
+            raise ValueError("`M` and `g` come together (the controller's model), or not at all")
+        if self.M is not None:
+            samples = StaticData(q=arrays["q"], M=self.M, g=self.g)  # checks shapes, symmetry
+            arrays["M"], arrays["g"] = samples.M, samples.g
+        for name, array in arrays.items():
+            object.__setattr__(self, name, frozen_copy(array))
+
+    def static(self) -> StaticData:
+        """The controller's M(q), g(q) samples of this log, for reverse engineering."""
+        if self.M is None:
+            raise ValueError("`data` has no M(q), g(q) samples")
+        return StaticData(q=self.q, M=self.M, g=self.g, metadata=dict(self.metadata))
+
+    @property
+    def n_samples(self) -> int:
+        return self.t.size
+
+    @property
+    def n_joints(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1] - self.t[0])
+
+    def select(self, index: ArrayLike) -> Dataset:
+        """The samples at ``index`` (a slice, boolean mask or increasing integer indices)."""
+        pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq", "M", "g")}
+        return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
+                       metadata=dict(self.metadata))
+
+
+@dataclass(frozen=True)
+class StaticData:
+    """A controller's model sampled at poses: ``q`` (N, n), ``M`` (N, n, n) symmetric, ``g`` (N, n).
+
+    ``M`` must be symmetric to ``1e-9`` of its largest entry (a larger asymmetry means the
+    entries were misread, not rounded).
+    """
+
+    q: NDArray
+    M: NDArray
+    g: NDArray
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        q = as_float_array("q", self.q)
+        mass = as_float_array("M", self.M)
+        g = as_float_array("g", self.g)
+        if q.ndim != 2:
+            raise ValueError(f"`q` must have shape (N, n), got {q.shape}")
+        n_samples, n = q.shape
+        if mass.shape != (n_samples, n, n):
+            raise ValueError(f"`M` must have shape ({n_samples}, {n}, {n}), got {mass.shape}")
+        if g.shape != (n_samples, n):
+            raise ValueError(f"`g` must have shape ({n_samples}, {n}), got {g.shape}")
+        asymmetry = np.abs(mass - np.swapaxes(mass, 1, 2)).max(initial=0.0)
+        if asymmetry > 1e-9 * max(np.abs(mass).max(initial=0.0), np.finfo(float).tiny):
+            k = int(np.argmax(np.abs(mass - np.swapaxes(mass, 1, 2)).max(axis=(1, 2))))
+            raise ValueError(
+                f"`M` must be symmetric: sample {k} differs from its transpose by {asymmetry:.3g}"
+            )
+        for name, value in (("q", q), ("M", mass), ("g", g)):
+            object.__setattr__(self, name, frozen_copy(value))
+
+    @property
+    def n_samples(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def n_joints(self) -> int:
+        return self.q.shape[1]
+
+
+def with_accelerations(data: Dataset) -> Dataset:
+    """``data`` with ``ddq`` by central differences of ``dq`` over ``t`` (no filtering)."""
+    if data.n_samples < 3:
+        raise ValueError(f"`data` needs at least 3 samples to differentiate, got {data.n_samples}")
+    ddq = np.gradient(data.dq, data.t, axis=0)
+    return Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau, ddq=ddq,
+                   metadata={**data.metadata, "ddq": "central differences of dq"})
+
+
+MAX_SAMPLES = 50_000_000  # a time series longer than this is a mistaken rate or duration
+
+
+
+def sample_times(duration: float, rate: float, start: float = 0.0) -> NDArray:
+    """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it)."""
+    if not (np.isfinite(duration) and duration > 0):
+        raise ValueError(f"`duration` must be > 0 s, got {duration}")
+    if not (np.isfinite(rate) and rate > 0):
+        raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
+    count = int(np.floor(duration * rate * (1 + 1e-12))) + 1
+    if count > MAX_SAMPLES:
+        raise ValueError(f"{duration} s at {rate} Hz is {count} samples (at most {MAX_SAMPLES})")
+    return start + np.arange(count) / rate
+
+
+def lower_triangle(n: int) -> tuple[NDArray, NDArray]:
+    """Row and column indices of the lower triangle of an n x n matrix, row by row."""
+    rows, cols = np.tril_indices(n)
+    return rows, cols
+
+
+
+def static_rows(n: int, *, drop_joint1_gravity: bool = False) -> list[str]:
+    """Names of the rows of ``static_regressor``: ``M11, M21, M22, ..., g1, ..., gn``."""
+    rows, cols = lower_triangle(n)
+    # M21 while indices are single digits, else M12_3 would be ambiguous: M12_3 -> M{12}_{3}
+    names = [f"M{i + 1}{j + 1}" if n < 10 else f"M{i + 1}_{j + 1}"
+             for i, j in zip(rows, cols, strict=True)]
+    gravity = [f"g{i + 1}" for i in range(n)]
+    return names + (gravity[1:] if drop_joint1_gravity else gravity)

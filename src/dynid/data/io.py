@@ -1,0 +1,217 @@
+"""Dataset files: time series (CSV, NPZ, the Panda log folder) and static samples of a
+controller's M(q) and g(q) (CSV, NPZ); every write is atomic.
+
+Time series (``read_dataset`` / ``write_dataset``):
+
+- CSV with a header row ``t, q1..qn, dq1..dqn, tau1..taun`` and optionally ``ddq1..ddqn``;
+  SI units (s, rad, rad/s, N m, rad/s^2); one sample per row;
+- NPZ with arrays ``t`` (N,), ``q``, ``dq``, ``tau`` (N, n) and optionally ``ddq`` (N, n).
+
+Static samples (``read_static``): NPZ with ``q`` (N, n), ``M`` (N, n, n), ``g`` (N, n); or CSV with
+a header ``q1..qn``, then the lower triangle of M row by row ``M11, M21, M22, M31, ...`` (``Mi_j``
+is also accepted), then ``g1..gn``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dynid._files import atomic_write
+from dynid.data.dataset import Dataset, StaticData, lower_triangle, static_rows
+
+__all__ = ["PANDA_LOG_FILES", "read_dataset", "read_panda_log", "read_static", "write_dataset"]
+
+
+def _read_csv(path: Path) -> tuple[list[str], NDArray]:
+    """Header and numeric rows of a CSV file (ValueError naming the row and column)."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+    if len(rows) < 2:
+        raise ValueError(f"`path`: {str(path)!r} needs a header row and at least one data row")
+    header = [name.strip() for name in rows[0]]
+    for k, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise ValueError(
+                f"`path`: {path.name} line {k} has {len(row)} columns, the header has "
+                f"{len(header)}"
+            )
+    try:
+        return header, np.array(rows[1:], dtype=float)  # one bulk conversion
+    except ValueError:
+        pass
+    for k, row in enumerate(rows[1:], start=2):  # find the offending cell for the message
+        for c, cell in enumerate(row):
+            try:
+                float(cell)
+            except ValueError:
+                raise ValueError(
+                    f"`path`: {path.name} line {k}, column {header[c]!r}: {cell!r} is not a number"
+                ) from None
+    raise AssertionError("unreachable: the bulk conversion failed on no cell")
+
+
+
+def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
+    """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
+    found = {}
+    for c, name in enumerate(header):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            found[int(name[len(prefix):])] = c
+    if sorted(found) != list(range(1, len(found) + 1)):
+        raise ValueError(
+            f"`path`: {path.name} columns {prefix}1..{prefix}n must be numbered from 1 "
+            f"without gaps, got {sorted(found)}"
+        )
+    return [found[k] for k in range(1, len(found) + 1)]
+
+
+
+PANDA_LOG_FILES = {"t": "exciting_traj_time.txt", "q": "exciting_traj_positions.txt",
+                   "dq": "exciting_traj_velocity.txt", "tau": "exciting_traj_torques.txt"}
+
+
+
+def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
+    """The Panda log format of Gaz et al. (``rbt_log_exciting_traj1/``): one value per line;
+    the time file one line per sample [s], positions [rad], velocities [rad/s] and link-side
+    torques [N m] ``n_joints`` consecutive lines per sample."""
+    folder = Path(folder)
+    arrays = {}
+    for name, filename in PANDA_LOG_FILES.items():
+        path = folder / filename
+        try:
+            values = np.loadtxt(path, ndmin=1)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+        if values.ndim != 1:
+            raise ValueError(f"`path`: {filename} must hold one value per line")
+        arrays[name] = values
+    n_samples = arrays["t"].size
+    for name in ("q", "dq", "tau"):
+        if arrays[name].size != n_joints * n_samples:
+            raise ValueError(
+                f"`path`: {PANDA_LOG_FILES[name]} has {arrays[name].size} values, expected "
+                f"{n_joints} per time stamp ({n_joints * n_samples})"
+            )
+        arrays[name] = arrays[name].reshape(n_samples, n_joints)
+    return Dataset(**arrays, metadata={"source": str(folder), "format": "panda log"})
+
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read a time series: CSV or NPZ (formats in the module docstring), or a folder in the
+    Panda log format (``read_panda_log``)."""
+    path = Path(path)
+    if path.is_dir():
+        return read_panda_log(path)
+    if path.suffix.lower() == ".npz":
+        arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"))
+        return Dataset(**arrays, metadata={"source": str(path)})
+    header, values = _read_csv(path)
+    if "t" not in header:
+        raise ValueError(f"`path`: {path.name} has no `t` column (header: {', '.join(header)})")
+    columns = {prefix: _columns(header, prefix, path) for prefix in ("q", "dq", "ddq", "tau")}
+    n = len(columns["q"])
+    for prefix in ("dq", "tau"):
+        if len(columns[prefix]) != n or n == 0:
+            raise ValueError(
+                f"`path`: {path.name} must have columns q1..qn, dq1..dqn, tau1..taun for the "
+                f"same n; got {n} q, {len(columns['dq'])} dq, {len(columns['tau'])} tau"
+            )
+    if columns["ddq"] and len(columns["ddq"]) != n:
+        raise ValueError(
+            f"`path`: {path.name} has {len(columns['ddq'])} ddq columns for {n} joints"
+        )
+    expected = 1 + (4 if columns["ddq"] else 3) * n
+    if len(header) != expected:
+        raise ValueError(
+            f"`path`: {path.name} has {len(header)} columns, expected {expected} "
+            "(t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn])"
+        )
+    return Dataset(
+        t=values[:, header.index("t")], q=values[:, columns["q"]], dq=values[:, columns["dq"]],
+        tau=values[:, columns["tau"]],
+        ddq=values[:, columns["ddq"]] if columns["ddq"] else None,
+        metadata={"source": str(path)},
+    )
+
+
+
+def _read_npz(path: Path, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError) as error:
+        raise ValueError(f"`path`: cannot read NPZ {str(path)!r}: {error}") from None
+    missing = [key for key in required if key not in arrays]
+    if missing:
+        raise ValueError(f"`path`: {path.name} lacks arrays {missing} (has {sorted(arrays)})")
+    return {key: arrays[key] for key in (*required, *optional) if key in arrays}
+
+
+
+def write_dataset(path: str | Path, data: Dataset) -> Path:
+    """Write a dataset as CSV or NPZ (by suffix), atomically."""
+    path = Path(path)
+    arrays = {"t": data.t, "q": data.q, "dq": data.dq, "tau": data.tau}
+    for name in ("ddq", "M", "g"):
+        if getattr(data, name) is not None:
+            arrays[name] = getattr(data, name)
+    if path.suffix.lower() == ".npz":
+        return atomic_write(path, lambda tmp: np.savez(tmp, **arrays))
+    if path.suffix.lower() != ".csv":
+        raise ValueError(f"`path` must end in .csv or .npz, got {path.name!r}")
+    if data.M is not None:
+        raise ValueError("`path`: M(q), g(q) samples need the .npz format")
+    n = data.n_joints
+    header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "tau") for j in range(n)]
+    table = [data.t[:, None], data.q, data.dq, data.tau]
+    if data.ddq is not None:
+        header += [f"ddq{j + 1}" for j in range(n)]
+        table.append(data.ddq)
+    matrix = np.hstack(table)
+    return atomic_write(path, lambda tmp: np.savetxt(tmp, matrix, delimiter=",",
+                                                     header=",".join(header), comments="",
+                                                     fmt="%.17g"))
+
+
+
+def read_static(path: str | Path) -> StaticData:
+    """Read static samples of M(q), g(q) from NPZ or CSV (formats in the module docstring)."""
+    path = Path(path)
+    if path.suffix.lower() == ".npz":
+        arrays = _read_npz(path, required=("q", "M", "g"))
+        return StaticData(**arrays, metadata={"source": str(path)})
+    header, values = _read_csv(path)
+    q_columns = _columns(header, "q", path)
+    n = len(q_columns)
+    g_columns = _columns(header, "g", path)
+    if n == 0 or len(g_columns) != n:
+        raise ValueError(
+            f"`path`: {path.name} must have columns q1..qn and g1..gn for the same n, got "
+            f"{n} q and {len(g_columns)} g"
+        )
+    rows, cols = lower_triangle(n)
+    mass = np.zeros((values.shape[0], n, n))
+    for i, j, name in zip(rows, cols, static_rows(n), strict=False):
+        names = (name, f"M{i + 1}_{j + 1}")  # the written name, or the always-unambiguous one
+        column = next((header.index(name) for name in names if name in header), None)
+        if column is None:
+            raise ValueError(f"`path`: {path.name} lacks the column {names[0]} (or {names[1]})")
+        mass[:, i, j] = mass[:, j, i] = values[:, column]
+    expected = 2 * n + len(rows)
+    if len(header) != expected:
+        raise ValueError(
+            f"`path`: {path.name} has {len(header)} columns, expected {expected} "
+            "(q1..qn, the lower triangle of M row by row, g1..gn)"
+        )
+    return StaticData(q=values[:, q_columns], M=mass, g=values[:, g_columns],
+                      metadata={"source": str(path)})

@@ -1,0 +1,47 @@
+"""Evaluation: validation of a model on a dataset (``validate``), comparison of methods
+(``compare``), figures (``plots``) and the HTML report (``report``).
+"""
+
+from dynid.evaluation.compare import COMPARE_METHODS as COMPARE_METHODS
+from dynid.evaluation.compare import DEFAULT_METHODS as DEFAULT_METHODS
+from dynid.evaluation.compare import Comparison as Comparison
+from dynid.evaluation.compare import compare_methods as compare_methods
+from dynid.evaluation.compare import fit_method as fit_method
+from dynid.evaluation.compare import write_table as write_table
+from dynid.evaluation.plots import comparison_figure as comparison_figure
+from dynid.evaluation.plots import excitation_figure as excitation_figure
+from dynid.evaluation.plots import figure_png as figure_png
+from dynid.evaluation.plots import friction_figure as friction_figure
+from dynid.evaluation.plots import parameters_figure as parameters_figure
+from dynid.evaluation.plots import plot_torques as plot_torques
+from dynid.evaluation.plots import save_figure as save_figure
+from dynid.evaluation.plots import torques_figure as torques_figure
+from dynid.evaluation.report import build_report as build_report
+from dynid.evaluation.report import write_report as write_report
+from dynid.evaluation.validate import ValidationReport as ValidationReport
+from dynid.evaluation.validate import check_compatible as check_compatible
+from dynid.evaluation.validate import mass_matrix_check as mass_matrix_check
+from dynid.evaluation.validate import validate_model as validate_model
+
+__all__ = [
+    "COMPARE_METHODS",
+    "DEFAULT_METHODS",
+    "Comparison",
+    "ValidationReport",
+    "build_report",
+    "check_compatible",
+    "compare_methods",
+    "comparison_figure",
+    "excitation_figure",
+    "figure_png",
+    "fit_method",
+    "friction_figure",
+    "mass_matrix_check",
+    "parameters_figure",
+    "plot_torques",
+    "save_figure",
+    "torques_figure",
+    "validate_model",
+    "write_report",
+    "write_table",
+]

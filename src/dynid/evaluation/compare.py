@@ -1,0 +1,326 @@
+"""Method comparison as in the Jaco2 paper's Table 5: each trajectory in turn identifies, every
+trajectory validates, for every method; errors ``w`` and ``w_r`` (eq. 9), the best and worst
+per row, and the three consistency rows (feasibility (3), triangle inequality (4), first
+moment (5)/(6)).
+
+Methods: ``cad`` (the prior's parameters, no identification), ``ols``, ``wls``, ``iv`` (needs
+the reference trajectories the controller tracked), ``cls1``, ``cls2``, ``cls3``,
+``log-cholesky`` (``dynid.identification.constrained``) and ``nls``
+(``dynid.identification.nls``). The fits run through a ``concurrent.futures.Executor`` (local
+processes by default; any cluster's executor from Python), one task per (method, identification
+trajectory); validation runs here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dynid._files import atomic_write, to_builtin
+from dynid._parallel import run_parallel
+from dynid.data.dataset import Dataset
+from dynid.evaluation.validate import check_compatible
+from dynid.friction.models import NoFriction
+from dynid.identification.base_parameters import robot_base_parameters
+from dynid.identification.consistency import check_consistency
+from dynid.identification.constrained import identify_constrained
+from dynid.identification.estimators import ESTIMATORS
+from dynid.identification.linear import default_friction, identify, identify_iv
+from dynid.identification.model import LinearModel
+from dynid.identification.nls import NLS_FRICTION_MODELS, identify_nls
+from dynid.metrics import w_errors
+from dynid.robot import Robot
+
+__all__ = ["COMPARE_METHODS", "DEFAULT_METHODS", "Comparison", "compare_methods", "fit_method",
+           "write_table"]
+
+COMPARE_METHODS = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+DEFAULT_METHODS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+CRITERIA = ("Physical feasibility (3)", "Triangle inequality (4)", "First moment (5)/(6)")
+
+# What the table shows, written once for every format (Markdown, CSV, JSON): the errors of
+# eq. 9 (dynid.metrics.w_errors) and the criteria that _criteria checks.
+CAPTION = ("Torque prediction errors w [N m] and w_r [-] (Jaco2 eq. 9) of each method, in the "
+           "Jaco2 paper's Table 5 layout: an 'Identification: A' row evaluates the model "
+           "identified on trajectory A on A itself (the fit); the 'Validation: B' rows beneath "
+           "it evaluate that same model on each other trajectory B. The last three rows: the "
+           "physical-consistency criteria of each method's models (Yes/No).")
+METRICS = {
+    "w": "w = norm(e) / N [N m], with e = tau - tau_predicted stacked over the N samples and "
+         "all joints, norm the Euclidean norm (Jaco2 eq. 9)",
+    "w_r": "w_r = norm(e) / norm(tau) [-]: the same error relative to the measured torques "
+           "(Jaco2 eq. 9)",
+}
+CRITERIA_DEFINITIONS = {
+    "Physical feasibility (3)": "every link's mass is positive and its inertia tensor about "
+                                "its centre of mass positive (semi-)definite",
+    "Triangle inequality (4)": "every link's principal moments of inertia about its centre of "
+                               "mass satisfy I_a + I_b >= I_c",
+    "First moment (5)/(6)": "every link's centre of mass (first moment / mass) lies inside the "
+                            "box of the robot file's parameter bounds; '-' where the robot has "
+                            "no bounds",
+}
+CRITERIA_RULE = ("Yes: the models identified on every trajectory pass; No: at least one fails. "
+                 "A model without a full set of link parameters is checked on the equivalent "
+                 "set it predicts with.")
+
+
+@dataclass
+class Comparison:
+    """Errors ``w`` [N m] and ``w_r`` indexed (identification trajectory, evaluated
+    trajectory, method), the consistency criteria per method, and the fit times."""
+
+    methods: list[str]
+    names: list[str]  # the trajectories
+    w: NDArray
+    w_r: NDArray
+    criteria: dict  # criterion -> {method: True / False / None}
+    seconds: dict  # method -> total fit time [s]
+    models: dict = field(default_factory=dict, repr=False)  # (method, i) -> LinearModel
+
+    def rows(self) -> list[tuple[str, int, int]]:
+        """Table 5's rows: (label, identification index, evaluated index)."""
+        out = []
+        for i, name in enumerate(self.names):
+            out.append((f"Identification: {name}", i, i))
+            out += [(f"  Validation: {other}", i, j)
+                    for j, other in enumerate(self.names) if j != i]
+        return out
+
+    def validation_errors(self, metric: str = "w_r") -> NDArray:
+        """``(methods, validation cases)``: every off-diagonal (identify i, validate j)."""
+        values = self.w_r if metric == "w_r" else self.w
+        cases = [(i, j) for i in range(len(self.names)) for j in range(len(self.names))
+                 if i != j]
+        return np.array([[values[i, j, m] for i, j in cases] for m in range(len(self.methods))])
+
+    def to_json(self) -> dict:
+        return to_builtin({
+            "methods": self.methods, "trajectories": self.names,
+            "rows": [{"label": label.strip(), "identification": self.names[i],
+                      "evaluated": self.names[j],
+                      "w": dict(zip(self.methods, self.w[i, j], strict=True)),
+                      "w_r": dict(zip(self.methods, self.w_r[i, j], strict=True)),
+                      "best": self.methods[int(np.argmin(self.w[i, j]))],
+                      "worst": self.methods[int(np.argmax(self.w[i, j]))]}
+                     for label, i, j in self.rows()],
+            "criteria": self.criteria, "seconds": self.seconds,
+            "caption": CAPTION, "metrics": METRICS,
+            "criteria_definitions": {c: CRITERIA_DEFINITIONS[c] for c in CRITERIA},
+            "criteria_rule": CRITERIA_RULE})
+
+    def to_markdown(self) -> str:
+        """Table 5: the best cell of each row in bold, the worst in italics."""
+        head = "| Trajectory | " + " | ".join(f"{m} w [N m] | {m} w_r" for m in self.methods)
+        lines = [head + " |", "|---" * (1 + 2 * len(self.methods)) + "|"]
+        for label, i, j in self.rows():
+            best, worst = int(np.argmin(self.w[i, j])), int(np.argmax(self.w[i, j]))
+            cells = []
+            for m in range(len(self.methods)):
+                pair = [f"{self.w[i, j, m]:.5f}", f"{self.w_r[i, j, m]:.5f}"]
+                if m == best:
+                    pair = [f"**{v}**" for v in pair]
+                elif m == worst:
+                    pair = [f"*{v}*" for v in pair]
+                cells += pair
+            lines.append(f"| {label.replace('  ', '&nbsp;&nbsp;')} | " + " | ".join(cells)
+                         + " |")
+        for criterion in CRITERIA:
+            marks = [_mark(self.criteria[criterion][m]) for m in self.methods]
+            cells = [cell for mark in marks for cell in (mark, "")]  # under w, w_r blank
+            lines.append(f"| {criterion} | " + " | ".join(cells) + " |")
+        lines += ["", f"Table: {CAPTION}", "",
+                  "Bold: the smallest error of the row; italics: the largest (by w; w_r ranks "
+                  "the same within a row).", "",
+                  "Metrics:", *[f"- {METRICS[k]}" for k in ("w", "w_r")], "",
+                  "Criteria rows (under each method's w column):",
+                  *[f"- {c}: {CRITERIA_DEFINITIONS[c]}" for c in CRITERIA], "",
+                  CRITERIA_RULE]
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["row", "identification", "evaluated",
+                         *[f"{m} {k}" for m in self.methods for k in ("w", "w_r")],
+                         "best", "worst", "metric"])
+        for label, i, j in self.rows():
+            writer.writerow([label.strip(), self.names[i], self.names[j],
+                             *[f"{v:.6g}" for m in range(len(self.methods))
+                               for v in (self.w[i, j, m], self.w_r[i, j, m])],
+                             self.methods[int(np.argmin(self.w[i, j]))],
+                             self.methods[int(np.argmax(self.w[i, j]))],
+                             f"{METRICS['w']}; {METRICS['w_r']}; on the "
+                             + ("identification trajectory itself" if i == j
+                                else "validation trajectory")])
+        for criterion in CRITERIA:
+            writer.writerow([criterion, "", "",
+                             *[v for m in self.methods
+                               for v in (_mark(self.criteria[criterion][m]), "")], "", "",
+                             f"Yes/No: {CRITERIA_DEFINITIONS[criterion]}. {CRITERIA_RULE}"])
+        return out.getvalue()
+
+    def lines(self) -> list[str]:
+        """A terminal table of w_r (the best of each row marked ``*``)."""
+        width = max(12, *(len(m) + 2 for m in self.methods))
+        out = [f"  {'w_r [-] (Jaco2 eq. 9)':<28}" + "".join(f"{m:>{width}}" for m in self.methods)]
+        for label, i, j in self.rows():
+            best = int(np.argmin(self.w[i, j]))
+            out.append(f"  {label:<28}" + "".join(
+                f"{self.w_r[i, j, m]:>{width - 1}.4f}{'*' if m == best else ' '}"
+                for m in range(len(self.methods))))
+        for criterion in CRITERIA:
+            out.append(f"  {criterion:<28}" + "".join(
+                f"{_mark(self.criteria[criterion][m]):>{width}}" for m in self.methods))
+        out.append("  fit time [s]" + " " * 16 + "".join(
+            f"{self.seconds[m]:>{width}.1f}" for m in self.methods))
+        return out
+
+
+def _mark(value: bool | None) -> str:
+    return {True: "Yes", False: "No", None: "-"}[value]
+
+
+def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None = None,
+               reference=None, nls_friction: str | None = None) -> LinearModel:
+    """One method's model of ``robot`` from ``data`` (see the module for the methods)."""
+
+    if method == "cad":
+        source = prior if prior is not None else robot
+        body = robot.with_parameters(source.parameters)
+        base = robot_base_parameters(body, friction=NoFriction(robot.n_joints))
+        return LinearModel(robot=body, friction=NoFriction(robot.n_joints), base=base,
+                           coefficients=base.base(body.parameters.ravel()),
+                           std=np.zeros(base.rank), report={"method": "cad"})
+    if method in ("ols", "wls"):
+        return identify(robot, data, estimator=ESTIMATORS[method]())
+    if method == "iv":
+        if reference is None:
+            raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
+        return identify_iv(robot, data, reference, friction=default_friction(robot))
+    if method in ("cls1", "cls2", "cls3", "log-cholesky"):
+        return identify_constrained(robot, data, method=method,
+                                    prior=None if prior is None else prior.parameters).model
+    if method == "nls":
+        own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else None
+        return identify_nls(robot, data, friction=nls_friction or own or "viscous-coulomb",
+                            start=None if prior is None else prior.parameters).model
+    raise ValueError(f"`method` must be one of {COMPARE_METHODS}, got {method!r}")
+
+
+def _task(task: dict) -> dict:
+    """One (method, identification trajectory) fit, in a worker."""
+    clock = time.perf_counter()
+    model = fit_method(task["method"], task["robot"], task["data"], prior=task["prior"],
+                       reference=task["reference"], nls_friction=task["nls_friction"])
+    return {"method": task["method"], "index": task["index"], "model": model,
+            "seconds": time.perf_counter() - clock}
+
+
+def _criteria(model: LinearModel, robot: Robot) -> tuple[bool, bool, bool | None]:
+    """Jaco2 Table 5's three rows for one model: its full parameter set when it has one, else
+    the equivalent set it predicts with (a base-parameter estimate)."""
+    parameters = model.physical_parameters
+    if parameters is None:
+        parameters = model.equivalent_parameters[: model.n_rigid].reshape(-1, 10)
+    report = check_consistency(parameters, robot.bounds)
+    feasible = all(report.mass_positive) and all(report.inertia_positive)
+    first_moment = all(report.com_in_box) if report.com_in_box else None
+    return feasible, all(report.triangle), first_moment
+
+
+def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
+                    names: Sequence[str] | None = None,
+                    methods: Sequence[str] = DEFAULT_METHODS, prior: Robot | None = None,
+                    references: Sequence | None = None, nls_friction: str | None = None,
+                    executor: Executor | None = None,
+                    progress: Callable[[str], None] | None = None) -> Comparison:
+    """Table 5 for ``robot`` over ``datasets`` (at least two), see the module.
+
+    ``prior``: the CAD robot (the ``cad`` row, the constrained methods' regulariser and the
+    NLS start; default the robot's own parameters); ``references``: for ``iv``, the trajectory
+    each log tracked; ``nls_friction``: the NLS friction model (default the robot file's when
+    it can be fitted, else viscous-coulomb).
+    """
+    if len(datasets) < 2:
+        raise ValueError(f"`datasets` must hold at least two trajectories (one identifies, "
+                         f"the others validate), got {len(datasets)}")
+    names = [f"Traj {k + 1}" for k in range(len(datasets))] if names is None else list(names)
+    if len(names) != len(datasets):
+        raise ValueError(f"`names` must name the {len(datasets)} datasets, got {len(names)}")
+    for method in methods:
+        if method not in COMPARE_METHODS:
+            raise ValueError(f"`methods` must be among {COMPARE_METHODS}, got {method!r}")
+    bounded = [m for m in methods if m in ("cls1", "cls2", "cls3", "log-cholesky")]
+    if bounded and robot.bounds is None:
+        raise ValueError(f"`methods` {', '.join(bounded)} need parameter bounds, and "
+                         f"{robot.name!r} has none: give a robot file with `bounds`, or leave "
+                         "them out")
+    if "iv" in methods and (references is None or len(references) != len(datasets)):
+        raise ValueError("`iv` needs `references`: one trajectory per dataset")
+    if prior is not None and prior.n_joints != robot.n_joints:
+        raise ValueError(f"`prior` has {prior.n_joints} joints, the robot {robot.n_joints}")
+    for data in datasets:
+        if data.n_joints != robot.n_joints:
+            raise ValueError(f"a dataset has {data.n_joints} joints, the robot "
+                             f"{robot.n_joints}")
+        if data.ddq is None:
+            raise ValueError("every dataset needs accelerations (ddq): preprocess the logs")
+    say = progress or (lambda _line: None)
+    tasks = [{"method": method, "index": i, "robot": robot, "data": data, "prior": prior,
+              "reference": None if references is None else references[i],
+              "nls_friction": nls_friction}
+             for method in methods for i, data in enumerate(datasets)]
+    results = {}
+
+    def arrived(result: dict) -> None:
+        results[(result["method"], result["index"])] = result
+        say(f"compare: {len(results)}/{len(tasks)} fits done ({result['method']} on "
+            f"{names[result['index']]}, {result['seconds']:.1f} s)")
+
+    run_parallel(_task, tasks, executor=executor, on_result=arrived)
+    k = len(datasets)
+    w = np.empty((k, k, len(methods)))
+    w_r = np.empty_like(w)
+    criteria = {criterion: {} for criterion in CRITERIA}
+    for m, method in enumerate(methods):
+        verdicts = []
+        for i in range(k):
+            model = results[(method, i)]["model"]
+            verdicts.append(_criteria(model, robot))
+            for j, data in enumerate(datasets):
+                check_compatible(model, data)
+                predicted = model.predict(data.q, data.dq, data.ddq, data.t)
+                w[i, j, m], w_r[i, j, m] = w_errors(data.tau, predicted)
+        for c, criterion in enumerate(CRITERIA):
+            values = [v[c] for v in verdicts]
+            criteria[criterion][method] = None if None in values else all(values)
+    return Comparison(methods=list(methods), names=names, w=w, w_r=w_r, criteria=criteria,
+                      seconds={method: sum(results[(method, i)]["seconds"] for i in range(k))
+                               for method in methods},
+                      models={key: value["model"] for key, value in results.items()})
+
+
+def write_table(comparison: Comparison, path) -> None:
+    """``.md``, ``.csv`` or ``.json`` after the suffix, atomically."""
+    from pathlib import Path
+
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".md":
+        text = comparison.to_markdown()
+    elif suffix == ".csv":
+        text = comparison.to_csv()
+    elif suffix == ".json":
+        text = json.dumps(comparison.to_json(), indent=2) + "\n"
+    else:
+        raise ValueError(f"`path` must end in .md, .csv or .json, got {str(path)!r}")
+    atomic_write(path, lambda tmp: tmp.write_text(text))

@@ -1,0 +1,230 @@
+"""The HTML report: one self-contained file (styles inline, plots embedded as PNG) that says what
+was identified, from what, how well it predicts, and whether it is a real body.
+
+Sections: the robot; the data (summary, preprocessing); the estimate (method, figures, base
+parameters with their regroupings and relative standard deviations, the link parameters when
+the model has a full set); physical consistency; validation (tables and plots); and the exact
+commands that produced the model and the report.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dynid._files import atomic_write
+from dynid._version import __version__
+from dynid.data.dataset import Dataset
+from dynid.evaluation.plots import (
+    excitation_figure,
+    figure_png,
+    friction_figure,
+    parameters_figure,
+    torques_figure,
+)
+from dynid.evaluation.validate import ValidationReport
+from dynid.identification.model import LinearModel
+from dynid.robot.inertia import to_com
+
+__all__ = ["build_report", "write_report"]
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { border-bottom: 2px solid #2a6; padding-bottom: .2em; }
+h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 2px 7px; text-align: right; }
+th { background: #f2f2f2; } td.text, th.text { text-align: left; }
+td.bad { background: #fdd; } td.good { background: #dfd; }
+img { max-width: 100%; border: 1px solid #eee; margin: .5em 0; }
+code, pre { background: #f6f6f6; padding: 2px 4px; }
+pre { padding: .6em; overflow-x: auto; white-space: pre-wrap; }
+.note { color: #555; font-size: 13px; }
+"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence], *, text_columns: int = 1) -> str:
+    head = "".join(f"<th class='text'>{_e(h)}</th>" if k < text_columns else f"<th>{_e(h)}</th>"
+                   for k, h in enumerate(header))
+    body = []
+    for row in rows:
+        cells = []
+        for k, cell in enumerate(row):
+            css = "text" if k < text_columns else ""
+            if isinstance(cell, tuple):  # (text, css class)
+                cell, extra = cell
+                css = f"{css} {extra}".strip()
+            cells.append(f"<td class='{css}'>{_e(cell)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _image(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{_e(alt)}' src='data:image/png;base64,{data}'>"
+
+
+def _yes(value) -> tuple[str, str]:
+    return ("yes", "good") if value else ("NO", "bad")
+
+
+def build_report(model: LinearModel, data: Dataset, validation: ValidationReport, *,
+                 identification: Dataset | None = None, data_name: str = "",
+                 command: str = "", title: str | None = None) -> str:
+    """The report of ``model`` validated on ``data`` (its ``validation``) as an HTML string.
+
+    ``identification``: the data the model was fitted on, when at hand (its trajectory and
+    conditioning are plotted); ``command``: the command line that made the report.
+    """
+
+    robot = model.robot
+    n = robot.n_joints
+    report = model.report
+    parts = [f"<h1>{_e(title or f'dynid report: {robot.name}')}</h1>"]
+
+    # the robot
+    parts.append("<h2>Robot</h2>")
+    parts.append(f"<p>{_e(robot.name)}: {_e(robot.description)} — {n} joints, "
+                 f"{_e(robot.convention.upper())} convention, gravity "
+                 f"{_e(np.round(robot.gravity, 5).tolist())} m/s².</p>")
+    if robot.table is not None:
+        fields = list(robot.table[0].__dataclass_fields__)
+        parts.append(_table(["joint", "type", *fields], [
+            [f"{k + 1}", type(row).__name__, *[f"{getattr(row, f):.5g}" for f in fields]]
+            for k, row in enumerate(robot.table)], text_columns=2))
+
+    # the data
+    parts.append("<h2>Data</h2>")
+    steps = data.metadata.get("preprocessing", [])
+    duration = data.t[-1] - data.t[0]
+    parts.append(f"<p>Validation data {_e(data_name)}: {data.n_samples} samples over "
+                 f"{duration:.2f} s ({(data.n_samples - 1) / duration:.4g} Hz mean rate). "
+                 f"Preprocessing: {_e(', '.join(steps) or 'none')}.</p>")
+    rms = np.sqrt(np.mean(data.tau**2, axis=0))
+    parts.append(_table(["", *[f"joint {j + 1}" for j in range(n)]], [
+        ["|q̇| max [rad/s]", *[f"{v:.3g}" for v in np.abs(data.dq).max(axis=0)]],
+        ["RMS τ [N m]", *[f"{v:.3g}" for v in rms]],
+        ["|τ| max [N m]", *[f"{v:.3g}" for v in np.abs(data.tau).max(axis=0)]]]))
+    if identification is not None and identification.ddq is not None:
+        condition = report.get("condition_number")
+        figure = excitation_figure(identification.t, identification.q, identification.dq,
+                                   identification.ddq, robot.limits,
+                                   condition_number=condition,
+                                   title="identification trajectory")
+        parts.append(_image(figure_png(figure), "identification trajectory"))
+
+    # the estimate
+    parts.append("<h2>Estimate</h2>")
+    figures = [("method", report.get("method", "?")), ("rank", report.get("rank")),
+               ("condition number", report.get("condition_number")),
+               ("relative error [%]", report.get("relative_error_percent")),
+               ("samples", report.get("n_samples")),
+               ("friction columns", model.friction.name),
+               ("fitted friction", model.fitted_friction.name
+                if model.fitted_friction is not None else "none")]
+    parts.append(_table(["", "value"], [[k, f"{v:.5g}" if isinstance(v, float) else str(v)]
+                                         for k, v in figures if v is not None]))
+    rows = []
+    for k, row in enumerate(model.table(), start=1):
+        relative = row["relative_std_percent"]
+        flag = "bad" if relative > 30 else ""
+        rows.append([f"{k}", row["name"], row["expression"], f"{row['value']:.6g}",
+                     f"{row['std']:.3g}", (f"{relative:.3g}", flag)])
+    parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
+                 "(above 30 % in red: Gaz et al. drop those).</p>")
+    parts.append(_table(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
+                        text_columns=3))
+    parts.append(_image(figure_png(parameters_figure(
+        model.base.base_names, model.coefficients, model.std)), "base parameters"))
+    physical = model.physical_parameters
+    if physical is not None:
+
+        rows = []
+        for k, link in enumerate(physical):
+            if link[0] <= 0:  # no CoM without mass
+                rows.append([f"{k + 1}", f"{link[0]:.4g}", *["-"] * 9])
+                continue
+            mass, com, inertia = to_com(link)
+            rows.append([f"{k + 1}", f"{mass:.4g}", *[f"{v:.4g}" for v in com],
+                         *[f"{inertia[a, b]:.3g}" for a, b in ((0, 0), (1, 1), (2, 2),
+                                                               (0, 1), (0, 2), (1, 2))]])
+        parts.append("<p>Link parameters (a full physical set; inertia about the CoM, link "
+                     "axes, kg m²):</p>")
+        parts.append(_table(["link", "m [kg]", "cx [m]", "cy [m]", "cz [m]", "Ixx", "Iyy",
+                             "Izz", "Ixy", "Ixz", "Iyz"], rows))
+
+    # consistency
+    parts.append("<h2>Physical consistency</h2>")
+    matrix = validation.mass_matrix
+    parts.append(f"<p>M̂(q) ≻ 0 on {100 * matrix['positive_fraction']:.1f} % of "
+                 f"{matrix['n_samples']} random poses within the limits (smallest eigenvalue "
+                 f"{matrix['min_eigenvalue']:.3g}).</p>")
+    consistency = validation.consistency
+    if consistency is None:
+        parts.append("<p>This is a base-parameter estimate: it has no full set of link "
+                     "parameters to check. <code>dynid retrieve</code> finds a feasible one.</p>")
+    else:
+        mark = {True: ("yes", "good"), False: ("NO", "bad"), None: ("-", "")}
+        parts.append(_table(["link", "mass > 0", "I_com ≻ 0", "triangle", "CoM in box",
+                             "min eig J"], [
+            [f"{k + 1}", mark[consistency.mass_positive[k]],
+             mark[consistency.inertia_positive[k]], mark[consistency.triangle[k]],
+             mark[consistency.com_in_box[k] if consistency.com_in_box else None],
+             f"{consistency.pseudo_inertia_min_eigenvalue[k]:.3g}"] for k in range(n)]))
+        parts.append(f"<p>Physically consistent: {_yes(consistency.consistent)[0]}; within "
+                     f"the bounds: {_yes(consistency.within_bounds)[0]}; total mass "
+                     f"{consistency.total_mass:.3f} kg.</p>")
+
+    # validation
+    parts.append("<h2>Validation</h2>")
+    parts.append(f"<p>Relative error {validation.relative_error_percent:.3g} %; "
+                 f"w = {validation.w:.4g} N m, w_r = {validation.w_r:.4g} "
+                 "(the Jaco2 paper's eq. 9).</p>")
+    stats = validation.residuals
+    parts.append(_table(["", *[f"joint {j + 1}" for j in range(n)]], [
+        ["RMSE [N m]", *[f"{v:.4f}" for v in validation.rmse]],
+        ["MAE [N m]", *[f"{v:.4f}" for v in validation.mae]],
+        ["RMSE without friction [N m]", *[f"{v:.4f}" for v in validation.rmse_rigid]],
+        ["RMSE / RMS τ [%]", *[f"{100 * a / max(b, 1e-300):.3g}"
+                               for a, b in zip(validation.rmse, validation.rms_torque,
+                                               strict=True)]],
+        ["residual mean [N m]", *[f"{v:.4f}" for v in stats["mean"]]],
+        ["residual |e| 95 % [N m]", *[f"{v:.4f}" for v in stats["p95_abs"]]],
+        ["residual lag-1 autocorrelation", *[f"{v:.3f}" for v in
+                                              stats["lag1_autocorrelation"]]]]))
+    rigid = model.rigid_torque(data.q, data.dq, data.ddq)
+    predicted = rigid + model.friction_torque(data.dq, data.t)
+    parts.append(_image(figure_png(torques_figure(
+        data.t, data.tau, predicted, rigid=rigid,
+        title="validation: measured and predicted torques, with and without friction")),
+        "torques"))
+    if model.friction.name != "none" or model.fitted_friction is not None:
+        curve = {"identified friction": lambda dq: model.friction_torque(dq)}
+        parts.append(_image(figure_png(friction_figure(data.dq, data.tau - rigid, curve)),
+                            "friction"))
+
+    # provenance
+    parts.append("<h2>How this was made</h2>")
+    made = report.get("command")
+    if made:
+        parts.append(f"<p>The model: <code>{_e(made)}</code></p>")
+    if command:
+        parts.append(f"<p>This report: <code>{_e(command)}</code></p>")
+
+    parts.append(f"<p class='note'>dynid {_e(__version__)}</p>")
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{_e(title or f'dynid report: {robot.name}')}</title>"
+            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def write_report(path: str | Path, text: str) -> Path:
+    """Write the report atomically (no half-written file on failure)."""
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -1,0 +1,135 @@
+"""Validation of an identified model on a dataset: errors with and without friction (the metrics
+of ``dynid.metrics``), residual statistics, physical consistency, and M(q) > 0 over the joint
+space (Jaco2 paper, "Validation Methodology")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.dynamics import mass_matrix
+from dynid.excitation.trajectory import random_poses
+from dynid.identification.consistency import check_consistency
+from dynid.metrics import mae, relative_error_percent, residual_statistics, rmse, w_errors
+
+__all__ = [
+    "ValidationReport",
+    "check_compatible",
+    "mass_matrix_check",
+    "validate_model",
+]
+
+
+@dataclass
+class ValidationReport:
+    """How well an identified model predicts a dataset, and whether it is a real body."""
+    n_samples: int
+    rmse: NDArray  # (n,) with friction
+    mae: NDArray
+    rmse_rigid: NDArray  # (n,) the rigid body alone (no friction)
+    relative_error_percent: float
+    w: float  # Jaco2 eq. 9 [N m]
+    w_r: float
+    residuals: dict  # residual_statistics
+    rms_torque: NDArray  # (n,) of the measured torques
+    physical: bool  # the model carries a full link parameter set that reproduces it
+    consistency: object | None  # ConsistencyReport of that set, None for a base-only model
+    mass_matrix: dict = field(default_factory=dict)  # M(q) > 0 over sampled poses
+
+    @property
+    def consistent(self) -> bool:
+        """Physically consistent parameters and M(q) > 0 on every sampled pose."""
+        return bool(self.consistency is not None and self.consistency.consistent
+                    and self.mass_matrix.get("positive", False))
+
+    def to_json(self) -> dict:
+        return {"n_samples": self.n_samples, "rmse": self.rmse.tolist(),
+                "mae": self.mae.tolist(), "rmse_rigid": self.rmse_rigid.tolist(),
+                "relative_error_percent": self.relative_error_percent, "w": self.w,
+                "w_r": self.w_r,
+                "residuals": {k: np.asarray(v).tolist() for k, v in self.residuals.items()},
+                "rms_torque": self.rms_torque.tolist(), "physical": self.physical,
+                "consistent": self.consistent,
+                "consistency": None if self.consistency is None else
+                self.consistency.to_json(), "mass_matrix": self.mass_matrix}
+
+    def lines(self) -> list[str]:
+        n = self.rmse.size
+        head = "  " + f"{'':<24}" + "".join(f"{'joint ' + str(j + 1):>9}" for j in range(n))
+
+        def row(name, values, digits=4):
+            return f"  {name:<24}" + "".join(f"{v:>9.{digits}f}" for v in values)
+
+        out = [f"  {self.n_samples} samples; relative error {self.relative_error_percent:.3g} %, "
+               f"w {self.w:.3g} N m, w_r {self.w_r:.3g} (Jaco2 eq. 9)", head,
+               row("RMSE [N m]", self.rmse), row("MAE [N m]", self.mae),
+               row("RMSE, no friction [N m]", self.rmse_rigid),
+               row("RMS torque [N m]", self.rms_torque),
+               row("residual mean [N m]", self.residuals["mean"]),
+               row("residual lag-1 autocorr.", self.residuals["lag1_autocorrelation"], 3)]
+        matrix = self.mass_matrix
+        out.append(f"  M(q) > 0 on {matrix['positive_fraction'] * 100:.1f} % of "
+                   f"{matrix['n_samples']} sampled poses (smallest eigenvalue "
+                   f"{matrix['min_eigenvalue']:.3g})")
+        if self.consistency is None:
+            out.append("  no full link parameter set (a base-parameter estimate): physical "
+                       "consistency does not apply; `dynid retrieve` finds a feasible set")
+        else:
+            out += self.consistency.lines()
+        return out
+
+
+def check_compatible(model, data) -> None:
+    """A model and a dataset of the same robot: joint counts, and names where the data say."""
+    n = model.robot.n_joints
+    if data.n_joints != n:
+        raise ValueError(f"the data have {data.n_joints} joints, the model's robot "
+                         f"{model.robot.name!r} has {n}")
+    logged, name = str(data.metadata.get("robot") or ""), model.robot.name
+    # the same robot, or one a named variant of the other ("panda", "panda-identified")
+    if logged and not (logged == name or logged.startswith(name + "-")
+                       or name.startswith(logged + "-")):
+        raise ValueError(f"the data were logged on robot {logged!r}, the model is of "
+                         f"{model.robot.name!r}")
+
+
+def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0) -> ValidationReport:
+    """Validate an identified ``LinearModel`` on ``data`` (a ``Dataset`` with accelerations).
+
+    Torques with and without friction (a stateful friction along the data's time), the
+    metrics above, the physical consistency of the model's link parameters when it has a full
+    set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
+    on ``n_poses`` random poses within the limits.
+    """
+
+    check_compatible(model, data)
+    if data.ddq is None:
+        raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
+    rigid = model.rigid_torque(data.q, data.dq, data.ddq)
+    predicted = rigid + model.friction_torque(data.dq, data.t)
+    parameters = model.physical_parameters
+    consistency = (check_consistency(parameters, model.robot.bounds)
+                   if parameters is not None else None)
+    w, w_r = w_errors(data.tau, predicted)
+    return ValidationReport(
+        n_samples=data.n_samples, rmse=rmse(data.tau, predicted), mae=mae(data.tau, predicted),
+        rmse_rigid=rmse(data.tau, rigid),
+        relative_error_percent=relative_error_percent(data.tau, predicted), w=w, w_r=w_r,
+        residuals=residual_statistics(data.tau, predicted),
+        rms_torque=np.sqrt(np.mean(data.tau**2, axis=0)), physical=parameters is not None,
+        consistency=consistency,
+        mass_matrix=mass_matrix_check(model._rigid, n_samples=n_poses, seed=seed))
+
+
+def mass_matrix_check(robot, parameters: ArrayLike | None = None, *, n_samples: int = 2000,
+                      seed: int = 0) -> dict:
+    """``M(q) > 0`` on ``n_samples`` random poses within the limits: the fraction of poses where
+    it holds and the smallest eigenvalue found (one counterexample is enough to fail)."""
+    poses = random_poses(robot, n_samples, seed=seed) if np.isfinite(
+        robot.limits.lower).all() else np.random.default_rng(seed).uniform(
+        -np.pi, np.pi, (n_samples, robot.n_joints))
+    smallest = np.linalg.eigvalsh(mass_matrix(robot, poses, parameters=parameters))[:, 0]
+    return {"n_samples": n_samples, "positive_fraction": float(np.mean(smallest > 0)),
+            "min_eigenvalue": float(smallest.min()), "positive": bool((smallest > 0).all())}

@@ -1,0 +1,214 @@
+"""Export of an identified robot: URDF and MuJoCo MJCF with the identified inertials, for a
+controller or a simulator (the YAML robot file is ``dynid.robot.save_robot``).
+
+Frames: every joint is stored as ``pre @ motion(q) @ post`` (``dynid.robot.Joint``). URDF and
+MJCF attach a child link at its joint, so joint i sits at ``post_{i-1} @ pre_i`` in its parent
+and each link's parameters are carried from the dynid link frame into the joint frame (through
+``post``: only standard DH has one). The inertial block is the CoM and the inertia about it.
+Friction: URDF's ``<dynamics damping friction>`` and MJCF's ``damping``/``frictionloss`` are
+viscous and Coulomb terms; they take the model's when it has them (viscous-Coulomb, Stribeck's
+``fv``/``fc``, LuGre's ``sigma2``/``fc``); an offset or a sigmoid has no counterpart, and is
+named in a comment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dynid._files import atomic_write
+from dynid.friction.models import FrictionModel, LuGre, Stribeck, ViscousCoulomb
+from dynid.robot import Robot
+from dynid.robot.inertia import N_LINK_PARAMETERS, to_com, transform_parameters
+
+__all__ = ["EXPORT_FORMATS", "export_robot", "identified_robot", "to_mjcf", "to_urdf"]
+
+EXPORT_FORMATS = ("urdf", "mjcf")
+
+
+def _number(value: float) -> str:
+    return f"{float(value):.17g}"
+
+
+def _vector(values) -> str:
+    return " ".join(_number(v) for v in values)
+
+
+def _rpy(rotation: NDArray) -> NDArray:
+    """URDF roll-pitch-yaw of a rotation, ``R = Rz(yaw) Ry(pitch) Rx(roll)``."""
+    import pinocchio as pin
+
+    return np.asarray(pin.rpy.matrixToRpy(np.asarray(rotation, dtype=float)))
+
+
+def _quaternion(rotation: NDArray) -> NDArray:
+    """MJCF ``quat`` (w, x, y, z) of a rotation."""
+    import pinocchio as pin
+
+    q = pin.Quaternion(np.asarray(rotation, dtype=float))
+    return np.array([q.w, q.x, q.y, q.z])
+
+
+def _link_in_joint_frames(robot: Robot, parameters: NDArray | None) -> list[NDArray]:
+    """Each link's 10-vector in its joint frame (URDF/MJCF child frame)."""
+    table = robot.parameters if parameters is None else np.asarray(parameters, dtype=float)
+    if table.shape != (robot.n_joints, N_LINK_PARAMETERS):
+        raise ValueError(f"`parameters` must be ({robot.n_joints}, 10), got {table.shape}")
+    out = []
+    for k, (joint, pi) in enumerate(zip(robot.joints, table, strict=True)):
+        if pi[0] <= 0:
+            raise ValueError(f"link {k + 1} has mass {pi[0]:g}: a URDF/MJCF body needs a "
+                             "positive mass (export a physically consistent parameter set)")
+        out.append(transform_parameters(pi, joint.post[:3, :3], joint.post[:3, 3]))
+    return out
+
+
+def _comments(frames: str, friction_note: str) -> list[str]:
+    """The header comments of an exported file: where the frames are, what friction lost."""
+    lines = [f"  <!-- written by dynid: {frames}; inertials identified -->"]
+    return lines + ([f"  <!-- friction: {friction_note} -->"] if friction_note else [])
+
+
+def _friction_terms(friction: FrictionModel) -> tuple[NDArray | None, NDArray | None, str]:
+    """Viscous and Coulomb coefficients per joint where the model has them, and a note on
+    what does not carry over."""
+    if isinstance(friction, ViscousCoulomb):
+        note = ("" if not np.any(friction.fo) else
+                "the offsets fo have no URDF/MJCF counterpart and are left out")
+        return np.asarray(friction.fv), np.abs(np.asarray(friction.fc)), note
+    if isinstance(friction, Stribeck):
+        return (np.asarray(friction.fv), np.asarray(friction.fc),
+                "Stribeck: fv and fc kept, the stiction term fs exp(-(|dq|/vs)^ks) left out")
+    if isinstance(friction, LuGre):
+        return (np.asarray(friction.sigma2), np.asarray(friction.fc),
+                "LuGre: sigma2 and fc kept, the bristle dynamics and stiction left out")
+    if friction.name == "none":
+        return None, None, ""
+    return None, None, f"{friction.name} friction has no URDF/MJCF counterpart: left out"
+
+
+def to_urdf(robot: Robot, parameters: NDArray | None = None,
+            friction: FrictionModel | None = None) -> str:
+    """The URDF of ``robot`` with ``parameters`` ``(n, 10)`` (default its own) and
+    ``friction`` (default its own)."""
+    links = _link_in_joint_frames(robot, parameters)
+    damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
+    names = robot.link_names
+    parts = [f"<robot name={quoteattr(robot.name)}>",
+             *_comments("link frames at their joints", note)]
+    parts.append('  <link name="base_link"/>')
+    parent, previous_post = "base_link", np.eye(4)
+    for k, (joint, pi) in enumerate(zip(robot.joints, links, strict=True)):
+        mass, com, inertia = to_com(pi)
+        parts += [f"  <link name={quoteattr(names[k])}>", "    <inertial>",
+                  f'      <origin xyz="{_vector(com)}" rpy="0 0 0"/>',
+                  f'      <mass value="{_number(mass)}"/>',
+                  f'      <inertia ixx="{_number(inertia[0, 0])}" ixy="{_number(inertia[0, 1])}" '
+                  f'ixz="{_number(inertia[0, 2])}" iyy="{_number(inertia[1, 1])}" '
+                  f'iyz="{_number(inertia[1, 2])}" izz="{_number(inertia[2, 2])}"/>',
+                  "    </inertial>", "  </link>"]
+        placement = previous_post @ joint.pre
+        limits = robot.limits
+        bounded = np.isfinite(limits.lower[k]) and np.isfinite(limits.upper[k])
+        kind = joint.kind if bounded or joint.kind == "prismatic" else "continuous"
+        parts += [f"  <joint name={quoteattr(joint.name)} type={quoteattr(kind)}>",
+                  f"    <parent link={quoteattr(parent)}/>",
+                  f"    <child link={quoteattr(names[k])}/>",
+                  f'    <origin xyz="{_vector(placement[:3, 3])}" '
+                  f'rpy="{_vector(_rpy(placement[:3, :3]))}"/>',
+                  f'    <axis xyz="{_vector(joint.axis)}"/>']
+        effort = limits.torque[k] if np.isfinite(limits.torque[k]) else 0.0
+        velocity = limits.velocity[k] if np.isfinite(limits.velocity[k]) else 0.0
+        if kind != "continuous":
+            parts.append(f'    <limit lower="{_number(limits.lower[k])}" '
+                         f'upper="{_number(limits.upper[k])}" effort="{_number(effort)}" '
+                         f'velocity="{_number(velocity)}"/>')
+        if damping is not None:
+            parts.append(f'    <dynamics damping="{_number(damping[k])}" '
+                         f'friction="{_number(coulomb[k])}"/>')
+        parts.append("  </joint>")
+        parent, previous_post = names[k], joint.post
+    tool = previous_post @ robot.tool
+    parts += ['  <link name="tool"/>', '  <joint name="tool_joint" type="fixed">',
+              f"    <parent link={quoteattr(parent)}/>", '    <child link="tool"/>',
+              f'    <origin xyz="{_vector(tool[:3, 3])}" rpy="{_vector(_rpy(tool[:3, :3]))}"/>',
+              "  </joint>", "</robot>"]
+    return "\n".join(parts) + "\n"
+
+
+def to_mjcf(robot: Robot, parameters: NDArray | None = None,
+            friction: FrictionModel | None = None) -> str:
+    """The MuJoCo MJCF of ``robot`` (a fixed base; the same frames as ``to_urdf``)."""
+    links = _link_in_joint_frames(robot, parameters)
+    damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
+    names = robot.link_names
+    parts = [f"<mujoco model={quoteattr(robot.name)}>",
+             *_comments("bodies at their joints", note)]
+    parts += ['  <compiler angle="radian" autolimits="true"/>',
+              f'  <option gravity="{_vector(robot.gravity)}"/>', "  <worldbody>"]
+    previous_post, depth = np.eye(4), 2
+    for k, (joint, pi) in enumerate(zip(robot.joints, links, strict=True)):
+        mass, com, inertia = to_com(pi)
+        placement = previous_post @ joint.pre
+        pad = "  " * depth
+        parts.append(f"{pad}<body name={quoteattr(names[k])} pos=\"{_vector(placement[:3, 3])}\""
+                     f" quat=\"{_vector(_quaternion(placement[:3, :3]))}\">")
+        full = (inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
+                inertia[1, 2])
+        parts.append(f'{pad}  <inertial pos="{_vector(com)}" mass="{_number(mass)}" '
+                     f'fullinertia="{_vector(full)}"/>')
+        limits = robot.limits
+        attributes = [f"name={quoteattr(joint.name)}",
+                      f'type="{"hinge" if joint.kind == "revolute" else "slide"}"',
+                      f'axis="{_vector(joint.axis)}"']
+        if np.isfinite(limits.lower[k]) and np.isfinite(limits.upper[k]):
+            attributes.append(f'range="{_number(limits.lower[k])} {_number(limits.upper[k])}"')
+        if np.isfinite(limits.torque[k]):
+            attributes.append(f'actuatorfrcrange="{_number(-limits.torque[k])} '
+                              f'{_number(limits.torque[k])}"')
+        if damping is not None:
+            attributes += [f'damping="{_number(damping[k])}"',
+                           f'frictionloss="{_number(coulomb[k])}"']
+        parts.append(f"{pad}  <joint {' '.join(attributes)}/>")
+        previous_post, depth = joint.post, depth + 1
+    tool = previous_post @ robot.tool
+    parts.append(f"{'  ' * depth}<site name=\"tool\" pos=\"{_vector(tool[:3, 3])}\" "
+                 f"quat=\"{_vector(_quaternion(tool[:3, :3]))}\"/>")
+    for level in range(depth - 1, 1, -1):
+        parts.append(f"{'  ' * level}</body>")
+    parts += ["  </worldbody>", "</mujoco>"]
+    return "\n".join(parts) + "\n"
+
+
+def identified_robot(model) -> Robot:
+    """The robot of an identified ``LinearModel`` with its full link parameters and its
+    friction (the fitted model when there is one, else the linear columns' values): what a
+    controller or a simulator takes. A base-parameter estimate has no full set: an error says
+    how to get one."""
+    parameters = model.physical_parameters
+    if parameters is None:
+        raise ValueError("the model is a base-parameter estimate (method "
+                         f"{model.report.get('method', '?')!r}) without full link parameters: "
+                         "`dynid retrieve` finds a feasible set, or identify with cls3 / nls")
+    friction = model.fitted_friction
+    if friction is None:
+        friction = model.friction.with_coefficients(
+            model.equivalent_parameters[model.n_rigid:])
+    return model.robot.with_parameters(parameters).with_friction(friction)
+
+
+def export_robot(robot: Robot, path: str | Path, *, format: str | None = None,
+                 parameters: NDArray | None = None,
+                 friction: FrictionModel | None = None) -> Path:
+    """Write ``robot`` (with ``parameters`` and ``friction``, default its own) as URDF or MJCF
+    (``format``, default from the suffix: ``.urdf``, ``.xml``/``.mjcf``), atomically."""
+    suffix = Path(path).suffix.lower()
+    chosen = format or {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf"}.get(suffix)
+    if chosen not in EXPORT_FORMATS:
+        raise ValueError(f"`format` must be one of {EXPORT_FORMATS} (or a path ending in .urdf, "
+                         f".xml, .mjcf), got {format!r} for {str(path)!r}")
+    text = (to_urdf if chosen == "urdf" else to_mjcf)(robot, parameters, friction)
+    return atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

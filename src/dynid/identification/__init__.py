@@ -1,0 +1,118 @@
+"""Identification: from a robot and its data to a dynamic model, one module per method.
+
+- ``base_parameters``: identifiable combinations by rref or pivoted QR (Szabó 2021 §4.1;
+  Gaz et al. 2019 eq. 5-8); ``symbolic``: the regroupings in the table lengths.
+- ``estimators``: OLS, WLS (Szabó eq. 18-19), IV, with covariance and relative std (Gaz §VI).
+- ``linear``: identification from time series with linear friction, and IDIM-IV.
+- ``reverse_engineering``: a controller's M(q), g(q) to coefficients (Gaz §IV-A).
+- ``consistency``: physical consistency of link parameters (Jaco2 paper eq. 3-6).
+- ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (Jaco2 paper).
+- ``nls``: physical parameters jointly with nonlinear friction (Gilbert et al. 2024 eq. 16-22).
+- ``retrieval``: a feasible full parameter set from coefficients (SDP; Gaz §V, Algorithm 1).
+- ``payload``: the payload on the last link with the arm frozen (Gilbert eq. 22).
+- ``model``: the identified ``LinearModel`` and its file.
+"""
+
+from dynid.identification.base_parameters import LINK_ORDER as LINK_ORDER
+from dynid.identification.base_parameters import METHODS as METHODS
+from dynid.identification.base_parameters import BaseParameters as BaseParameters
+from dynid.identification.base_parameters import base_parameters as base_parameters
+from dynid.identification.base_parameters import processing_order as processing_order
+from dynid.identification.base_parameters import regrouping_for as regrouping_for
+from dynid.identification.base_parameters import robot_base_parameters as robot_base_parameters
+from dynid.identification.base_parameters import structural_regressor as structural_regressor
+from dynid.identification.consistency import ConsistencyReport as ConsistencyReport
+from dynid.identification.consistency import check_consistency as check_consistency
+from dynid.identification.constrained import CONSTRAINED_METHODS as CONSTRAINED_METHODS
+from dynid.identification.constrained import ConstrainedResult as ConstrainedResult
+from dynid.identification.constrained import identify_constrained as identify_constrained
+from dynid.identification.estimators import ESTIMATORS as ESTIMATORS
+from dynid.identification.estimators import ILL_CONDITIONED as ILL_CONDITIONED
+from dynid.identification.estimators import IV as IV
+from dynid.identification.estimators import OLS as OLS
+from dynid.identification.estimators import WLS as WLS
+from dynid.identification.estimators import IllConditionedWarning as IllConditionedWarning
+from dynid.identification.estimators import RankDeficiencyWarning as RankDeficiencyWarning
+from dynid.identification.estimators import relative_std_percent as relative_std_percent
+from dynid.identification.linear import IVConvergenceWarning as IVConvergenceWarning
+from dynid.identification.linear import default_friction as default_friction
+from dynid.identification.linear import identify as identify
+from dynid.identification.linear import identify_iv as identify_iv
+from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
+from dynid.identification.model import LinearModel as LinearModel
+from dynid.identification.model import load_model as load_model
+from dynid.identification.model import save_model as save_model
+from dynid.identification.nls import NLS_FRICTION_MODELS as NLS_FRICTION_MODELS
+from dynid.identification.nls import FrictionComparison as FrictionComparison
+from dynid.identification.nls import NLSResult as NLSResult
+from dynid.identification.nls import compare_friction as compare_friction
+from dynid.identification.nls import identify_nls as identify_nls
+from dynid.identification.payload import PayloadResult as PayloadResult
+from dynid.identification.payload import arm_torque as arm_torque
+from dynid.identification.payload import identify_payload as identify_payload
+from dynid.identification.payload import in_tool_frame as in_tool_frame
+from dynid.identification.retrieval import RETRIEVAL_METHODS as RETRIEVAL_METHODS
+from dynid.identification.retrieval import RetrievalResult as RetrievalResult
+from dynid.identification.retrieval import check_bounds as check_bounds
+from dynid.identification.retrieval import gaz2019_penalty_weights as gaz2019_penalty_weights
+from dynid.identification.retrieval import parameter_scale as parameter_scale
+from dynid.identification.retrieval import retrieve_penalty as retrieve_penalty
+from dynid.identification.retrieval import retrieve_sdp as retrieve_sdp
+from dynid.identification.reverse_engineering import identify_static as identify_static
+from dynid.identification.reverse_engineering import (
+    joint1_gravity_is_zero as joint1_gravity_is_zero,
+)
+from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegrouping
+from dynid.identification.symbolic import symbolic_regrouping as symbolic_regrouping
+
+__all__ = [
+    "CONSTRAINED_METHODS",
+    "ESTIMATORS",
+    "ILL_CONDITIONED",
+    "IV",
+    "LINK_ORDER",
+    "METHODS",
+    "MODEL_SCHEMA",
+    "NLS_FRICTION_MODELS",
+    "OLS",
+    "RETRIEVAL_METHODS",
+    "WLS",
+    "BaseParameters",
+    "ConsistencyReport",
+    "ConstrainedResult",
+    "FrictionComparison",
+    "IVConvergenceWarning",
+    "IllConditionedWarning",
+    "LinearModel",
+    "NLSResult",
+    "PayloadResult",
+    "RankDeficiencyWarning",
+    "RetrievalResult",
+    "SymbolicRegrouping",
+    "arm_torque",
+    "base_parameters",
+    "check_bounds",
+    "check_consistency",
+    "compare_friction",
+    "default_friction",
+    "gaz2019_penalty_weights",
+    "identify",
+    "identify_constrained",
+    "identify_iv",
+    "identify_nls",
+    "identify_payload",
+    "identify_static",
+    "in_tool_frame",
+    "joint1_gravity_is_zero",
+    "load_model",
+    "parameter_scale",
+    "processing_order",
+    "regrouping_for",
+    "relative_std_percent",
+    "retrieve_penalty",
+    "retrieve_sdp",
+    "robot_base_parameters",
+    "save_model",
+    "structural_regressor",
+    "symbolic_regrouping",
+]

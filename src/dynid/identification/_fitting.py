@@ -1,0 +1,57 @@
+"""What the linear fits share: the equation count check, the fit that names the base parameters
+the data leave undetermined, and the figures that go to a model's report."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from dynid.identification.base_parameters import BaseParameters, base_parameters
+from dynid.identification.estimators import RankDeficiencyWarning
+
+
+def check_rows(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
+    if stacked.shape[0] * stacked.shape[1] <= base.rank:
+        raise ValueError(
+            f"{what}: {stacked.shape[0] * stacked.shape[1]} equations for {base.rank} base "
+            "parameters; record more samples"
+        )
+
+
+
+def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, base: BaseParameters,
+         what: str, hint: str) -> None:
+    """Fit; if the data leave base parameters undetermined, a ValueError that names them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficiencyWarning)
+        estimator.fit(stacked, targets)
+    if estimator.rank_ == base.rank - estimator.dropped_.size:
+        return
+    # the estimator's rank decision stands; rref on its factor only names the missing ones
+    missing = []
+    for rtol in (1e-10, 1e-6):
+        found = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
+        missing = [name for k, name in enumerate(base.base_names)
+                   if k not in set(found.independent)]
+        if missing:
+            break
+    named = f"; not excited: {', '.join(missing)}" if missing else ""
+    raise ValueError(
+        f"{what} determine only {estimator.rank_} of {base.rank} base parameters{named} "
+        f"({hint})"
+    )
+
+
+
+def fit_report(estimator, **extra) -> dict:
+    return {
+        "method": estimator.name, "rank": estimator.rank_,
+        "condition_number": estimator.condition_number_,
+        "relative_error_percent": estimator.relative_error_percent_,
+        "sigma2": estimator.sigma2_, "n_equations": estimator.n_samples_,
+        "dropped": estimator.dropped_.tolist(),
+        **({"noise_std": estimator.noise_std_.tolist()} if hasattr(estimator, "noise_std_")
+           else {}),
+        **extra,
+    }

@@ -1,0 +1,310 @@
+"""Base parameters: which combinations of the standard parameters the data can determine.
+
+For a stacked regressor ``W`` (m, p) with ``tau = W pi``, the columns split into ``r``
+independent ones ``L`` (the *representatives*) and the rest, ``K = L B``. Then
+``W pi = L (pi_L + B pi_K) = L pi_b`` (Szabó 2021, eq. 10-14):
+
+- the base parameters are ``pi_b = G pi`` with the regrouping matrix ``G`` (r, p),
+  ``G[:, L] = I`` and ``G[:, K] = B``;
+- the base regressor is ``W[:, L]``;
+- a parameter is *unidentifiable* if its column is zero, identifiable *alone* if it is a
+  representative and nothing regroups into it, else identifiable *in combination*.
+
+Two ways to choose the representatives, which give the same rank and the same row space of G:
+
+- ``"rref"`` (default): the leading columns of the reduced row echelon form (Gauss–Jordan with
+  partial pivoting), i.e. the first independent columns in a processing order. Links are taken
+  base to tip, so earlier links' parameters are kept and later ones regroup into them. Within a
+  link, MDH (and URDF) chains use dynid's layout order — the regroupings then read like Gaz
+  Table III (Khalil's rules) — and standard-DH chains use Szabó's order (eq. 3: Ixx, Iyy, Izz,
+  Ixy, Ixz, Iyz, m, m sx, m sy, m sz), which reads like Szabó Table 2;
+- ``"qr"``: column-pivoted QR, the best-conditioned choice.
+
+``W`` is first compressed to its triangular factor (same row space, so the same rref); ranks are
+decided with a tolerance relative to the data's scale, and ``B`` is solved by least squares on
+the representatives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._validation import as_float_array, frozen_copy
+from dynid.dynamics import parameter_names, regressor
+from dynid.dynamics.static_regressor import static_regressor
+from dynid.friction.models import FrictionModel
+from dynid.identification._compress import triangular_factor
+from dynid.robot import Robot
+from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
+
+__all__ = [
+    "LINK_ORDER",
+    "METHODS",
+    "BaseParameters",
+    "base_parameters",
+    "processing_order",
+    "regrouping_for",
+    "robot_base_parameters",
+    "structural_regressor",
+]
+
+Method = Literal["rref", "qr"]
+METHODS: tuple[str, ...] = ("rref", "qr")
+# Order in which rref visits one link's parameters, per kinematic convention.
+LINK_ORDER = {
+    "mdh": PARAMETER_NAMES,
+    "urdf": PARAMETER_NAMES,
+    "dh": ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "m", "mx", "my", "mz"),  # Szabó eq. 3
+}
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """Regrouping of p standard parameters into r base parameters (see module docstring)."""
+
+    independent: NDArray  # (r,) representative columns, ascending; base parameter k <-> column k
+    regrouping: NDArray  # (r, p) G with pi_b = G pi
+    names: tuple[str, ...]  # (p,) standard parameter names
+    tolerance: float  # absolute pivot threshold used for the rank decision
+    method: str = "rref"
+
+    def __post_init__(self) -> None:
+        independent = np.array(self.independent, dtype=int)
+        independent.setflags(write=False)
+        object.__setattr__(self, "independent", independent)
+        object.__setattr__(self, "regrouping", frozen_copy(self.regrouping))
+        object.__setattr__(self, "names", tuple(self.names))
+        if self.regrouping.shape != (independent.size, len(self.names)):
+            raise ValueError(
+                f"`regrouping` must have shape ({independent.size}, {len(self.names)}), "
+                f"got {self.regrouping.shape}"
+            )
+
+    @property
+    def rank(self) -> int:
+        return self.independent.size
+
+    @property
+    def n_parameters(self) -> int:
+        return len(self.names)
+
+    @property
+    def base_names(self) -> list[str]:
+        """Each base parameter named after its representative standard parameter."""
+        return [self.names[k] for k in self.independent]
+
+    def classification(self) -> dict[str, str]:
+        """``{name: 'alone' | 'combination' | 'unidentifiable'}`` for every standard parameter."""
+        g = self.regrouping
+        used = (g != 0).sum(axis=0)  # how many base parameters each standard one enters
+        out = {}
+        for k, name in enumerate(self.names):
+            if used[k] == 0:
+                out[name] = "unidentifiable"
+            elif k in self.independent:
+                row = int(np.searchsorted(self.independent, k))
+                alone = (g[row] != 0).sum() == 1
+                out[name] = "alone" if alone else "combination"
+            else:
+                out[name] = "combination"
+        return out
+
+    def base(self, parameters: ArrayLike) -> NDArray:
+        """``pi_b = G pi`` for standard parameters ``(*, p)`` -> ``(*, r)``."""
+        pi = as_float_array("parameters", parameters)
+        if pi.shape[-1:] != (self.n_parameters,):
+            raise ValueError(
+                f"`parameters` must have shape (*, {self.n_parameters}), got {pi.shape}"
+            )
+        return pi @ self.regrouping.T
+
+    def reduce(self, full_regressor: ArrayLike) -> NDArray:
+        """The base regressor: columns ``independent`` of ``(..., p)`` -> ``(..., r)``."""
+        w = np.asarray(full_regressor)
+        if w.shape[-1:] != (self.n_parameters,):
+            raise ValueError(
+                f"`full_regressor` must have shape (..., {self.n_parameters}), got {w.shape}"
+            )
+        return w[..., self.independent]
+
+    def expressions(self, *, digits: int = 4) -> list[str]:
+        """Each base parameter as text, e.g. ``Ixx2 - Iyy2 + Iyy3 + 0.09986 m3 + 0.632 mz3``."""
+        out = []
+        for row in self.regrouping:
+            terms = []
+            for k in np.flatnonzero(row):
+                value = row[k]
+                size = "" if np.isclose(abs(value), 1.0, rtol=10.0 ** -digits, atol=0) else (
+                    f"{abs(value):.{digits}g} ")
+                sign = "-" if value < 0 else "+"
+                terms.append(f"{sign} {size}{self.names[k]}")
+            text = " ".join(terms)
+            out.append(text[2:] if text.startswith("+ ") else "-" + text[1:])
+        return out
+
+
+def _rref_leading(r_factor: NDArray, tolerance: float, order: NDArray) -> NDArray:
+    """Leading columns of rref(R[:, order]) by Gauss–Jordan elimination with partial pivoting,
+    as indices of R's columns (ascending)."""
+    a = r_factor[:, order]
+    n_rows, n_cols = a.shape
+    row, leading = 0, []
+    for col in range(n_cols):
+        if row == n_rows:
+            break
+        pivot = row + int(np.argmax(np.abs(a[row:, col])))
+        if abs(a[pivot, col]) <= tolerance:
+            a[row:, col] = 0.0  # a dependent column: no pivot here
+            continue
+        a[[row, pivot]] = a[[pivot, row]]
+        a[row] /= a[row, col]
+        others = np.arange(n_rows) != row
+        a[others] -= np.outer(a[others, col], a[row])
+        leading.append(order[col])
+        row += 1
+    return np.sort(np.array(leading, dtype=int))
+
+
+def _qr_leading(r_factor: NDArray, rtol: float) -> tuple[NDArray, float]:
+    """Representatives by column-pivoted QR (greedy largest remaining column norm)."""
+    pivoted, pivots = scipy.linalg.qr(r_factor, mode="r", pivoting=True)
+    diagonal = np.abs(np.diag(pivoted))
+    tolerance = rtol * diagonal[0]
+    return np.sort(pivots[: int((diagonal > tolerance).sum())]), float(tolerance)
+
+
+def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
+    """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
+
+    A term is round-off, and set to zero, when its share of a dependent column is below the
+    least-squares error ``10 p eps cond(W_L)``; so are all terms of a column whose norm is
+    below that share of the largest column (an unidentifiable parameter). Real terms as small
+    as a sub-millimetre offset squared (1e-8 of a column) are kept.
+    """
+    w = np.asarray(stacked, dtype=float)
+    p = w.shape[1]
+    column_norms = np.linalg.norm(w, axis=0)
+    dependent = np.setdiff1d(np.arange(p), independent)
+    regrouping = np.zeros((independent.size, p))
+    regrouping[:, independent] = np.eye(independent.size)
+    if dependent.size:
+        basis, targets = w[:, independent], w[:, dependent]
+        beta = np.linalg.lstsq(basis, targets, rcond=None)[0]
+        singular = np.linalg.svd(basis, compute_uv=False)
+        noise = 10 * p * np.finfo(float).eps * singular[0] / singular[-1]
+        share = np.abs(beta) * column_norms[independent][:, None]
+        beta[share <= noise * column_norms[dependent]] = 0.0
+        beta[:, column_norms[dependent] <= noise * column_norms.max()] = 0.0  # a zero column
+        regrouping[:, dependent] = beta
+    return regrouping
+
+
+def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
+                    method: Method = "rref", rtol: float | None = None,
+                    order: Sequence[int] | None = None) -> BaseParameters:
+    """Base parameters of a stacked regressor ``(m, p)`` (or ``(N, rows, p)``, stacked here).
+
+    ``method``: ``"rref"`` (representatives in processing ``order``, default column order,
+    like the papers) or ``"qr"``.
+    ``rtol``: relative rank tolerance (default ``max(m, p) * eps``, numpy's ``matrix_rank``
+    rule): an rref pivot below ``rtol * max|R|``, or a QR pivot below ``rtol * |R[0, 0]|``,
+    counts as zero.
+    """
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    w = as_float_array("stacked", stacked)
+    if w.ndim == 3:
+        w = w.reshape(-1, w.shape[-1])
+    if w.ndim != 2 or w.shape[0] < w.shape[1]:
+        raise ValueError(
+            f"`stacked` must be (m, p) with at least as many rows as parameters, got {w.shape}"
+        )
+    m, p = w.shape
+    names = tuple(names) if names is not None else tuple(f"p{k + 1}" for k in range(p))
+    if len(names) != p:
+        raise ValueError(f"`names` must have {p} entries, got {len(names)}")
+    if rtol is None:
+        rtol = max(m, p) * np.finfo(np.float64).eps
+    if not (0 < rtol < 1):
+        raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
+    r_factor = triangular_factor(w)
+    scale = np.abs(r_factor).max()
+    if scale == 0:
+        raise ValueError("`stacked` is all zeros: no parameter is identifiable")
+    if method == "rref":
+        tolerance = rtol * scale
+        order = np.arange(p) if order is None else np.asarray(order, dtype=int)
+        if sorted(order.tolist()) != list(range(p)):
+            raise ValueError(f"`order` must be a permutation of range({p})")
+        independent = _rref_leading(r_factor, tolerance, order)
+    else:
+        independent, tolerance = _qr_leading(r_factor, rtol)
+    return BaseParameters(independent=independent,
+                          regrouping=regrouping_for(r_factor, independent), names=names,
+                          tolerance=float(tolerance), method=method)
+
+
+def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDArray:
+    lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.pi)
+    upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.pi)
+    return rng.uniform(lower, upper, size=(n_samples, robot.n_joints))
+
+
+def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
+                         kind: Literal["torque", "static"] = "torque",
+                         drop_joint1_gravity: bool = False, n_samples: int | None = None,
+                         seed: int = 0) -> NDArray:
+    """Stacked regressor at random states, for identifiability.
+
+    ``kind="torque"``: the joint-torque regressor ``(n N, 10 n [+ friction])``; positions
+    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
+    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
+    Generic states: only the structure can cause rank loss.
+    """
+    n = robot.n_joints
+    n_samples = n_samples or max(200, 4 * n * 10)
+    rng = np.random.default_rng(seed)
+    q = _random_poses(robot, rng, n_samples)
+    if kind == "static":
+        if friction is not None:
+            raise ValueError("`friction` has no columns in the static regressor (no motion)")
+        y = static_regressor(robot, q, drop_joint1_gravity=drop_joint1_gravity)
+        return y.reshape(-1, y.shape[-1])
+    if kind != "torque":
+        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
+    dq, ddq = rng.standard_normal((2, n_samples, n))
+    y = regressor(robot, q, dq, ddq)
+    if friction is not None:
+        if not friction.linear:
+            raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
+        y = np.concatenate([y, friction.regressor(dq)], axis=-1)
+    return y.reshape(n_samples * n, -1)
+
+
+def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None,
+                          kind: Literal["torque", "static"] = "torque",
+                          drop_joint1_gravity: bool = False, method: Method = "rref",
+                          rtol: float | None = None, seed: int = 0) -> BaseParameters:
+    """Base parameters of ``robot``'s torque regressor (with ``friction`` columns if given) or
+    of its static ``[M; g]`` regressor (``kind="static"``)."""
+    names = parameter_names(robot)
+    if friction is not None:
+        names = names + friction.coefficient_names()
+    stacked = structural_regressor(robot, friction=friction, kind=kind,
+                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed)
+    return base_parameters(stacked, names=names, method=method, rtol=rtol,
+                           order=processing_order(robot, len(names)))
+
+
+def processing_order(robot: Robot, n_columns: int) -> NDArray:
+    """The rref visiting order of a robot's regressor columns: links base to tip, each in its
+    convention's ``LINK_ORDER``; friction (or other extra) columns last."""
+    within = [PARAMETER_NAMES.index(name) for name in LINK_ORDER[robot.convention]]
+    links = [N_LINK_PARAMETERS * j + k for j in range(robot.n_joints) for k in within]
+    return np.array(links + list(range(len(links), n_columns)))

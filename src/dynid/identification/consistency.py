@@ -1,0 +1,123 @@
+"""Physical consistency of link parameters, and the bounds that describe a robot's links.
+
+A link's 10-vector is a real body's when its pseudo-inertia ``J`` is positive semidefinite
+(Wensing et al. 2017): mass >= 0, inertia about the CoM >= 0 and the triangle inequality of its
+principal moments (Gaz eq. 16; Jaco2 paper eq. 4). Geometric knowledge adds the centre of mass
+in a box or an ellipsoid (Jaco2 eq. 5-6) and the mass inside a bounding ellipsoid (density
+realizability: ``tr(Q J) >= 0``). The joint-space inertia ``M(q)`` must be positive definite
+everywhere; that is checked on samples (Jaco2 paper, "Validation Methodology").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from dynid._validation import as_float_array
+from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
+from dynid.robot.inertia import MASS, N_LINK_PARAMETERS, pseudo_inertia, to_com
+
+__all__ = [
+    "ConsistencyReport",
+    "check_consistency",
+]
+
+
+@dataclass
+class ConsistencyReport:
+    """Per-link checks (lists of booleans, one per link) and the smallest margins."""
+
+    mass_positive: list[bool]
+    inertia_positive: list[bool]
+    triangle: list[bool]
+    com_in_box: list[bool | None] = field(default_factory=list)
+    density_realizable: list[bool | None] = field(default_factory=list)
+    total_mass: float = 0.0
+    total_mass_in_range: bool | None = None
+    pseudo_inertia_min_eigenvalue: list[float] = field(default_factory=list)
+
+    @property
+    def consistent(self) -> bool:
+        """Physically consistent: positive masses, positive definite inertia about the CoM and
+        the triangle inequality on every link (the geometric bounds are reported apart)."""
+        return all(self.mass_positive) and all(self.inertia_positive) and all(self.triangle)
+
+    @property
+    def within_bounds(self) -> bool:
+        checks = [*self.com_in_box, *self.density_realizable, self.total_mass_in_range]
+        return all(c for c in checks if c is not None)
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "consistent": self.consistent,
+                "within_bounds": self.within_bounds}
+
+    def lines(self) -> list[str]:
+        mark = {True: "yes", False: "NO", None: "-"}
+        out = ["  link   mass>0  I_com>0  triangle  CoM in box  in ellipsoid  min eig(J)"]
+        for k in range(len(self.mass_positive)):
+            box = self.com_in_box[k] if self.com_in_box else None
+            dens = self.density_realizable[k] if self.density_realizable else None
+            out.append(f"  {k + 1:>4}   {mark[self.mass_positive[k]]:>6}  "
+                       f"{mark[self.inertia_positive[k]]:>7}  {mark[self.triangle[k]]:>8}  "
+                       f"{mark[box]:>10}  {mark[dens]:>12}  "
+                       f"{self.pseudo_inertia_min_eigenvalue[k]:>10.3g}")
+        total = (f"  total mass {self.total_mass:.3f} kg"
+                 + ("" if self.total_mass_in_range is None
+                    else f" ({'within' if self.total_mass_in_range else 'OUTSIDE'} its range)"))
+        out.append(total)
+        out.append(f"  physically consistent: {mark[self.consistent]}; within the bounds: "
+                   f"{mark[self.within_bounds]}")
+        return out
+
+
+def check_consistency(parameters: ArrayLike, bounds: ParameterBounds | None = None, *,
+                      rtol: float = 1e-9) -> ConsistencyReport:
+    """Check links ``(n, 10)``. ``rtol`` scales each tolerance with the link's own size (its
+    mass, or its largest principal moment): round-off never decides a verdict."""
+    pi = as_float_array("parameters", parameters).reshape(-1, N_LINK_PARAMETERS)
+    n = pi.shape[0]
+    if bounds is not None and bounds.n_links != n:
+        raise ValueError(f"`bounds` has {bounds.n_links} links, `parameters` {n}")
+    masses = pi[:, MASS]
+    mass_positive = [bool(m > 0) for m in masses]
+    inertia_positive, triangle, in_box, realizable = [], [], [], []
+    eigen = np.linalg.eigvalsh(pseudo_inertia(pi))
+    for k in range(n):
+        if not mass_positive[k]:
+            inertia_positive.append(False)
+            triangle.append(False)
+            in_box.append(False if bounds else None)
+            realizable.append(False if bounds else None)
+            continue
+        _, com, inertia_com = to_com(pi[k])
+        moments = np.linalg.eigvalsh(inertia_com)
+        scale = max(abs(moments).max(), np.finfo(float).tiny)
+        inertia_positive.append(bool(moments.min() > -rtol * scale))
+        a, b, c = moments
+        triangle.append(bool(a + b >= c - rtol * scale))
+        if bounds is not None:
+            link = bounds.links[k]
+            slack = rtol * max(1.0, np.abs(link.com_upper).max())
+            in_box.append(bool(((com >= link.com_lower - slack)
+                                & (com <= link.com_upper + slack)).all()))
+            if link.ellipsoid_centre is None:
+                realizable.append(None)
+            else:
+                q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
+                realizable.append(bool(np.trace(q @ pseudo_inertia(pi[k]))
+                                       >= -rtol * masses[k]))
+    total = float(masses.sum())
+    total_ok = None
+    if bounds is not None and bounds.total_mass is not None:
+        low, high = bounds.total_mass
+        total_ok = bool(low - rtol * high <= total <= high * (1 + rtol))
+    return ConsistencyReport(
+        mass_positive=mass_positive, inertia_positive=inertia_positive, triangle=triangle,
+        com_in_box=in_box if bounds else [], density_realizable=realizable if bounds else [],
+        total_mass=total, total_mass_in_range=total_ok,
+        pseudo_inertia_min_eigenvalue=eigen[:, 0].tolist(),
+    )
+
+

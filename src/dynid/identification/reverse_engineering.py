@@ -1,0 +1,72 @@
+"""Reverse engineering of a controller's dynamic model (Gaz et al. 2019, §IV-A).
+
+The static regressor of ``[lower triangle of M(q); g(q)]`` (eq. 17-20) at poses where the
+controller reports M and g, reduced to its base parameters and fitted by least squares. The
+coefficients rebuild M^, g^, c^ (Christoffel symbols of M^) and the inverse dynamics on any
+motion.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dynid.data.dataset import StaticData, lower_triangle
+from dynid.dynamics.static_regressor import static_regressor
+from dynid.friction.models import NoFriction
+from dynid.identification._compress import triangular_factor
+from dynid.identification._fitting import check_rows, fit_base, fit_report
+from dynid.identification.base_parameters import Method, robot_base_parameters, structural_regressor
+from dynid.identification.estimators import OLS
+from dynid.identification.model import LinearModel
+from dynid.robot import Robot
+
+__all__ = ["identify_static", "joint1_gravity_is_zero"]
+
+
+def joint1_gravity_is_zero(robot: Robot) -> bool:
+    """True when joint 1 is revolute about the gravity direction (a level base): g1 == 0."""
+    joint = robot.joints[0]
+    axis = joint.pre[:3, :3] @ joint.axis
+    g = robot.gravity
+    return bool(joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
+        np.linalg.norm(g), 1.0))
+
+
+
+def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: bool | None = None,
+                    method: Method = "rref", drop_above_percent: float | None = None
+                    ) -> LinearModel:
+    """Reverse engineering of a controller's dynamic model from its M(q), g(q) (Gaz §IV-A).
+
+    ``drop_joint1_gravity``: leave out the g1 rows; default (None) drops them exactly when they
+    are identically zero (``joint1_gravity_is_zero``), as Gaz did for the level Panda.
+    """
+    if samples.n_joints != robot.n_joints:
+        raise ValueError(f"`samples` has {samples.n_joints} joints, `robot` {robot.n_joints}")
+    drop = joint1_gravity_is_zero(robot) if drop_joint1_gravity is None else drop_joint1_gravity
+    base = robot_base_parameters(robot, kind="static", drop_joint1_gravity=drop, method=method)
+    # the static base must regroup like the torque regressor to predict torques: the torque
+    # regressor's dependent columns must follow from its representatives with the static B
+    torque = triangular_factor(structural_regressor(robot))
+    reproduced = torque[:, base.independent] @ base.regrouping
+    scale = np.linalg.norm(torque, axis=0).max()
+    if np.abs(reproduced - torque).max() > 1e-8 * scale:
+        raise ValueError(
+            f"`robot`: {robot.name!r}'s M(q), g(q) regroup its parameters differently from its "
+            "joint torques; static identification cannot rebuild the inverse dynamics"
+        )
+    n = robot.n_joints
+    rows, cols = lower_triangle(n)
+    targets = np.concatenate([samples.M[:, rows, cols],
+                              samples.g[:, 1:] if drop else samples.g], axis=1)
+    stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
+    check_rows(stacked, base, "the static samples")
+    estimator = OLS(drop_above_percent=drop_above_percent)
+    fit_base(estimator, stacked, targets, base, "the static samples",
+         "the poses must spread over every joint's range")
+    return LinearModel(
+        robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
+        std=estimator.std_,
+        report=fit_report(estimator, kind="static", n_samples=samples.n_samples,
+                       joint1_gravity_dropped=drop),
+    )

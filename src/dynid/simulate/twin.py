@@ -1,0 +1,228 @@
+"""The digital twin: what a real robot would log along a trajectory.
+
+- ``simulate_open_loop``: the robot follows the trajectory exactly; the torque is
+  ``rnea(q, dq, ddq) + tau_f(dq)`` with the robot's own (truth) parameters and friction.
+- ``simulate_closed_loop``: computed-torque control tracks the trajectory (Gilbert et al. 2024,
+  eq. 23-27): ``tau = M^(q) (ddq_d + Kd (dq_d - dq) + Kp (q_d - q)) + c^(q, dq) + g^(q)`` with
+  ``Kp = w^2``, ``Kd = 2 w`` (critically damped, natural frequency ``w``), computed from the
+  controller's model at each sample from the *measured* state (quantised positions, velocities
+  from encoder differences when the sensor model says so: measurement noise enters the torques
+  through the feedback, as on a real robot) and held for one period; the
+  truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
+  integrated by RK4. The logged torque is the applied one. With ``stiffness`` and ``damping``
+  the feedback is a joint impedance in torque units on top of the model's feedforward instead:
+  ``tau = M^(q) ddq_d + c^(q, dq) + g^(q) + K (q_d - q) + D (dq_d - dq)``; its error does not
+  scale with the controller's (possibly poor) inertia estimate.
+
+Both pass their exact signals through a ``SensorModel``: torque noise and bias, position
+quantisation, velocity from encoder differences, timing jitter and dropped samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._progress import Progress
+from dynid._validation import as_vector
+from dynid.data.dataset import Dataset, sample_times
+from dynid.dynamics import forward_dynamics, mass_matrix, rnea
+from dynid.robot import Robot
+
+__all__ = ["SensorModel", "simulate_closed_loop", "simulate_open_loop"]
+
+
+@dataclass(frozen=True)
+class SensorModel:
+    """How the exact signals are logged. Scalars apply to every joint; (n,) per joint.
+
+    - ``torque_noise_std`` [N m], ``torque_bias`` [N m]: Gaussian noise and a constant offset;
+    - ``position_resolution`` [rad]: positions quantised to this step (an encoder);
+    - ``velocity_from_positions``: velocities as backward differences of the logged positions
+      (instead of the exact ones);
+    - ``jitter_std`` [s]: Gaussian error of each time stamp (sorted to stay increasing);
+    - ``drop_probability``: each sample lost with this probability (gaps in the log).
+    """
+
+    torque_noise_std: ArrayLike = 0.0
+    torque_bias: ArrayLike = 0.0
+    position_resolution: float = 0.0
+    velocity_from_positions: bool = False
+    jitter_std: float = 0.0
+    drop_probability: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.position_resolution >= 0 and self.jitter_std >= 0):  # NaN fails too
+            raise ValueError("`position_resolution` and `jitter_std` must be >= 0, got "
+                             f"{self.position_resolution}, {self.jitter_std}")
+        if not 0 <= self.drop_probability < 1:
+            raise ValueError(f"`drop_probability` must be in [0, 1), got {self.drop_probability}")
+
+    def record(self, t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray | None, tau: NDArray,
+               rng: np.random.Generator, metadata: dict) -> Dataset:
+        n = q.shape[1]
+        sigma = as_vector("torque_noise_std", self.torque_noise_std, n)
+        if (sigma < 0).any():
+            raise ValueError(f"`torque_noise_std` must be >= 0, got {sigma}")
+        tau = tau + as_vector("torque_bias", self.torque_bias, n)
+        tau = tau + rng.standard_normal(tau.shape) * sigma
+        if self.position_resolution > 0:
+            q = np.round(q / self.position_resolution) * self.position_resolution
+        if self.velocity_from_positions:
+            dq = np.vstack([dq[:1], np.diff(q, axis=0) / np.diff(t)[:, None]])
+            ddq = None  # a real log has no accelerations
+        if self.jitter_std > 0:
+            t = np.sort(t + self.jitter_std * rng.standard_normal(t.size))
+        keep = np.ones(t.size, dtype=bool)
+        if self.drop_probability > 0:
+            keep = rng.uniform(size=t.size) >= self.drop_probability
+            keep[[0, -1]] = True
+        if self.jitter_std > 0 or self.drop_probability > 0:
+            ddq = None  # accelerations of an irregular log come from preprocessing
+        return Dataset(t=t[keep], q=q[keep], dq=dq[keep], tau=tau[keep],
+                       ddq=None if ddq is None else ddq[keep],
+                       metadata={**metadata, "sensor": {
+                           "torque_noise_std": sigma.tolist(),
+                           "position_resolution": self.position_resolution,
+                           "velocity_from_positions": self.velocity_from_positions,
+                           "jitter_std": self.jitter_std,
+                           "drop_probability": self.drop_probability}})
+
+
+class _Diverged(Exception):
+    """The closed loop's state or torque left the finite numbers."""
+
+
+def _check(robot: Robot, trajectory) -> None:
+    if trajectory.n_joints != robot.n_joints:
+        raise ValueError(
+            f"`trajectory` has {trajectory.n_joints} joints, `robot` {robot.n_joints}"
+        )
+
+
+def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+                       sensor: SensorModel | None = None, seed: int = 0) -> Dataset:
+    """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log the torques that realise
+    it exactly (rigid body + friction; a stateful friction model with its state integrated
+    along the samples)."""
+    _check(robot, trajectory)
+    t = sample_times(duration, rate)
+    q, dq, ddq = trajectory.sample(t)
+    tau = rnea(robot, q, dq, ddq) + robot.friction.torque_along(t, dq)
+    return (sensor or SensorModel()).record(
+        t, q, dq, ddq, tau, np.random.default_rng(seed),
+        {"robot": robot.name, "source": "digital twin (open loop)", "rate_hz": rate,
+         "friction": robot.friction.name, "seed": seed})
+
+
+def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+                         natural_frequency: ArrayLike | None = None,
+                         stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
+                         controller: Robot | None = None, sensor: SensorModel | None = None,
+                         substeps: int = 2, start: float = 0.0, seed: int = 0,
+                         progress: Callable[[str], None] | None = None) -> Dataset:
+    """Closed-loop tracking of ``trajectory`` by the truth ``robot`` (see the module).
+
+    ``controller``: the model inside the control law (default: the truth without friction —
+    a perfect rigid-body model); ``natural_frequency`` w [rad/s] per joint sets
+    ``Kp = w^2``, ``Kd = 2 w`` (default w = 20 rad/s); or ``stiffness`` K [N m/rad] and
+    ``damping`` D [N m s/rad] per joint, a joint impedance instead of the computed-torque
+    feedback; the torque is held over each period ``1 / rate`` and the
+    dynamics integrated by ``substeps`` RK4 steps per period, from the reference state at
+    ``start`` [s]. The dataset's metadata holds the tracking error (RMS per joint).
+    ``progress`` receives a line every few seconds (samples done, time left).
+    """
+    _check(robot, trajectory)
+    controller = robot if controller is None else controller
+    if controller.n_joints != robot.n_joints:
+        raise ValueError("`controller` must have the robot's joints")
+    n = robot.n_joints
+    impedance = stiffness is not None or damping is not None
+    if impedance and natural_frequency is not None:
+        raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
+                         "`damping` (joint impedance), not both")
+    if impedance:
+        if stiffness is None or damping is None:
+            raise ValueError("a joint impedance needs both `stiffness` and `damping`")
+        kp, kd = as_vector("stiffness", stiffness, n), as_vector("damping", damping, n)
+        if (kp <= 0).any() or (kd <= 0).any():
+            raise ValueError(f"`stiffness` and `damping` must be > 0, got {kp} and {kd}")
+        gains = {"stiffness": kp.tolist(), "damping": kd.tolist()}
+    else:
+        w = as_vector("natural_frequency", 20.0 if natural_frequency is None
+                      else natural_frequency, n)
+        if (w <= 0).any():
+            raise ValueError(f"`natural_frequency` must be > 0, got {w}")
+        kp, kd = w**2, 2 * w
+        gains = {"natural_frequency": w.tolist()}
+    if not (isinstance(substeps, int) and substeps >= 1):
+        raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
+    t = sample_times(duration, rate, start)
+    q_d, dq_d, ddq_d = trajectory.sample(t)
+    friction = robot.friction
+    h = 1.0 / rate / substeps
+
+    def derivative(state: NDArray, tau: NDArray) -> NDArray:
+        if not (np.isfinite(state).all() and np.isfinite(tau).all()):
+            raise _Diverged
+        q, dq, z = state[:n], state[n:2 * n], state[2 * n:]
+        if friction.stateful:
+            tau_f, dz = friction.torque_with_state(dq, z), friction.state_derivative(dq, z)
+        else:
+            tau_f, dz = friction.torque(dq[None])[0], np.zeros(n)
+        ddq = forward_dynamics(robot, q, dq, tau - tau_f)
+        return np.concatenate([dq, ddq, dz])
+
+    sensor = sensor or SensorModel()
+    resolution = sensor.position_resolution
+    # a stateful friction starts at its steady state, as in the open loop
+    z0 = (friction.states_along(t[:1], dq_d[:1])[0] if friction.stateful else np.zeros(n))
+    state = np.concatenate([q_d[0], dq_d[0], z0])
+    q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
+    measured_previous = None
+    meter = Progress(progress, "closed-loop simulation", t.size)
+    for k in range(t.size):
+        meter.update(k)
+        q, dq = state[:n], state[n:2 * n]
+        # the controller acts on what the encoders report, as on the real robot
+        measured = np.round(q / resolution) * resolution if resolution > 0 else q
+        rate_measured = dq
+        if sensor.velocity_from_positions and measured_previous is not None:
+            rate_measured = (measured - measured_previous) * rate
+        measured_previous = measured
+        feedback = kd * (dq_d[k] - rate_measured) + kp * (q_d[k] - measured)
+        if impedance:
+            tau = (mass_matrix(controller, measured) @ ddq_d[k] + feedback
+                   + rnea(controller, measured, rate_measured, np.zeros(n)))
+        else:
+            tau = (mass_matrix(controller, measured) @ (ddq_d[k] + feedback)
+                   + rnea(controller, measured, rate_measured, np.zeros(n)))
+        q_log[k], dq_log[k], tau_log[k] = q, dq, tau
+        try:
+            first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
+            ddq_log[k] = first[n:2 * n]
+            if k + 1 < t.size:
+                for substep in range(substeps):
+                    k1 = first if substep == 0 else derivative(state, tau)
+                    k2 = derivative(state + 0.5 * h * k1, tau)
+                    k3 = derivative(state + 0.5 * h * k2, tau)
+                    k4 = derivative(state + h * k3, tau)
+                    state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            if not np.isfinite(state).all():
+                raise _Diverged
+        except _Diverged:
+            raise ValueError(
+                f"the closed loop diverged at t = {t[k]:.3f} s: lower the gains "
+                "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
+                "`substeps`") from None
+    meter.update(t.size)
+    error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
+    return sensor.record(
+        t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),
+        {"robot": robot.name, "source": "digital twin (closed loop, "
+         f"{'joint impedance' if impedance else 'computed torque'})", "rate_hz": rate,
+         **gains, "friction": friction.name,
+         "controller": controller.name, "tracking_rms": error.tolist(), "seed": seed})
