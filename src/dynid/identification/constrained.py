@@ -2,9 +2,10 @@
 Jaco2 comparison paper's CLS-1/2/3; Rucker & Wensing's log-Cholesky least squares).
 
 The data enter compressed: the triangular factor ``[[R, z], [0, rho]]`` of ``[Y_b tau]``
-(``dynid._compress``) turns ``|Y_b pi_b - tau|^2`` into ``|R pi_b - z|^2 + rho^2`` — an
-(r, r) problem whatever the number of samples. Since ``pi_b = G [pi; f]`` (standard link
-parameters and friction coefficients), the unknowns are the full ``pi`` (10 n) and ``f``:
+(``dynid.identification._compress``) turns ``|Y_b pi_b - tau|^2`` into
+``|R pi_b - z|^2 + rho^2`` — an (r, r) problem whatever the number of samples. Since
+``pi_b = G [pi; f]`` (standard link parameters and friction coefficients), the unknowns are the
+full ``pi`` (10 n) and ``f``:
 
 - ``cls1``: mass bounds and CoM boxes as bounds on (m, m c), closest to the data (a QP);
 - ``cls2``: plus physical feasibility, ``I_com >= 0`` as the LMI of Jaco2 eq. 3;

@@ -20,8 +20,9 @@ ends in ``_``:
 - ``factor_``: the triangular factor R of the (weighted) regressor, ``W^T W = R^T R``: the
   whole least-squares problem in (p, p) numbers, for later constrained solves.
 
-The solve goes through the triangular factor of ``[W tau]`` (blocked QR, ``dynid._compress``):
-exact least squares without forming ``W^T W``, at the memory of one block of rows.
+The solve goes through the triangular factor of ``[W tau]`` (blocked QR,
+``dynid.identification._compress``): exact least squares without forming ``W^T W``, at the
+memory of one block of rows.
 WLS rescales each joint's rows by ``1 / sigma_j`` (Szabó 2021, eq. 18-19: the closed form
 ``(W^T S^-1 W)^-1 W^T S^-1 tau``), ``sigma_j`` given or estimated from OLS residuals.
 """
