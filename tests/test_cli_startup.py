@@ -44,3 +44,10 @@ def test_robot_show_loads_numba_only():
     """The base-parameter count needs the compiled regressor (numba), and nothing else heavy;
     and the check above does see a heavy import."""
     assert _loaded_heavy(["robot", "show", "panda"]) == ["numba"]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["identify", "--help"],
+                                  ["retrieve", "--help"]])
+def test_help_loads_no_numpy(argv):
+    """Help and version are argparse alone: not even numpy (0.1 s of every start-up)."""
+    assert _loaded_heavy(argv, ("numpy", "yaml", *HEAVY)) == []

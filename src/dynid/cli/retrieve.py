@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid._files import parse_yaml
 from dynid.cli._common import check_output, output_options, print_json, stderr_progress
 
 
@@ -40,6 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _retrieve(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from dynid._files import parse_yaml
     from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
     from dynid.robot import ParameterBounds, load_robot, save_robot
 
