@@ -21,12 +21,10 @@ def _pair(measured: ArrayLike, predicted: ArrayLike) -> tuple[NDArray, NDArray]:
     return y, y_hat
 
 
-
 def rmse(measured: ArrayLike, predicted: ArrayLike) -> NDArray:
     """Root-mean-square error per joint ``(n,)`` (Gilbert et al. 2024, eq. 32)."""
     y, y_hat = _pair(measured, predicted)
     return np.sqrt(np.mean((y - y_hat) ** 2, axis=0))
-
 
 
 def mae(measured: ArrayLike, predicted: ArrayLike) -> NDArray:
@@ -35,12 +33,10 @@ def mae(measured: ArrayLike, predicted: ArrayLike) -> NDArray:
     return np.mean(np.abs(y - y_hat), axis=0)
 
 
-
 def relative_error_percent(measured: ArrayLike, predicted: ArrayLike) -> float:
     """``100 |tau - tau_hat| / |tau|`` over all samples and joints (Frobenius norms)."""
     y, y_hat = _pair(measured, predicted)
     return float(100.0 * np.linalg.norm(y - y_hat) / np.linalg.norm(y))
-
 
 
 def w_errors(measured: ArrayLike, predicted: ArrayLike) -> tuple[float, float]:
@@ -49,7 +45,6 @@ def w_errors(measured: ArrayLike, predicted: ArrayLike) -> tuple[float, float]:
     y, y_hat = _pair(measured, predicted)
     error = float(np.linalg.norm(y - y_hat))
     return error / y.shape[0], error / float(np.linalg.norm(y))
-
 
 
 def residual_statistics(measured: ArrayLike, predicted: ArrayLike) -> dict:

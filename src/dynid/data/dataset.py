@@ -145,7 +145,6 @@ def with_accelerations(data: Dataset) -> Dataset:
 MAX_SAMPLES = 50_000_000  # a time series longer than this is a mistaken rate or duration
 
 
-
 def sample_times(duration: float, rate: float, start: float = 0.0) -> NDArray:
     """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it)."""
     if not (np.isfinite(duration) and duration > 0):
@@ -162,7 +161,6 @@ def lower_triangle(n: int) -> tuple[NDArray, NDArray]:
     """Row and column indices of the lower triangle of an n x n matrix, row by row."""
     rows, cols = np.tril_indices(n)
     return rows, cols
-
 
 
 def static_rows(n: int, *, drop_joint1_gravity: bool = False) -> list[str]:

@@ -58,7 +58,6 @@ def _read_csv(path: Path) -> tuple[list[str], NDArray]:
     raise AssertionError("unreachable: the bulk conversion failed on no cell")
 
 
-
 def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
     found = {}
@@ -73,10 +72,8 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     return [found[k] for k in range(1, len(found) + 1)]
 
 
-
 PANDA_LOG_FILES = {"t": "exciting_traj_time.txt", "q": "exciting_traj_positions.txt",
                    "dq": "exciting_traj_velocity.txt", "tau": "exciting_traj_torques.txt"}
-
 
 
 def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
@@ -103,7 +100,6 @@ def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
             )
         arrays[name] = arrays[name].reshape(n_samples, n_joints)
     return Dataset(**arrays, metadata={"source": str(folder), "format": "panda log"})
-
 
 
 def read_dataset(path: str | Path) -> Dataset:
@@ -144,7 +140,6 @@ def read_dataset(path: str | Path) -> Dataset:
     )
 
 
-
 def _read_npz(path: Path, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
     try:
         with np.load(path, allow_pickle=False) as archive:
@@ -155,7 +150,6 @@ def _read_npz(path: Path, *, required: tuple[str, ...], optional: tuple[str, ...
     if missing:
         raise ValueError(f"`path`: {path.name} lacks arrays {missing} (has {sorted(arrays)})")
     return {key: arrays[key] for key in (*required, *optional) if key in arrays}
-
 
 
 def write_dataset(path: str | Path, data: Dataset) -> Path:
@@ -181,7 +175,6 @@ def write_dataset(path: str | Path, data: Dataset) -> Path:
     return atomic_write(path, lambda tmp: np.savetxt(tmp, matrix, delimiter=",",
                                                      header=",".join(header), comments="",
                                                      fmt="%.17g"))
-
 
 
 def read_static(path: str | Path) -> StaticData:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 from dynid._files import atomic_write
 from dynid._validation import as_float_array
+from dynid.metrics import rmse
 
 __all__ = [
     "comparison_figure",
@@ -85,10 +86,6 @@ def _grid(n: int, height: float = 2.2, width: float = 7.0):
     return fig, axes
 
 
-def _rms(values) -> float:
-    return float(np.sqrt(np.mean(np.square(values))))
-
-
 def torques_figure(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, *,
                    rigid: ArrayLike | None = None,
                    title: str = "measured vs predicted joint torques") -> Figure:
@@ -113,19 +110,21 @@ def torques_figure(t: ArrayLike, measured: ArrayLike, predicted: ArrayLike, *,
     # per joint, the torques above and the errors beneath (their own scale)
     grid = fig.add_gridspec(rows, cols)
     handles = []
+    error = rmse(y, y_hat)
+    error_rigid = None if y_rigid is None else rmse(y, y_rigid)
     for j in range(n):
         pair = grid[divmod(j, cols)].subgridspec(2, 1, height_ratios=[3, 1])
         top = fig.add_subplot(pair[0])
         bottom = fig.add_subplot(pair[1], sharex=top)
         measured_line, = top.plot(t, y[:, j], color="tab:red", lw=0.8, label="measured")
         lines = [measured_line]
-        summary = f"joint {j + 1}: RMSE {_rms(y[:, j] - y_hat[:, j]):.3g} N m"
+        summary = f"joint {j + 1}: RMSE {error[j]:.3g} N m"
         if y_rigid is not None:
             rigid_line, = top.plot(t, y_rigid[:, j], color="tab:green", lw=0.8,
                                    label="model without friction")
             bottom.plot(t, y[:, j] - y_rigid[:, j], color="tab:green", lw=0.6)
             lines.append(rigid_line)
-            summary += f" (without friction {_rms(y[:, j] - y_rigid[:, j]):.3g} N m)"
+            summary += f" (without friction {error_rigid[j]:.3g} N m)"
         model_line, = top.plot(t, y_hat[:, j], color="tab:blue", lw=0.8, label="model")
         lines.insert(1, model_line)
         bottom.plot(t, y[:, j] - y_hat[:, j], color="tab:blue", lw=0.6)

@@ -19,7 +19,6 @@ def check_rows(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
         )
 
 
-
 def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, base: BaseParameters,
          what: str, hint: str) -> None:
     """Fit; if the data leave base parameters undetermined, a ValueError that names them."""
@@ -41,7 +40,6 @@ def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, base: BasePara
         f"{what} determine only {estimator.rank_} of {base.rank} base parameters{named} "
         f"({hint})"
     )
-
 
 
 def fit_report(estimator, **extra) -> dict:

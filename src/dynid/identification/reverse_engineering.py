@@ -32,7 +32,6 @@ def joint1_gravity_is_zero(robot: Robot) -> bool:
         np.linalg.norm(g), 1.0))
 
 
-
 def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: bool | None = None,
                     method: Method = "rref", drop_above_percent: float | None = None
                     ) -> LinearModel:
