@@ -339,3 +339,14 @@ def test_symbolic_base_passes_progress(capsys, monkeypatch):
     assert "symbolic regrouping: 1/1" in capsys.readouterr().err
     assert main(["base", "arm3", "--symbolic", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
+    import dynid.robot
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dynid.robot, "builtin_robots", interrupted)
+    assert main(["robots"]) == 130
+    assert capsys.readouterr().err == "dynid: interrupted\n"

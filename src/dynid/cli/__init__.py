@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dynid`` with ``argv`` (default: the process's arguments); the exit status.
 
     A mistake in the arguments exits through argparse (status 2, usage on stderr); a
-    ValueError, TypeError or OSError of the command is one line on stderr and status 2.
+    ValueError, TypeError or OSError of the command is one line on stderr and status 2; Ctrl-C
+    is one line and status 130.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
@@ -67,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError) as error:
         print(f"dynid: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: every output is written atomically, none is half there
+        print("dynid: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
