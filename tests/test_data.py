@@ -66,13 +66,15 @@ def test_write_and_read_back(tmp_path, suffix, with_ddq):
 @pytest.mark.parametrize(("text", "message"), [
     ("t,q1,dq1,tau1\n0,1,2\n", "line 2 has 3 columns, the header has 4"),
     ("t,q1,dq1,tau1\n0,1,x,3\n", "column 'dq1': 'x' is not a number"),
-    ("t,q1,dq1,tau1\n0,1,2,nan\n", "`tau` contains NaN"),
+    ("t,q1,dq1,tau1\n0,1,2,nan\n", "line 2, column 'tau1': 'nan' is not a number"),
+    ("t,q1,dq1,tau1\n0,1_0,2,3\n", "line 2, column 'q1': '1_0' is not a number"),
+    ("t,q1,dq1,tau1\n0,1,2,1e999\n", "line 2, column 'tau1': '1e999' overflows"),
     ("t,q1,dq1,tau1\n0,1,2,3\n0,1,2,3\n", "`t` must be strictly increasing"),
     ("t,q1,q2,dq1,dq2,tau1\n0,1,2,3,4,5\n", "same n; got 2 q, 2 dq, 1 tau"),
     ("q1,dq1,tau1\n1,2,3\n", "has no `t` column"),
     ("t,q1,q3,dq1,dq2,tau1,tau2\n0,1,2,3,4,5,6\n", "without gaps"),
     ("t,q1,dq1,tau1,extra\n0,1,2,3,4\n", "expected 4"),
-    ("t,q1,dq1,tau1\n", "at least one data row"),
+    ("t,q1,dq1,tau1\n", "a header but no data rows"),
 ])
 def test_malformed_csv(tmp_path, text, message):
     from dynid.data.io import read_dataset

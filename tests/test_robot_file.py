@@ -86,11 +86,13 @@ def test_random_robot_round_trips_through_a_file(rng, tmp_path, convention):
 
 
 def test_unreadable_files(tmp_path):
-    with pytest.raises(ValueError, match="cannot read robot file"):
+    with pytest.raises(ValueError, match="robot file .*absent.yaml' does not exist"):
         load_robot_file(tmp_path / "absent.yaml")
+    with pytest.raises(ValueError, match="is a folder"):
+        load_robot_file(tmp_path)
     broken = tmp_path / "broken.yaml"
-    broken.write_text("name: [unclosed")
-    with pytest.raises(ValueError, match="is not valid YAML"):
+    broken.write_text("name: 1\nkinematics: [unclosed\n")
+    with pytest.raises(ValueError, match=r"^broken.yaml:3:1: .*expected ',' or ']'"):
         load_robot_file(broken)
     listing = tmp_path / "list.yaml"
     listing.write_text("- 1\n- 2\n")

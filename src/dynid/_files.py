@@ -61,11 +61,3 @@ def to_builtin(value: Any, *, nonfinite_as_none: bool = False) -> Any:
     if nonfinite_as_none and isinstance(value, float) and not np.isfinite(value):
         return None
     return value
-
-
-def parse_yaml(text: str) -> Any:
-    """``yaml.safe_load`` through libyaml's C parser when PyYAML has it (5x faster on the
-    built-in robot files, which every command reads), else the pure-Python one."""
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

@@ -134,18 +134,13 @@ def linear_friction(robot, args: argparse.Namespace):
 def model_or_robot(path: str):
     """A ``dynid-model/1`` file as a LinearModel; anything else (a built-in name, a robot file,
     a URDF) as a robot."""
-    import yaml
-
-    from dynid._files import parse_yaml
+    from dynid._reading import load_yaml
     from dynid.identification import MODEL_SCHEMA, load_model
     from dynid.robot import load_robot
 
     file = Path(path)
     if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
-        try:
-            spec = parse_yaml(file.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise ValueError(f"cannot read {path!r}: {error}") from None
+        spec = load_yaml(file, what="robot or model file")
         if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
             return load_model(file)
     return load_robot(path)

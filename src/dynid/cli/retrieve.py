@@ -4,7 +4,6 @@ al.'s penalty search)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from dynid.cli._common import check_output, output_options, print_json, stderr_progress
 
@@ -39,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _retrieve(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from dynid._files import parse_yaml
+    from dynid._reading import load_yaml
     from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
     from dynid.robot import ParameterBounds, load_robot, save_robot
 
@@ -51,8 +50,7 @@ def _retrieve(args: argparse.Namespace) -> int:
                          f"{robot.n_joints}")
     bounds = robot.bounds
     if args.bounds:
-
-        bounds = ParameterBounds.from_dict(parse_yaml(Path(args.bounds).read_text()),
+        bounds = ParameterBounds.from_dict(load_yaml(args.bounds, what="bounds file"),
                                            robot.n_joints)
     total_mass = tuple(args.total_mass) if args.total_mass else None
     # coefficients dropped at identification (high relative std) are not fitted

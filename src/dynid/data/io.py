@@ -14,48 +14,15 @@ is also accepted), then ``g1..gn``.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
 
 from dynid._files import atomic_write
+from dynid._reading import MAX_TABLE_BYTES, parse_numbers, read_csv, read_npz, read_text
 from dynid.data.dataset import Dataset, StaticData, lower_triangle, static_rows
 
 __all__ = ["PANDA_LOG_FILES", "read_dataset", "read_panda_log", "read_static", "write_dataset"]
-
-
-def _read_csv(path: Path) -> tuple[list[str], NDArray]:
-    """Header and numeric rows of a CSV file (ValueError naming the row and column)."""
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
-    if len(rows) < 2:
-        raise ValueError(f"`path`: {str(path)!r} needs a header row and at least one data row")
-    header = [name.strip() for name in rows[0]]
-    for k, row in enumerate(rows[1:], start=2):
-        if len(row) != len(header):
-            raise ValueError(
-                f"`path`: {path.name} line {k} has {len(row)} columns, the header has "
-                f"{len(header)}"
-            )
-    try:
-        return header, np.array(rows[1:], dtype=float)  # one bulk conversion
-    except ValueError:
-        pass
-    for k, row in enumerate(rows[1:], start=2):  # find the offending cell for the message
-        for c, cell in enumerate(row):
-            try:
-                float(cell)
-            except ValueError:
-                raise ValueError(
-                    f"`path`: {path.name} line {k}, column {header[c]!r}: {cell!r} is not a number"
-                ) from None
-    raise AssertionError("unreachable: the bulk conversion failed on no cell")
 
 
 def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
@@ -84,13 +51,11 @@ def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
     arrays = {}
     for name, filename in PANDA_LOG_FILES.items():
         path = folder / filename
-        try:
-            values = np.loadtxt(path, ndmin=1)
-        except (OSError, ValueError) as error:
-            raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
-        if values.ndim != 1:
+        values = parse_numbers(read_text(path, what="log file", limit=MAX_TABLE_BYTES),
+                               filename)
+        if values.shape[1] != 1:
             raise ValueError(f"`path`: {filename} must hold one value per line")
-        arrays[name] = values
+        arrays[name] = values[:, 0]
     n_samples = arrays["t"].size
     for name in ("q", "dq", "tau"):
         if arrays[name].size != n_joints * n_samples:
@@ -109,9 +74,10 @@ def read_dataset(path: str | Path) -> Dataset:
     if path.is_dir():
         return read_panda_log(path)
     if path.suffix.lower() == ".npz":
-        arrays = _read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"))
+        arrays = read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"),
+                          what="log")
         return Dataset(**arrays, metadata={"source": str(path)})
-    header, values = _read_csv(path)
+    header, values = read_csv(path, what="log")
     if "t" not in header:
         raise ValueError(f"`path`: {path.name} has no `t` column (header: {', '.join(header)})")
     columns = {prefix: _columns(header, prefix, path) for prefix in ("q", "dq", "ddq", "tau")}
@@ -138,18 +104,6 @@ def read_dataset(path: str | Path) -> Dataset:
         ddq=values[:, columns["ddq"]] if columns["ddq"] else None,
         metadata={"source": str(path)},
     )
-
-
-def _read_npz(path: Path, *, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError) as error:
-        raise ValueError(f"`path`: cannot read NPZ {str(path)!r}: {error}") from None
-    missing = [key for key in required if key not in arrays]
-    if missing:
-        raise ValueError(f"`path`: {path.name} lacks arrays {missing} (has {sorted(arrays)})")
-    return {key: arrays[key] for key in (*required, *optional) if key in arrays}
 
 
 def write_dataset(path: str | Path, data: Dataset) -> Path:
@@ -181,9 +135,9 @@ def read_static(path: str | Path) -> StaticData:
     """Read static samples of M(q), g(q) from NPZ or CSV (formats in the module docstring)."""
     path = Path(path)
     if path.suffix.lower() == ".npz":
-        arrays = _read_npz(path, required=("q", "M", "g"))
+        arrays = read_npz(path, required=("q", "M", "g"), what="static samples")
         return StaticData(**arrays, metadata={"source": str(path)})
-    header, values = _read_csv(path)
+    header, values = read_csv(path, what="log")
     q_columns = _columns(header, "q", path)
     n = len(q_columns)
     g_columns = _columns(header, "g", path)

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._reading import check_keys
 from dynid._validation import as_batch, as_vector, frozen_copy
 
 __all__ = [
@@ -411,18 +412,21 @@ def friction_from_dict(spec: dict | None, n_joints: int) -> FrictionModel:
         return NoFriction(n_joints)
     if not isinstance(spec, dict) or "model" not in spec:
         raise ValueError(f"`friction` must be a mapping with a `model` key, got {spec!r}")
+    check_keys(spec, ("model", "parameters"), "friction")
     name = spec["model"]
-    if name not in FRICTION_MODELS:
+    if not isinstance(name, str) or name not in FRICTION_MODELS:
         raise ValueError(f"`friction.model` must be one of {sorted(FRICTION_MODELS)}, got {name!r}")
     if name == "none":
         return NoFriction(n_joints)
     cls = FRICTION_MODELS[name]
     params = spec.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise ValueError(f"`friction.parameters` must be a mapping, got {params!r:.60}")
     expected = [f.name for f in fields(cls)]
     if sorted(params) != sorted(expected):
         raise ValueError(
             f"`friction.parameters` for model {name!r} must have keys {expected}, "
-            f"got {sorted(params)}"
+            f"got {sorted(map(str, params))}"
         )
     model = cls(**{key: params[key] for key in expected})
     if model.n_joints != n_joints:

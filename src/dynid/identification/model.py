@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,13 +22,15 @@ import numpy as np
 import yaml
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._files import atomic_write, parse_yaml, to_builtin
+from dynid._files import atomic_write, to_builtin
+from dynid._reading import check_keys, load_yaml, read_bytes
 from dynid._validation import as_vector, frozen_copy
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, regressor, rnea
 from dynid.dynamics._inputs import joint_arrays
+from dynid.dynamics.regressor import parameter_names
 from dynid.friction.models import FrictionModel, friction_from_dict
 from dynid.identification._compress import BLOCK_ROWS
-from dynid.identification.base_parameters import BaseParameters
+from dynid.identification.base_parameters import BaseParameters, structural_regressor
 from dynid.identification.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
 
@@ -177,12 +180,14 @@ class LinearModel:
         ]
 
 
-def model_to_dict(model: LinearModel) -> dict:
+def model_to_dict(model: LinearModel, *, folder: str | Path | None = None) -> dict:
+    """The ``dynid-model/1`` mapping; ``folder``: where the file goes (a URDF robot is then
+    referenced relative to it)."""
     base = model.base
     return {
         "schema": MODEL_SCHEMA,
         "robot": (robot_to_dict(model.robot) if model.robot.table is not None
-                  else _urdf_reference(model.robot)),
+                  else _urdf_reference(model.robot, folder)),
         "friction": model.friction.to_dict(),
         "base_parameters": {
             "method": base.method,
@@ -203,63 +208,156 @@ def model_to_dict(model: LinearModel) -> dict:
     }
 
 
-def _urdf_reference(robot: Robot) -> dict:
-    """A URDF robot by reference: the file's absolute path and hash, plus what the file does
-    not hold (name, gravity, tool)."""
+def _urdf_reference(robot: Robot, folder: str | Path | None) -> dict:
+    """A URDF robot by reference: its path relative to the model file's folder (a model
+    copied together with its URDF still loads) and absolute (the fallback), the file's hash,
+    and what the file does not hold (name, gravity, tool)."""
     path = Path(robot.source.url).resolve()
-    return {"urdf": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    relative = os.path.relpath(path, Path(folder).resolve()) if folder is not None else None
+    return {"urdf": relative or str(path), "urdf_absolute": str(path),
+            "sha256": hashlib.sha256(read_bytes(path, what="URDF")).hexdigest(),
             "name": robot.name, "gravity": robot.gravity.tolist(), "tool": robot.tool.tolist()}
 
 
-def _load_urdf_reference(spec: dict) -> Robot:
-    path = Path(spec["urdf"])
-    if not path.is_file():
-        raise ValueError(f"the model's URDF {str(path)!r} no longer exists")
-    if hashlib.sha256(path.read_bytes()).hexdigest() != spec["sha256"]:
-        raise ValueError(f"the model's URDF {str(path)!r} changed since the model was saved")
+_URDF_KEYS = ("urdf", "urdf_absolute", "sha256", "name", "gravity", "tool")
+
+
+def _load_urdf_reference(spec: dict, folder: Path) -> Robot:
+    """The referenced URDF: relative to the model file's folder first, then the absolute path;
+    its hash must match."""
+    check_keys(spec, _URDF_KEYS, "robot")
+    for key in ("urdf", "sha256", "name"):
+        if not isinstance(spec.get(key), str):
+            raise ValueError(f"`robot.{key}` must be text, got {spec.get(key)!r:.60}")
+    tried = [folder / spec["urdf"]]
+    if isinstance(spec.get("urdf_absolute"), str):
+        tried.append(Path(spec["urdf_absolute"]))
+    path = next((candidate for candidate in tried if candidate.is_file()), None)
+    if path is None:
+        raise ValueError("the model's URDF is at none of "
+                         + ", ".join(repr(str(candidate)) for candidate in tried))
+    if hashlib.sha256(read_bytes(path, what="URDF")).hexdigest() != spec["sha256"]:
+        raise ValueError(f"the model's URDF {str(path)!r} changed since the model was saved "
+                         "(its sha256 differs)")
     from dynid.robot import load_urdf  # pinocchio loads with the first URDF
 
-    robot = load_urdf(path, name=spec["name"], gravity=tuple(spec["gravity"]))
-    return dataclasses.replace(robot, tool=np.array(spec["tool"], dtype=float))
+    gravity = as_vector("robot.gravity", spec.get("gravity"), 3)
+    tool = np.asarray(spec.get("tool"), dtype=float) if isinstance(spec.get("tool"), list) \
+        else None
+    if tool is None or tool.shape != (4, 4) or not np.isfinite(tool).all():
+        raise ValueError(f"`robot.tool` must be a 4 x 4 matrix of numbers, got "
+                         f"{spec.get('tool')!r:.60}")
+    robot = load_urdf(path, name=spec["name"], gravity=tuple(gravity))
+    return dataclasses.replace(robot, tool=tool)
 
 
 def save_model(model: LinearModel, path: str | Path) -> Path:
     """Write ``model`` as a ``dynid-model/1`` YAML file (atomically)."""
-    text = yaml.safe_dump(model_to_dict(model), sort_keys=False)
+    path = Path(path)
+    text = yaml.safe_dump(model_to_dict(model, folder=path.parent), sort_keys=False)
     return atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
+_KEYS = ("schema", "robot", "friction", "base_parameters", "report", "fitted_friction")
+_BLOCK_KEYS = ("method", "tolerance", "parameters", "coefficients")
+_ROW_KEYS = ("name", "expression", "terms", "value", "std", "relative_std_percent")
+
+
 def load_model(path: str | Path) -> LinearModel:
-    """Read a ``dynid-model/1`` file back into a LinearModel that predicts torques."""
+    """Read a ``dynid-model/1`` file back into a LinearModel that predicts torques.
+
+    The file is checked strictly: unknown keys, wrong types and non-finite numbers are errors;
+    the parameter names must be the robot's and the friction's, and the coefficient rows must
+    be a regrouping of exactly this robot (each row's representative its own, no name twice,
+    and the rows reproducing every column of the robot's regressor at random states): a
+    deleted, renamed or duplicated row would predict wrongly.
+    """
     path = Path(path)
-    try:
-        spec = parse_yaml(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ValueError(f"`path`: cannot read model file {str(path)!r}: {error}") from None
+    spec = load_yaml(path, what="model file")
     if not isinstance(spec, dict) or spec.get("schema") != MODEL_SCHEMA:
         raise ValueError(f"`path`: {path.name} is not a {MODEL_SCHEMA} file")
     try:
-        robot = (_load_urdf_reference(spec["robot"]) if "urdf" in spec["robot"]
-                 else robot_from_dict(spec["robot"]))
-        friction = friction_from_dict(spec["friction"], robot.n_joints)
-        block = spec["base_parameters"]
-        names = tuple(block["parameters"])
-        rows = block["coefficients"]
-        index = {name: k for k, name in enumerate(names)}
-        independent = np.array([index[row["name"]] for row in rows])
-        regrouping = np.zeros((len(rows), len(names)))
-        for k, row in enumerate(rows):
-            for name, value in row["terms"].items():
-                regrouping[k, index[name]] = float(value)
-        base = BaseParameters(independent=independent, regrouping=regrouping, names=names,
-                              tolerance=float(block["tolerance"]), method=str(block["method"]))
-        return LinearModel(
-            robot=robot, friction=friction, base=base,
-            coefficients=np.array([float(row["value"]) for row in rows]),
-            std=np.array([float(row["std"]) for row in rows]),
-            report=dict(spec.get("report") or {}),
-            fitted_friction=(friction_from_dict(spec["fitted_friction"], robot.n_joints)
-                             if spec.get("fitted_friction") else None),
-        )
-    except (KeyError, TypeError) as error:
-        raise ValueError(f"`path`: {path.name} is missing or has a malformed {error}") from None
+        return _model_from_dict(spec, path.parent)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"`path`: {path.name}: {error}") from None
+
+
+def _mapping(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"`{where}` must be a mapping, got {value!r:.60}")
+    return value
+
+
+def _finite(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not np.isfinite(value):
+        raise ValueError(f"`{where}` must be a finite number, got {value!r:.60}")
+    return float(value)
+
+
+def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
+    check_keys(spec, _KEYS, "model")
+    robot_spec = _mapping(spec.get("robot"), "robot")
+    robot = (_load_urdf_reference(robot_spec, folder) if "urdf" in robot_spec
+             else robot_from_dict(robot_spec, physical=False))
+    friction = friction_from_dict(spec.get("friction"), robot.n_joints)
+    block = _mapping(spec.get("base_parameters"), "base_parameters")
+    check_keys(block, _BLOCK_KEYS, "base_parameters")
+    names = block.get("parameters")
+    expected = tuple(parameter_names(robot)) + tuple(friction.coefficient_names())
+    if not isinstance(names, list) or tuple(names) != expected:
+        raise ValueError(f"`base_parameters.parameters` must list the robot's and the "
+                         f"friction's {len(expected)} parameters in order ({expected[0]}, "
+                         f"{expected[1]}, ...), got {names!r:.80}")
+    rows = block.get("coefficients")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("`base_parameters.coefficients` must be a non-empty list")
+    index = {name: k for k, name in enumerate(names)}
+    independent, values, stds = [], [], []
+    regrouping = np.zeros((len(rows), len(names)))
+    for k, row in enumerate(rows):
+        where = f"base_parameters.coefficients[{k}]"
+        check_keys(_mapping(row, where), _ROW_KEYS, where)
+        if row.get("name") not in index:
+            raise ValueError(f"`{where}.name` must be one of the parameters, got "
+                             f"{row.get('name')!r:.60}")
+        independent.append(index[row["name"]])
+        for name, value in _mapping(row.get("terms"), f"{where}.terms").items():
+            if name not in index:
+                raise ValueError(f"`{where}.terms` names an unknown parameter {name!r:.60}")
+            regrouping[k, index[name]] = _finite(value, f"{where}.terms.{name}")
+        values.append(_finite(row.get("value"), f"{where}.value"))
+        stds.append(_finite(row.get("std"), f"{where}.std"))
+    base = BaseParameters(independent=np.array(independent), regrouping=regrouping,
+                          names=tuple(names),
+                          tolerance=_finite(block.get("tolerance"), "base_parameters.tolerance"),
+                          method=str(block.get("method")))
+    _check_regrouping(robot, friction, base)
+    report = spec.get("report") or {}
+    fitted = spec.get("fitted_friction")
+    return LinearModel(
+        robot=robot, friction=friction, base=base, coefficients=np.array(values),
+        std=np.array(stds), report=dict(_mapping(report, "report")),
+        fitted_friction=friction_from_dict(fitted, robot.n_joints) if fitted else None,
+    )
+
+
+def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameters) -> None:
+    """The rows must regroup this robot's regressor, ``Y = Y[:, independent] @ regrouping`` at
+    random states, each representative with the term 1 in its own row, none twice."""
+    independent = base.independent
+    if len(set(independent.tolist())) != independent.size:
+        raise ValueError("`base_parameters.coefficients` names a parameter twice")
+    if not np.allclose(base.regrouping[np.arange(base.rank), independent], 1.0, rtol=0,
+                       atol=1e-12):
+        raise ValueError("`base_parameters.coefficients`: each row's own parameter must have "
+                         "the term 1")
+    # a static model's rows regroup the torque regressor too (identify_static checks it)
+    stacked = structural_regressor(robot, friction=friction)
+    scale = np.linalg.norm(stacked, axis=0).max()
+    error = np.abs(stacked[:, independent] @ base.regrouping - stacked).max()
+    if not error <= 1e-8 * scale:
+        raise ValueError("`base_parameters.coefficients` are not a regrouping of this robot's "
+                         "parameters (a row deleted, renamed or changed?): they miss "
+                         f"{error / scale:.2g} of the regressor")
+

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._reading import check_keys
 from dynid._validation import as_vector
 
 __all__ = ["LinkBounds", "ParameterBounds", "ellipsoid_matrix"]
@@ -31,8 +32,10 @@ class LinkBounds:
     ellipsoid_semi_axes: NDArray | None = None
 
     def __post_init__(self) -> None:
+        if len(self.mass) != 2:
+            raise ValueError(f"`mass` bounds must be [lower, upper], got {self.mass}")
         low, high = (float(v) for v in self.mass)
-        if not (0 <= low <= high):
+        if not (0 <= low <= high < np.inf):
             raise ValueError(f"`mass` bounds must satisfy 0 <= lower <= upper, got {self.mass}")
         object.__setattr__(self, "mass", (low, high))
         for name in ("com_lower", "com_upper"):
@@ -45,6 +48,9 @@ class LinkBounds:
         if self.inertia_lower is not None:
             for name in ("inertia_lower", "inertia_upper"):
                 object.__setattr__(self, name, as_vector(name, getattr(self, name), 6))
+            if (self.inertia_lower > self.inertia_upper).any():
+                raise ValueError(f"`inertia_lower` must be <= `inertia_upper`, got "
+                                 f"{self.inertia_lower}, {self.inertia_upper}")
         if (self.ellipsoid_centre is None) != (self.ellipsoid_semi_axes is None):
             raise ValueError("`ellipsoid_centre` and `ellipsoid_semi_axes` come together")
         if self.ellipsoid_centre is not None:
@@ -72,7 +78,7 @@ class ParameterBounds:
         object.__setattr__(self, "links", tuple(self.links))
         if self.total_mass is not None:
             low, high = (float(v) for v in self.total_mass)
-            if not 0 <= low <= high:
+            if not 0 <= low <= high < np.inf:
                 raise ValueError(f"`total_mass` must satisfy 0 <= min <= max, got "
                                  f"{self.total_mass}")
             object.__setattr__(self, "total_mass", (low, high))
@@ -100,11 +106,23 @@ class ParameterBounds:
     def from_dict(cls, spec: dict, n_links: int) -> ParameterBounds:
         if not isinstance(spec, dict) or not isinstance(spec.get("links"), list):
             raise ValueError("`bounds` must be a mapping with a `links` list")
+        check_keys(spec, ("source", "total_mass", "links"), "bounds")
         if len(spec["links"]) != n_links:
             raise ValueError(f"`bounds.links` must list {n_links} links, got "
                              f"{len(spec['links'])}")
         links = []
         for k, link in enumerate(spec["links"]):
+            where = f"bounds.links[{k}]"
+            if not isinstance(link, dict):
+                raise ValueError(f"`{where}` must be a mapping, got {link!r:.60}")
+            check_keys(link, ("mass", "com", "inertia", "ellipsoid"), where)
+            for key, allowed in (("com", ("lower", "upper")), ("inertia", ("lower", "upper")),
+                                 ("ellipsoid", ("centre", "semi_axes"))):
+                if link.get(key) is not None:
+                    if not isinstance(link[key], dict):
+                        raise ValueError(f"`{where}.{key}` must be a mapping, got "
+                                         f"{link[key]!r:.60}")
+                    check_keys(link[key], allowed, f"{where}.{key}")
             try:
                 inertia, ellipsoid = link.get("inertia"), link.get("ellipsoid")
                 links.append(LinkBounds(
@@ -114,9 +132,13 @@ class ParameterBounds:
                     inertia_upper=inertia["upper"] if inertia else None,
                     ellipsoid_centre=ellipsoid["centre"] if ellipsoid else None,
                     ellipsoid_semi_axes=ellipsoid["semi_axes"] if ellipsoid else None))
-            except (KeyError, TypeError) as error:
-                raise ValueError(f"`bounds.links[{k}]` is missing {error}") from None
+            except KeyError as error:
+                raise ValueError(f"`{where}` is missing {error}") from None
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"`{where}`: {error}") from None
         total = spec.get("total_mass")
+        if total is not None and (not isinstance(total, list) or len(total) != 2):
+            raise ValueError(f"`bounds.total_mass` must be [min, max], got {total!r:.60}")
         return cls(links=tuple(links), total_mass=tuple(total) if total else None,
                    source=str(spec.get("source", "")))
 

@@ -1,0 +1,424 @@
+"""Reading the files dynid is given, every one of them treated as hostile.
+
+Every reader of dynid goes through here: text and YAML (robot, model, bounds and trajectory
+files), CSV tables, NPZ archives. What each guards against, before anything is allocated:
+
+- **size**: a file larger than its limit, or than half the memory available, is refused from
+  its ``stat`` (``MAX_TEXT_BYTES`` for YAML and text, ``MAX_TABLE_BYTES`` for CSV and NPZ); an
+  NPZ array whose header declares more bytes than its archive member holds is refused from the
+  header; anything that is not a regular file (a folder, a device node such as ``/dev/zero``, a
+  FIFO) is refused before it is opened;
+- **YAML**: the document is walked as a stream of parser events first (flat, no recursion):
+  nesting deeper than ``YAML_MAX_DEPTH``, more than ``YAML_MAX_ALIASES`` aliases, more than
+  ``YAML_MAX_NODES`` nodes with the aliases expanded (the "billion laughs" document: a few
+  hundred bytes, 10^9 nodes) and repeated keys in one mapping are errors; only then is the
+  document built, by the safe loader (no Python tags). Errors read ``file:line:column: what``;
+- **CSV**: numbers parse strictly (digits, sign, point, exponent: ``1_0``, ``0x10``, ``nan``
+  and ``inf`` are errors naming the line and column), finite, read in blocks (memory stays a
+  small multiple of the result);
+- **NPZ**: corrupt archives, CRC errors, truncated members, pickled or object arrays,
+  non-numeric arrays and headers that declare more than the file holds are each named.
+
+Every error is a ``FileError`` (a ValueError) with one line that names the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+MAX_TEXT_BYTES = 64 * 2**20  # YAML, URDF and pose files: a 7-joint model file is ~40 kB
+MAX_TABLE_BYTES = 4 * 2**30  # CSV and NPZ logs: 4 GiB (a 7-joint log at 1 kHz for ~7 h)
+YAML_MAX_DEPTH = 64
+YAML_MAX_ALIASES = 64  # robot and model files need none; hand-written files may use a few
+YAML_MAX_NODES = 2_000_000  # with aliases expanded; a 7-joint model file has ~6,000
+_CSV_BLOCK_LINES = 20_000
+
+
+class FileError(ValueError):
+    """A file that cannot be read as what it should be; the message names the file."""
+
+
+def available_memory() -> int:
+    """Bytes of memory available to allocate (``MemAvailable``; physical memory elsewhere)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**40
+
+
+def check_allocation(nbytes: int, what: str, limit: int) -> None:
+    """Refuse to allocate ``nbytes`` above ``limit`` or half the available memory."""
+    if nbytes > limit:
+        raise FileError(f"{what} needs {_size(nbytes)}, above the limit of {_size(limit)}")
+    available = available_memory()
+    if nbytes > available // 2:
+        raise FileError(f"{what} needs {_size(nbytes)}, more than half the memory available "
+                        f"({_size(available)})")
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    raise AssertionError("unreachable")
+
+
+def regular_file(path: str | Path, what: str = "file") -> Path:
+    """``path`` as a Path after checking it is an existing regular file (symlinks to one are
+    followed); its size is ``path.stat().st_size``."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileError(f"{what} {str(path)!r} does not exist") from None
+    except OSError as error:
+        raise FileError(f"cannot read {what} {str(path)!r}: {error.strerror or error}") from None
+    if stat.S_ISDIR(mode):
+        raise FileError(f"{what} {str(path)!r} is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        raise FileError(f"{what} {str(path)!r} is not a regular file (a device, FIFO or socket)")
+    return path
+
+
+def read_bytes(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes."""
+    path = regular_file(path, what)
+    check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)  # a file that grows while read is still bounded
+    except OSError as error:
+        raise FileError(f"cannot read {what} {str(path)!r}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise FileError(f"{what} {str(path)!r} is larger than {_size(limit)}")
+    return data
+
+
+def read_text(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes."""
+    data = read_bytes(path, what=what, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FileError(f"{what} {str(path)!r} is not UTF-8 text (byte {error.start}: "
+                        f"{data[error.start:error.start + 1]!r})") from None
+
+
+# -- YAML ---------------------------------------------------------------------------------------
+
+def load_yaml(path: str | Path, *, what: str = "YAML file") -> Any:
+    """The document of a YAML file (see ``parse_yaml``)."""
+    return parse_yaml(read_text(path, what=what), source=Path(path).name)
+
+
+def parse_yaml(text: str, *, source: str = "<yaml>") -> Any:
+    """A YAML document, after its structure passed the checks of the module docstring.
+
+    libyaml's C parser when PyYAML has it (5x faster on the built-in robot files, which every
+    command reads), else the pure-Python one; the safe loader either way.
+    """
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        _check_structure(yaml.parse(text, Loader=loader), source)
+        return yaml.load(text, Loader=loader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        what = " ".join(str(part) for part in (error.problem, error.context) if part)
+        raise FileError(f"{where}: {_one_line(what or type(error).__name__)}") from None
+    except yaml.YAMLError as error:
+        raise FileError(f"{source}: {_one_line(str(error))}") from None
+    except RecursionError:  # the depth check above makes this unreachable; kept as a guard
+        raise FileError(f"{source}: nested too deeply") from None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check_structure(events: Iterable, source: str) -> None:
+    """Depth, alias and expanded-size budgets and unique keys, over the parser's events."""
+    import yaml
+
+    nodes = aliases = 0
+    sizes: dict[str, int] = {}  # anchor -> nodes of its subtree, aliases expanded
+    stack: list[list] = []  # [is_mapping, anchor, nodes at start, keys seen, expecting a key]
+
+    def finished(scalar: str | None, line: int) -> None:
+        """A node ended inside the innermost collection: mappings alternate key, value."""
+        if not stack or not stack[-1][0]:
+            return
+        top = stack[-1]
+        if top[4] and scalar is not None:
+            if scalar in top[3]:
+                raise FileError(f"{source}:{line}: key {scalar!r} appears twice in one mapping")
+            top[3].add(scalar)
+        top[4] = not top[4]
+
+    for event in events:
+        line = event.start_mark.line + 1 if event.start_mark else 0
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            nodes += 1
+            stack.append([isinstance(event, yaml.MappingStartEvent), event.anchor, nodes,
+                          set(), True])
+            if len(stack) > YAML_MAX_DEPTH:
+                raise FileError(f"{source}:{line}: nested deeper than {YAML_MAX_DEPTH} levels")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            _, anchor, start, _, _ = stack.pop()
+            if anchor is not None:
+                sizes[anchor] = nodes - start + 1
+            finished(None, line)
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+            finished(event.value, line)
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > YAML_MAX_ALIASES:
+                raise FileError(f"{source}:{line}: more than {YAML_MAX_ALIASES} aliases "
+                                "(dynid files need none)")
+            nodes += sizes.get(event.anchor, 1)
+            finished(None, line)
+        if nodes > YAML_MAX_NODES:
+            raise FileError(f"{source}:{line}: more than {YAML_MAX_NODES} nodes with its "
+                            "aliases expanded")
+
+
+def check_keys(mapping: Mapping, allowed: Iterable[str], where: str) -> None:
+    """Unknown keys are errors, with the closest allowed key as a suggestion."""
+    allowed = tuple(allowed)
+    for key in mapping:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else \
+                f"; expected one of {', '.join(allowed)}"
+            raise ValueError(f"`{where}` has an unknown key {key!r}{hint}")
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+
+# characters a numeric CSV row may hold; anything else (letters, `_`, quotes, NUL) is found by
+# one regular-expression scan of a block before numpy converts it
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.,\s]")
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+
+
+def read_csv(path: str | Path, *, what: str = "CSV file",
+             limit: int = MAX_TABLE_BYTES) -> tuple[list[str], NDArray]:
+    """Header and numeric rows ``(N, columns)`` of a CSV file: a header row of names, then one
+    row of finite numbers per line (blank lines skipped)."""
+    import csv
+
+    path = regular_file(path, what)
+    check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
+    name = path.name
+    blocks: list[NDArray] = []
+    header: list[str] | None = None
+    try:
+        with path.open("r", encoding="utf-8", newline="") as handle:
+            line_number = 0
+            for line in handle:
+                line_number += 1
+                if line.strip():
+                    header = [cell.strip() for cell in next(csv.reader([line]))]
+                    break
+            if header is None:
+                raise FileError(f"{name} is empty: it needs a header row and data rows")
+            if len(set(header)) != len(header):
+                repeated = sorted({c for c in header if header.count(c) > 1})
+                raise FileError(f"{name} line {line_number}: repeated column names {repeated}")
+            block: list[str] = []
+            first = line_number + 1
+            for line in handle:
+                line_number += 1
+                if not block:
+                    first = line_number
+                block.append(line)
+                if len(block) == _CSV_BLOCK_LINES:
+                    blocks.append(_csv_block(block, first, header, name))
+                    block = []
+            if block:
+                blocks.append(_csv_block(block, first, header, name))
+    except UnicodeDecodeError as error:
+        raise FileError(f"{name} is not UTF-8 text (byte {error.start} of a block)") from None
+    except OSError as error:
+        raise FileError(f"cannot read {what} {str(path)!r}: {error.strerror or error}") from None
+    values = np.concatenate(blocks) if blocks else np.empty((0, len(header)))
+    if values.shape[0] == 0:
+        raise FileError(f"{name} has a header but no data rows")
+    return header, values
+
+
+def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> NDArray:
+    """Rows ``first, first + 1, ...`` as floats; blank lines dropped."""
+    text = "".join(lines)
+    rows = [line.split(",") for line in lines if line.strip()]
+    if not _NOT_NUMERIC.search(text):
+        try:
+            values = np.array(rows, dtype=float)
+            if values.ndim == 2 and values.shape[1] == len(header) and \
+                    np.isfinite(values).all():
+                return values
+        except ValueError:
+            pass
+    # something is wrong: find the first offending row and cell for the message
+    number = first - 1
+    for line in lines:
+        number += 1
+        if not line.strip():
+            continue
+        cells = line.split(",")
+        if len(cells) != len(header):
+            raise FileError(f"{name} line {number} has {len(cells)} columns, the header has "
+                            f"{len(header)}")
+        for column, cell in zip(header, cells, strict=True):
+            if not _NUMBER.fullmatch(cell):
+                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r:.40} "
+                                "is not a number")
+            if not np.isfinite(float(cell)):
+                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r} "
+                                "overflows a float")
+    raise AssertionError("unreachable: a block failed to convert with every cell valid")
+
+
+def parse_numbers(text: str, source: str) -> NDArray:
+    """Whitespace- or comma-separated finite numbers, one row per non-blank line, ``(rows,
+    columns)`` (a ragged table is an error naming its line)."""
+    if not _NOT_NUMERIC.search(text):  # the fast path: one bulk conversion
+        try:
+            table = np.array([line.replace(",", " ").split() for line in text.splitlines()
+                              if line.strip()], dtype=float)
+            if table.ndim == 2 and table.size and np.isfinite(table).all():
+                return table
+        except ValueError:
+            pass
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        cells = line.replace(",", " ").split()
+        if not cells:
+            continue
+        for cell in cells:
+            if not _NUMBER.fullmatch(cell) or not np.isfinite(float(cell)):
+                raise FileError(f"{source} line {number}: {cell!r:.40} is not a finite number")
+        if rows and len(cells) != len(rows[0]):
+            raise FileError(f"{source} line {number} has {len(cells)} values, the first row "
+                            f"{len(rows[0])}")
+        rows.append([float(cell) for cell in cells])
+    if not rows:
+        raise FileError(f"{source} holds no numbers")
+    return np.array(rows)
+
+
+# -- NPZ ----------------------------------------------------------------------------------------
+
+def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (),
+             what: str = "NPZ file", limit: int = MAX_TABLE_BYTES) -> dict[str, NDArray]:
+    """The arrays ``required`` (all present) and ``optional`` (when present) of an NPZ archive,
+    read defensively (see the module docstring); other arrays are not read."""
+    path = regular_file(path, what)
+    name = path.name
+    check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as error:
+        raise FileError(f"{name} is not a readable NPZ (zip) archive: {error}") from None
+    except OSError as error:
+        raise FileError(f"cannot read {what} {str(path)!r}: {error.strerror or error}") from None
+    with archive:
+        members = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
+        missing = [key for key in required if key not in members]
+        if missing:
+            raise FileError(f"{name} lacks arrays {missing} (has {sorted(members)})")
+        wanted = [key for key in (*required, *optional) if key in members]
+        total = 0
+        headers = {}
+        for key in wanted:  # every header first: the total size is known before any array
+            headers[key] = _npy_header(archive, members[key], name, key)
+            total += headers[key][3]
+        check_allocation(total, f"the arrays of {name}", limit)
+        return {key: _npy_array(archive, members[key], headers[key], name, key)
+                for key in wanted}
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
+               NotImplementedError, RuntimeError)
+
+
+def _npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
+                key: str) -> tuple[tuple[int, ...], bool, np.dtype, int, int]:
+    """(shape, fortran order, dtype, data bytes, header bytes) of one ``.npy`` member."""
+    from numpy.lib import format as npy
+
+    where = f"{name}: array {key!r}"
+    try:
+        with archive.open(info) as handle:
+            version = npy.read_magic(handle)
+            if version == (1, 0):
+                shape, fortran, dtype = npy.read_array_header_1_0(handle)
+            elif version == (2, 0):
+                shape, fortran, dtype = npy.read_array_header_2_0(handle)
+            else:
+                raise FileError(f"{where} has .npy format version {version}, expected 1.0 or 2.0")
+            offset = handle.tell()
+    except FileError:
+        raise
+    except _ZIP_ERRORS as error:
+        raise FileError(f"{where} is corrupt: {_one_line(str(error))}") from None
+    if dtype.hasobject:
+        raise FileError(f"{where} holds Python objects (pickled); dynid reads numbers only")
+    if dtype.kind not in "biuf" or dtype.fields is not None:
+        raise FileError(f"{where} must hold real numbers, got dtype {dtype}")
+    if any(not isinstance(s, int) or s < 0 for s in shape):
+        raise FileError(f"{where} has an invalid shape {shape}")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    held = info.file_size - offset
+    if nbytes != held:
+        raise FileError(f"{where}: its header declares {shape} {dtype} ({_size(nbytes)}), the "
+                        f"archive member holds {_size(max(held, 0))}")
+    return shape, fortran, dtype, nbytes, offset
+
+
+def _npy_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, header: tuple, name: str,
+               key: str) -> NDArray:
+    shape, fortran, dtype, nbytes, offset = header
+    try:
+        with archive.open(info) as handle:
+            handle.read(offset)
+            data = bytearray(nbytes)
+            view = memoryview(data)
+            done = 0
+            while done < nbytes:
+                chunk = handle.read(min(nbytes - done, 2**24))
+                if not chunk:
+                    break
+                view[done:done + len(chunk)] = chunk
+                done += len(chunk)
+            if done != nbytes or handle.read(1):  # reading to the end checks the CRC
+                raise FileError(f"{name}: array {key!r} is truncated")
+    except FileError:
+        raise
+    except _ZIP_ERRORS as error:
+        raise FileError(f"{name}: array {key!r} is corrupt: {_one_line(str(error))}") from None
+    array = np.frombuffer(data, dtype=dtype)
+    return array.reshape(shape, order="F" if fortran else "C")
