@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint fuzz bench docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	$(BIN)/python -m pytest
+
+# the hostile-input properties of tests/test_hostile_inputs.py with a large budget; the counts of
+# tried inputs by outcome go to fuzz-report.json
+fuzz: $(VENV)/.installed-test
+	DYNID_FUZZ_EXAMPLES=$${DYNID_FUZZ_EXAMPLES:-500} DYNID_FUZZ_REPORT=fuzz-report.json \
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile_inputs.py
+	cat fuzz-report.json
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py

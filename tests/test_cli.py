@@ -151,7 +151,7 @@ def test_cli_option_mistakes_are_clean_errors(capsys, tmp_path):
     assert main(["base", "panda", "--static", "--friction", "arctan"]) == 2
     assert "no friction columns" in capsys.readouterr().err
     assert main(["identify", "arm3", "log.csv", "-o", str(tmp_path / "no" / "m.yaml")]) == 2
-    assert "`-o`: folder" in capsys.readouterr().err
+    assert "no/m.yaml': folder" in capsys.readouterr().err
 
 
 def test_identify_bad_file_is_a_clean_error(capsys, tmp_path):

@@ -3,35 +3,120 @@ converted to what YAML and JSON can hold."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
+import stat
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 
+def check_writable(path: str | Path, what: str = "output") -> Path:
+    """``path`` may be written: a new path, or an existing regular file (not a symbolic link,
+    a folder, a device node or a FIFO: writing replaces the file by renaming, which would
+    replace the link or the device itself), in an existing folder dynid may write to."""
+    path = Path(path)
+    if path.is_symlink():
+        raise ValueError(f"{what} {str(path)!r} is a symbolic link (to "
+                         f"{os.readlink(path)!r}); give the file it points to, to replace that")
+    if path.exists():
+        if path.is_dir():
+            raise ValueError(f"{what} {str(path)!r} is a folder; give a file name in it")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ValueError(f"{what} {str(path)!r} is not a regular file (a device, FIFO or "
+                             "socket); dynid writes only regular files")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ValueError(f"{what} {str(path)!r}: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {str(path)!r}: folder {str(folder)!r} is not writable")
+    return path
+
+
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
 
     The temporary file keeps ``path``'s suffix (writers that pick a format from it, such as
-    matplotlib, see the right one) and is removed if ``write`` fails.
+    matplotlib, see the right one) and is removed if ``write`` fails. ``path`` must pass
+    ``check_writable``.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ValueError(f"cannot write {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    return atomic_write_all([(path, write)])[0]
+
+
+def atomic_write_all(writes: Sequence[tuple[str | Path, Callable[[Path], None]]]) -> list[Path]:
+    """Files written together appear together or not at all (a CSV and its YAML, a model and
+    its parameters): every ``write(tmp)`` runs first; only when all succeeded are the files
+    renamed into place, with Ctrl-C held back during the renames, and a failed rename puts
+    the files already replaced back as they were."""
+    paths = [check_writable(path) for path, _ in writes]
+    if len({path.resolve() for path in paths}) != len(paths):
+        raise ValueError(f"outputs must be different files, got {[str(p) for p in paths]}")
+    temporary: list[Path] = []
+    try:
+        for path, (_, write) in zip(paths, writes, strict=True):
+            temporary.append(_temporary(path))
+            write(temporary[-1])
+            temporary[-1].chmod(0o666 & ~_umask())  # as an ordinary new file (mkstemp: private)
+        with _interrupts_held():
+            _rename_all(temporary, paths)
+    finally:
+        for tmp in temporary:
+            tmp.unlink(missing_ok=True)
+    return paths
+
+
+def _temporary(path: Path) -> Path:
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
     os.close(handle)
-    tmp = Path(name)
+    return Path(name)
+
+
+def _rename_all(sources: list[Path], targets: list[Path]) -> None:
+    """Rename every source onto its target, or none (the replaced targets restored)."""
+    backups: list[tuple[Path, Path | None]] = []
     try:
-        write(tmp)
-        tmp.chmod(0o666 & ~_umask())  # as an ordinary new file (mkstemp makes it private)
-        tmp.replace(path)
+        for source, target in zip(sources, targets, strict=True):
+            backup = None
+            if target.exists():
+                backup = _temporary(target)
+                backup.unlink()
+                try:
+                    os.link(target, backup)
+                except OSError:  # a file system without hard links
+                    shutil.copy2(target, backup)
+            backups.append((target, backup))
+            source.replace(target)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for target, backup in reversed(backups):
+            if backup is not None:
+                backup.replace(target)
+            else:
+                target.unlink(missing_ok=True)
         raise
-    return path
+    finally:
+        for _, backup in backups:
+            if backup is not None:
+                backup.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT is delivered after the block, not inside it (main thread, POSIX only)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _umask() -> int:

@@ -1,13 +1,15 @@
 """Independent tasks through a ``concurrent.futures.Executor``: local processes by default, any
 cluster's executor (Dask, Ray) from Python. Each task runs with one BLAS thread and one
-compiled-kernel thread (the workers share the cores); the first failure cancels what has not
-started."""
+compiled-kernel thread (the workers share the cores); the first failure (or Ctrl-C) cancels
+what has not started and stops the local workers that are running; workers ignore Ctrl-C and
+leave it to the parent."""
 
 from __future__ import annotations
 
 import functools
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 
@@ -29,18 +31,25 @@ def _one_blas_thread(function: Callable, task):
         return function(task)
 
 
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent (which stops them): no worker tracebacks."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_parallel(function: Callable, tasks: Iterable, *, executor: Executor | None = None,
                  on_result: Callable | None = None) -> list:
     """``function(task)`` for every task (``function`` a module-level function, picklable);
     the results in completion order, each also passed to ``on_result`` as it arrives."""
     tasks = list(tasks)
     own = executor is None
+    before = set(multiprocessing.active_children())
     # spawned, not forked: a fork after the compiled kernels have run their OpenMP threads is
     # unsafe (GNU OpenMP aborts the child)
     pool = ProcessPoolExecutor(max_workers=max(1, min(len(tasks), usable_cpus())),
-                               mp_context=multiprocessing.get_context("spawn")) if own \
-        else executor
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_interrupts) if own else executor
     results, futures = [], []
+    finished = False
     try:
         futures = [pool.submit(functools.partial(_one_blas_thread, function), task)
                    for task in tasks]
@@ -49,9 +58,13 @@ def run_parallel(function: Callable, tasks: Iterable, *, executor: Executor | No
             results.append(result)
             if on_result is not None:
                 on_result(result)
+        finished = True
     finally:
         for future in futures:
             future.cancel()
         if own:
-            pool.shutdown(cancel_futures=True)
+            if not finished:  # a failure or Ctrl-C: stop the running tasks too, not wait
+                for worker in set(multiprocessing.active_children()) - before:
+                    worker.terminate()
+            pool.shutdown(wait=finished, cancel_futures=True)
     return results

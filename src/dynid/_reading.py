@@ -43,6 +43,7 @@ YAML_MAX_DEPTH = 64
 YAML_MAX_ALIASES = 64  # robot and model files need none; hand-written files may use a few
 YAML_MAX_NODES = 2_000_000  # with aliases expanded; a 7-joint model file has ~6,000
 _CSV_BLOCK_LINES = 20_000
+_MAX_LINE = 2**20  # characters of one CSV row
 
 
 class FileError(ValueError):
@@ -237,11 +238,12 @@ def read_csv(path: str | Path, *, what: str = "CSV file",
     header: list[str] | None = None
     try:
         with path.open("r", encoding="utf-8", newline="") as handle:
+            lines = _lines(handle, name)
             line_number = 0
-            for line in handle:
-                line_number += 1
+            for number, line in lines:
                 if line.strip():
                     header = [cell.strip() for cell in next(csv.reader([line]))]
+                    line_number = number
                     break
             if header is None:
                 raise FileError(f"{name} is empty: it needs a header row and data rows")
@@ -250,8 +252,7 @@ def read_csv(path: str | Path, *, what: str = "CSV file",
                 raise FileError(f"{name} line {line_number}: repeated column names {repeated}")
             block: list[str] = []
             first = line_number + 1
-            for line in handle:
-                line_number += 1
+            for line_number, line in lines:
                 if not block:
                     first = line_number
                 block.append(line)
@@ -268,6 +269,21 @@ def read_csv(path: str | Path, *, what: str = "CSV file",
     if values.shape[0] == 0:
         raise FileError(f"{name} has a header but no data rows")
     return header, values
+
+
+def _lines(handle, name: str):
+    """(number, line) of a text file, each line at most ``_MAX_LINE`` characters (a file of
+    one endless line is not read whole)."""
+    number = 0
+    while True:
+        line = handle.readline(_MAX_LINE + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > _MAX_LINE:
+            raise FileError(f"{name} line {number} is longer than {_MAX_LINE} characters: not "
+                            "a table of numbers")
+        yield number, line
 
 
 def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> NDArray:

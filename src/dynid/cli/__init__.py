@@ -30,6 +30,7 @@ from dynid.cli import (
     simulate,
     validate,
 )
+from dynid.cli._common import Parser, check_outputs
 
 __all__ = ["main"]
 
@@ -41,10 +42,9 @@ _COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, 
 def _parser() -> argparse.ArgumentParser:
     from dynid import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="dynid", description="Dynamic identification of robot manipulators.")
+    parser = Parser(prog="dynid", description="Dynamic identification of robot manipulators.")
     parser.add_argument("--version", action="version", version=f"dynid {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in _COMMANDS:
         command.register(commands)
     return parser
@@ -64,6 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     np.set_printoptions(precision=4, suppress=True)
     try:
+        check_outputs(args)  # before any work: outputs that would destroy something refused
         return args.handler(args)
     except (ValueError, TypeError, OSError) as error:
         print(f"dynid: error: {error}", file=sys.stderr)

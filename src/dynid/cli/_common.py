@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,78 @@ LINEAR_FRICTION = ("none", "viscous-coulomb", "arctan")
 NONLINEAR_FRICTION = ("sigmoid", "stribeck", "lugre")
 
 ROBOT_HELP = "built-in robot name, or a .yaml / .urdf file"
+
+# a written or simulated time series: at most this many samples from the command line (10^7:
+# 2.8 h at 1 kHz, ~2 GB for 7 joints)
+MAX_CLI_SAMPLES = 10_000_000
+
+
+class Range:
+    """An argparse ``type``: a finite number of ``kind`` (int or float) in a range, so that
+    every numeric option is checked before any work, with its range shown in ``--help``.
+
+    ``low``/``high``: inclusive bounds (None: unbounded); ``above``: an exclusive lower bound.
+    """
+
+    def __init__(self, kind: type, low: float | None = None, high: float | None = None, *,
+                 above: float | None = None) -> None:
+        self.kind, self.low, self.high, self.above = kind, low, high, above
+        self.__name__ = kind.__name__  # argparse names the type in its messages
+
+    def __call__(self, text: str):
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if self.kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if (self.low is not None and value < self.low) or \
+                (self.high is not None and value > self.high) or \
+                (self.above is not None and value <= self.above):
+            raise argparse.ArgumentTypeError(f"expected {self}, got {text}")
+        return value
+
+    def __str__(self) -> str:
+        """Interval notation: ``[1, 50]``, ``(0, 3600]``, ``[0, inf)``."""
+        left = f"({_show(self.above)}" if self.above is not None else \
+            f"[{_show(self.low)}" if self.low is not None else "(-inf"
+        right = f"{_show(self.high)}]" if self.high is not None else "inf)"
+        return f"{left}, {right}"
+
+
+def _show(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e16 else f"{value:g}"
+
+
+SEED = Range(int, 0, 2**32 - 1)
+
+
+class RangeHelp(argparse.HelpFormatter):
+    """``--help`` shows each numeric option's range."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if isinstance(action.type, Range) and text is not None:
+            text = f"{text} [{action.type}]"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """dynid's parsers: numeric ranges in the help."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", RangeHelp)
+        super().__init__(*args, **kwargs)
+
+
+def check_samples(duration: float, rate: float, what: str) -> None:
+    """A time series the command writes stays within ``MAX_CLI_SAMPLES``."""
+    if duration * rate > MAX_CLI_SAMPLES:
+        raise ValueError(f"{what}: {duration:g} s at {rate:g} Hz is {duration * rate:.3g} "
+                         f"samples, more than {MAX_CLI_SAMPLES:,}; lower the rate or the "
+                         "duration")
 
 
 def print_json(payload: dict) -> None:
@@ -33,10 +106,69 @@ def stderr_progress(args: argparse.Namespace) -> Callable[[str], None] | None:
     return (lambda line: print(line, file=sys.stderr, flush=True)) if not args.quiet else None
 
 
-def check_output(path: str | None, flag: str = "-o") -> None:
-    """Fail before the work, not after it, when an output folder is missing."""
-    if path and not Path(path).parent.is_dir():
-        raise ValueError(f"`{flag}`: folder {str(Path(path).parent)!r} does not exist")
+# what matplotlib writes for `--plot` (dynid.evaluation.save_figure)
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+
+# the options that name files a command writes, by argparse destination
+OUTPUT_FLAGS = {"output": "-o", "parameters_output": "--parameters-output", "plot": "--plot"}
+
+
+def outputs_of(args: argparse.Namespace) -> dict[str, Path]:
+    """Every file the command will write, by the option that names it: the output options, and
+    what a command writes beside them (``derived_outputs``, set by the command)."""
+    named = {flag: Path(getattr(args, dest)) for dest, flag in OUTPUT_FLAGS.items()
+             if getattr(args, dest, None)}
+    derived = getattr(args, "derived_outputs", None)
+    return {**named, **(derived(args) if derived is not None and named else {})}
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before any work: every output is a new path or a regular file in a writable folder
+    (never a folder, a device node or a symbolic link), has a suffix the command can write,
+    and is none of the command's inputs (compared by resolved path and by inode: a hard link
+    or another spelling of an input is caught too) nor another output."""
+    from dynid._files import check_writable
+
+    if getattr(args, "command", None) == "demo":  # writes a folder of its own: checked there
+        return
+    outputs = outputs_of(args)
+    suffixes = getattr(args, "output_suffixes", {})
+    for flag, path in outputs.items():
+        check_writable(path, f"`{flag}`")
+        allowed = suffixes.get(flag)
+        if allowed and path.suffix.lower() not in allowed:
+            raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}, got {path.name!r}")
+    inputs = [Path(value) for dest, value in _string_arguments(args)
+              if dest not in OUTPUT_FLAGS and Path(value).exists()]
+    seen: dict[Path, str] = {}
+    for flag, path in outputs.items():
+        for source in inputs:
+            if _same_file(path, source):
+                raise ValueError(f"`{flag}` {str(path)!r} is an input of this command "
+                                 f"({str(source)!r}): writing it would destroy the input")
+        resolved = path.resolve()
+        if resolved in seen:
+            raise ValueError(f"`{flag}` and `{seen[resolved]}` name the same file "
+                             f"{str(path)!r}")
+        seen[resolved] = flag
+
+
+def _string_arguments(args: argparse.Namespace):
+    for dest, value in vars(args).items():
+        if dest in ("command", "command_line"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item:
+                yield dest, item
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> None:
@@ -48,18 +180,18 @@ def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> N
 
 def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True) -> None:
     """How a log is prepared (see `prepared`); with ``split``, --validate too."""
-    parser.add_argument("--resample", type=float, metavar="HZ",
+    parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
-    parser.add_argument("--cutoff", type=float, metavar="HZ",
+    parser.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
                         help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
                              "no ddq; none otherwise)")
-    parser.add_argument("--order", type=int, default=4,
+    parser.add_argument("--order", type=Range(int, 1, 10), default=4,
                         help="Butterworth order (default %(default)s)")
-    parser.add_argument("--trim", type=float, metavar="S",
+    parser.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
                         help="seconds dropped at both ends (default 0.5 when filtered here)")
     if split:
-        parser.add_argument("--validate", type=float, metavar="FRACTION",
+        parser.add_argument("--validate", type=Range(float, 0.01, 0.99), metavar="FRACTION",
                             help="hold out this final fraction of the log and report its RMSE "
                                  "(default: none held out)")
 
@@ -75,7 +207,7 @@ def prepared(args: argparse.Namespace, path: str):
 def validation_options(parser: argparse.ArgumentParser) -> None:
     """What validating a model on a log takes: the M(q) > 0 sampling and the log's
     preprocessing."""
-    parser.add_argument("--poses", type=int, default=1000, metavar="N",
+    parser.add_argument("--poses", type=Range(int, 1, 100_000), default=1000, metavar="N",
                         help="poses sampled for the M(q) > 0 check (default %(default)s)")
     preprocessing_options(parser, split=False)
 
@@ -92,10 +224,10 @@ def friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = False
         parser.add_argument("--friction", choices=LINEAR_FRICTION,
                             help="linear friction columns (default: the robot file's model "
                                  "when linear, else viscous-coulomb)")
-    parser.add_argument("--kv", type=float,
+    parser.add_argument("--kv", type=Range(float, high=1e6, above=0),
                         help="arctan: sign-shape constant k_v [s/rad] (default: the robot "
                              "file's arctan value, else dynid.friction.DEFAULT_ARCTAN_K_V)")
-    parser.add_argument("--delta", type=float,
+    parser.add_argument("--delta", type=Range(float, 0, 1e6),
                         help="arctan: Stribeck-shape constant [s/rad] (default: the robot "
                              "file's arctan value, else dynid.friction.DEFAULT_ARCTAN_DELTA)")
 

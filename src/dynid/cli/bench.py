@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import output_options, print_json, stderr_progress
+from dynid.cli._common import Range, output_options, print_json, stderr_progress
 
 # dynid.bench's defaults (literal: `--help` does not import dynid.bench, which loads pinocchio)
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -15,9 +15,10 @@ DEFAULT_REPEAT = 5
 def register(commands: argparse._SubParsersAction) -> None:
     bench = commands.add_parser("bench", help="time the regressor and RNEA against pinocchio")
     bench.add_argument("--robot", default="panda", help="robot (default %(default)s)")
-    bench.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES),
+    bench.add_argument("--sizes", type=Range(int, 1, 10_000_000),
+                       nargs="+", default=list(DEFAULT_SIZES),
                        help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
-    bench.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+    bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
                                            "compare", "all"],

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 
 from dynid.cli._common import (
+    FIGURE_SUFFIXES,
     LINEAR_FRICTION,
     NONLINEAR_FRICTION,
-    check_output,
     output_options,
     prepared,
     preprocessing_options,
@@ -42,7 +42,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
     preprocessing_options(compare, split=False)
     output_options(compare, quiet=True)
-    compare.set_defaults(handler=_compare)
+    compare.set_defaults(handler=_compare, output_suffixes={"-o": (".md", ".csv", ".json"),
+                                                         "--plot": FIGURE_SUFFIXES})
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -50,10 +51,6 @@ def _compare(args: argparse.Namespace) -> int:
     from dynid.evaluation import compare_methods, write_table
     from dynid.robot import load_robot
 
-    check_output(args.output)
-    check_output(args.plot, "--plot")
-    if args.output and Path(args.output).suffix.lower() not in (".md", ".csv", ".json"):
-        raise ValueError(f"`-o` must end in .md, .csv or .json, got {args.output!r}")
     robot = load_robot(args.robot)
     prior = load_robot(args.prior) if args.prior else None
     references = None
@@ -68,14 +65,20 @@ def _compare(args: argparse.Namespace) -> int:
     table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
                             methods=args.methods, prior=prior, references=references,
                             nls_friction=args.nls_friction, progress=stderr_progress(args))
+    writes = []  # the table and the figure appear together or not at all
     if args.output:
-        write_table(table, args.output)
+        writes.append((args.output, lambda tmp: write_table(table, tmp, suffix=args.output)))
     if args.plot:
         from dynid.evaluation import comparison_figure, save_figure
 
-        save_figure(comparison_figure(table.methods, table.validation_errors(),
-                                      title=f"{robot.name}: validation errors over "
-                                            f"{len(datasets)} trajectories"), args.plot)
+        figure = comparison_figure(table.methods, table.validation_errors(),
+                                   title=f"{robot.name}: validation errors over "
+                                         f"{len(datasets)} trajectories")
+        writes.append((args.plot, lambda tmp: save_figure(figure, tmp)))
+    if writes:
+        from dynid._files import atomic_write_all
+
+        atomic_write_all(writes)
     if args.json:
         print_json({"robot": robot.name, **table.to_json(), "output": args.output})
         return 0

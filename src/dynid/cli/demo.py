@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import output_options, print_json, stderr_progress
+from dynid.cli._common import (
+    SEED,
+    Range,
+    check_samples,
+    output_options,
+    print_json,
+    stderr_progress,
+)
 
 # dynid.demo's defaults (literal: `--help` does not import dynid.demo, which loads numba)
 DEFAULT_DURATION = 20.0
@@ -19,14 +26,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                      "report and URDF")
     demo.add_argument("-o", "--output", default="dynid-demo", metavar="DIR",
                       help="folder for the logs, models, report and URDF (default %(default)s)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
-    demo.add_argument("--duration", type=float, default=DEFAULT_DURATION,
+    demo.add_argument("--seed", type=SEED, default=0, help="random seed (default %(default)s)")
+    demo.add_argument("--duration", type=Range(float, high=600, above=0), default=DEFAULT_DURATION,
                       help="seconds per trajectory (default %(default)g)")
-    demo.add_argument("--rate", type=float, default=1000.0,
+    demo.add_argument("--rate", type=Range(float, high=100_000, above=0), default=1000.0,
                       help="control and logging rate [Hz] (default %(default)g)")
-    demo.add_argument("--noise", type=float, default=DEFAULT_NOISE_STD,
+    demo.add_argument("--noise", type=Range(float, 0, 1e3), default=DEFAULT_NOISE_STD,
                       help="torque noise standard deviation [N m] (default %(default)g)")
-    demo.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS,
+    demo.add_argument("--iterations", type=Range(int, 1, 10_000), default=DEFAULT_ITERATIONS,
                       help="excitation search iterations (default %(default)s)")
     output_options(demo, quiet=True)
     demo.set_defaults(handler=_demo)
@@ -35,6 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from dynid.demo import format_summary, run_demo
 
+    check_samples(args.duration, args.rate, "`--duration` and `--rate`")
     result = run_demo(output=args.output, duration=args.duration, rate=args.rate,
                       noise_std=args.noise, iterations=args.iterations, seed=args.seed,
                       command=args.command_line, progress=stderr_progress(args))

@@ -6,10 +6,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import ROBOT_HELP, check_output, output_options, print_json, stderr_progress
+from dynid.cli._common import (
+    ROBOT_HELP,
+    SEED,
+    Range,
+    check_samples,
+    output_options,
+    print_json,
+    stderr_progress,
+)
 
 # dynid.excitation.CRITERIA (literal: `--help` imports nothing heavy)
 CRITERIA = ("cond", "fro", "logdet", "sigma-min")
+# grid points of the criterion: the base regressor on the grid is held in memory (~4 kB per
+# point for 7 joints)
+MAX_GRID = 50_000
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -19,33 +30,45 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="time series t, q, dq, ddq (parameters beside it, .yaml)")
     excite.add_argument("--criterion", choices=CRITERIA, default="cond",
                         help="what to minimise (default %(default)s)")
-    excite.add_argument("--harmonics", type=int, default=10, metavar="L",
+    excite.add_argument("--harmonics", type=Range(int, 1, 50), default=10, metavar="L",
                         help="Fourier harmonics per joint (default %(default)s)")
-    excite.add_argument("--period", type=float, default=20.0, metavar="T",
+    excite.add_argument("--period", type=Range(float, high=3600, above=0),
+                        default=20.0, metavar="T",
                         help="seconds (omega_f = 2 pi / T; default %(default)g)")
-    excite.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
+    excite.add_argument("--rate", type=Range(float, high=100_000, above=0),
+                        default=1000.0, metavar="HZ",
                         help="sample rate of the written time series (default %(default)g)")
-    excite.add_argument("--grid-rate", type=float, default=100.0, metavar="HZ",
+    excite.add_argument("--grid-rate", type=Range(float, high=10_000, above=0),
+                        default=100.0, metavar="HZ",
                         help="evaluation grid of the criterion (default %(default)g)")
     excite.add_argument("--rest", action="store_true",
                         help="zero velocity and acceleration at both ends")
-    excite.add_argument("--starts", type=int, default=2,
+    excite.add_argument("--starts", type=Range(int, 1, 1000), default=2,
                         help="random starts (default %(default)s)")
-    excite.add_argument("--iterations", type=int, default=45,
+    excite.add_argument("--iterations", type=Range(int, 0, 100_000), default=45,
                         help="L-BFGS iterations of the final refinement (default %(default)s)")
-    excite.add_argument("--seed", type=int, default=0,
+    excite.add_argument("--seed", type=SEED, default=0,
                         help="random seed (default %(default)s)")
     output_options(excite, quiet=True)
-    excite.set_defaults(handler=_excite)
+    excite.set_defaults(handler=_excite, output_suffixes={"-o": (".csv",)},
+                        derived_outputs=_beside)
+
+
+def _beside(args: argparse.Namespace) -> dict[str, Path]:
+    """The trajectory's parameters, written beside the CSV."""
+    return {"-o (its .yaml)": Path(args.output).with_suffix(".yaml")}
 
 
 def _excite(args: argparse.Namespace) -> int:
-    from dynid.data import sample_times
     from dynid.excitation import optimize_excitation, save_trajectory
     from dynid.robot import load_robot
 
-    check_output(args.output)
-    sample_times(args.period, args.rate)  # the written series: checked before the search
+    check_samples(args.period, args.rate, "`--period` and `--rate`")
+    if args.period * args.grid_rate > MAX_GRID:
+        raise ValueError(f"`--period` and `--grid-rate`: {args.period:g} s at "
+                         f"{args.grid_rate:g} Hz is {args.period * args.grid_rate:.3g} grid "
+                         f"points, more than {MAX_GRID:,} (the regressor on the grid is held "
+                         "in memory); lower the grid rate")
     robot = load_robot(args.robot)
     result = optimize_excitation(
         robot, criterion=args.criterion, harmonics=args.harmonics, period=args.period,

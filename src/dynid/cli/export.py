@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import check_output, model_or_robot, output_options, print_json
+from dynid.cli._common import model_or_robot, output_options, print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -19,7 +19,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help=".urdf, .xml (MJCF) or .yaml (dynid robot file)")
     export.add_argument("--name", help="the exported robot's name (default: the model's)")
     output_options(export)
-    export.set_defaults(handler=_export)
+    export.set_defaults(handler=_export, output_suffixes={
+        "-o": (".urdf", ".xml", ".mjcf", ".yaml", ".yml")})
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -30,7 +31,6 @@ def _export(args: argparse.Namespace) -> int:
     from dynid.identification import LinearModel
     from dynid.robot import save_robot
 
-    check_output(args.output)
     source = model_or_robot(args.source)
     robot = identified_robot(source) if isinstance(source, LinearModel) else source
     if args.name:

@@ -8,7 +8,7 @@ from dynid.cli._common import (
     LINEAR_FRICTION,
     NONLINEAR_FRICTION,
     ROBOT_HELP,
-    check_output,
+    Range,
     output_options,
     prepared,
     preprocessing_options,
@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="nls: physical parameters and friction jointly (Gilbert, "
                                "default); residual: friction fitted on the residual of a "
                                "rigid-body OLS fit (Gaz)")
-    friction.add_argument("--max-samples", type=int, metavar="N",
+    friction.add_argument("--max-samples", type=Range(int, 10, 10_000_000), metavar="N",
                           help="nls: decimate longer logs to N samples (default 10000)")
     friction.add_argument("--model", metavar="MODEL.yaml",
                           help="residual: fit on what this model leaves (e.g. from `dynid "
@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="write the model with the one friction model of --models")
     preprocessing_options(friction)
     output_options(friction, quiet=True)
-    friction.set_defaults(handler=_friction)
+    friction.set_defaults(handler=_friction, output_suffixes={"-o": (".yaml", ".yml")})
 
 
 def _friction(args: argparse.Namespace) -> int:
@@ -82,7 +82,6 @@ def _friction(args: argparse.Namespace) -> int:
                    "rigid": load_model(args.model) if args.model else None}
     kept = [name for name in args.models if name != "none"]
     if args.output is not None:
-        check_output(args.output)
         if len(kept) != 1:
             raise ValueError(f"`-o` writes one model: give one friction model in `--models` "
                              f"(besides none), got {kept}")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from dynid.cli._common import (
     ROBOT_HELP,
-    check_output,
+    Range,
     friction_options,
     linear_friction,
     output_options,
@@ -42,28 +42,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--parameters-output", metavar="PARAMS.yaml",
                           help="constrained, nls: write the robot with the identified link "
                                "parameters (nls: and friction)")
-    identify.add_argument("--lasso", type=float, metavar="LAMBDA",
+    identify.add_argument("--lasso", type=Range(float, 0, 1e6), metavar="LAMBDA",
                           help="nls: L1 weight on the products of inertia (Gilbert eq. 29; "
                                "default 0)")
-    identify.add_argument("--max-samples", type=int, metavar="N",
+    identify.add_argument("--max-samples", type=Range(int, 10, 10_000_000), metavar="N",
                           help="nls: decimate longer logs to N samples for the fit "
                                "(default 10000)")
     identify.add_argument("--reference", metavar="TRAJ",
                           help="iv: the trajectory the computed-torque controller tracked")
-    identify.add_argument("--natural-frequency", type=float, default=20.0, metavar="W",
+    identify.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
+                          default=20.0, metavar="W",
                           help="iv: the controller's gains, Kp = W^2, Kd = 2 W (default "
                                "%(default)g)")
-    identify.add_argument("--noise-std", type=float, nargs="+", metavar="SIGMA",
+    identify.add_argument("--noise-std", type=Range(float, high=1e6, above=0),
+                          nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
     friction_options(identify, nonlinear=True)
     preprocessing_options(identify)
-    identify.add_argument("--drop-above", type=float, metavar="PCT",
+    identify.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30; default: keep all)")
     identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
     output_options(identify, quiet=True)
-    identify.set_defaults(handler=_identify)
+    identify.set_defaults(handler=_identify, output_suffixes={
+        "-o": (".yaml", ".yml"), "--parameters-output": (".yaml", ".yml")})
 
     static = commands.add_parser(
         "identify-static", help="reverse-engineer a controller's model from M(q), g(q) samples")
@@ -75,13 +78,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     static.add_argument("--method", choices=["rref", "qr"], default="rref",
                         help="how base-parameter representatives are chosen (default "
                              "%(default)s)")
-    static.add_argument("--drop-above", type=float, metavar="PCT",
+    static.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                         help="drop coefficients whose relative std exceeds PCT %% (Gaz: 30; "
                              "default: keep all)")
     static.add_argument("-o", "--output", metavar="COEFFICIENTS.yaml",
                         help="write the model here")
     output_options(static)
-    static.set_defaults(handler=_identify_static)
+    static.set_defaults(handler=_identify_static, output_suffixes={"-o": (".yaml", ".yml")})
 
 
 def _identify(args: argparse.Namespace) -> int:
@@ -90,8 +93,6 @@ def _identify(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
 
     _check_method_options(args, CONSTRAINED_METHODS)
-    check_output(args.output)
-    check_output(args.parameters_output, "--parameters-output")
     robot = load_robot(args.robot)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
@@ -137,39 +138,64 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
                              f"{args.method}")
 
 
-def _show_identified(args, model, data, check, steps, title: str,
-                     extra: dict | None = None) -> int:
+def _show_identified(args, model, data, check, steps, title: str, *,
+                     extra: dict | None = None, lines: tuple[str, ...] = (),
+                     parameters=None) -> int:
     """Save, then print (or JSON, with ``extra`` merged in) an identified model with its
-    identification and held-out RMSE."""
+    identification and held-out RMSE; ``lines`` close the text; ``parameters``: the robot
+    with the full link parameters, for ``--parameters-output``.
+
+    Everything is computed and formatted first; the model and the parameters are then
+    written together (both or neither), and only then printed: a failure leaves no file.
+    """
     import numpy as np
 
-    from dynid.identification import save_model
     from dynid.metrics import rmse
 
     error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq, data.t))
     held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq, check.t))
                 if check is not None else None)
+    if args.json:
+        payload = {"robot": model.robot.name, "friction": model.friction.name,
+                   "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
+                   "validation": None if check is None else {
+                       "n_samples": check.n_samples, "rmse": held_out,
+                       "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
+                   "model_file": args.output, **(extra or {})}
+        _write(args, model, parameters)
+        print_json(payload)
+        return 0
+    text = _coefficient_lines(model, title)
+    if steps:
+        text.append("  preprocessing: " + ", ".join(steps))
+    text.append("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
+    if held_out is not None:
+        text.append(f"  RMSE per joint [N m], validation ({check.n_samples} held-out samples): "
+                    + " ".join(f"{v:.4g}" for v in held_out))
+    text.extend(lines)
+    if args.output:
+        text.append(f"  model written to {args.output}")
+    if parameters is not None and args.parameters_output:
+        text.append(f"  link parameters written to {args.parameters_output}")
+    _write(args, model, parameters)
+    print("\n".join(text))
+    return 0
+
+
+def _write(args, model, parameters=None) -> None:
+    """The model (``-o``) and the link parameters (``--parameters-output``): both or neither."""
+    from dynid._files import atomic_write_all
+    from dynid.identification import save_model
+    from dynid.robot import save_robot
+
+    writes = []
     if args.output:
         model.report["command"] = args.command_line
-        save_model(model, args.output)
-    if args.json:
-        print_json({"robot": model.robot.name, "friction": model.friction.name,
-                    "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
-                    "validation": None if check is None else {
-                        "n_samples": check.n_samples, "rmse": held_out,
-                        "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
-                    "model_file": args.output, **(extra or {})})
-        return 0
-    _print_coefficients(model, title)
-    if steps:
-        print("  preprocessing: " + ", ".join(steps))
-    print("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
-    if held_out is not None:
-        print(f"  RMSE per joint [N m], validation ({check.n_samples} held-out samples): "
-              + " ".join(f"{v:.4g}" for v in held_out))
-    if args.output:
-        print(f"  model written to {args.output}")
-    return 0
+        writes.append((args.output, lambda tmp: save_model(model, tmp)))
+    if parameters is not None and getattr(args, "parameters_output", None):
+        writes.append((args.parameters_output, lambda tmp: save_robot(parameters, tmp)))
+    if writes:
+        atomic_write_all(writes)
 
 
 def _identify_iv(args, robot, data, check, steps) -> int:
@@ -193,9 +219,8 @@ def _identify_constrained(args, robot, data, check, steps) -> int:
     import dataclasses
 
     from dynid.identification import identify_constrained
-    from dynid.robot import load_robot, save_robot
+    from dynid.robot import load_robot
 
-    check_output(args.parameters_output, "--parameters-output")
     prior = load_robot(args.prior).parameters if args.prior else None
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
@@ -203,21 +228,15 @@ def _identify_constrained(args, robot, data, check, steps) -> int:
     result = identify_constrained(robot, data, method=args.method,
                                   friction=linear_friction(robot, args), prior=prior,
                                   regulariser=args.regulariser or "euclidean")
-    if args.parameters_output:
-        save_robot(dataclasses.replace(robot, parameters=result.parameters,
-                                       name=f"{robot.name}-{args.method}"),
-                   args.parameters_output)
-    _show_identified(
+    return _show_identified(
         args, result.model, data, check, steps,
         f"{robot.name}: {args.method.upper()} on {args.data} (friction "
         f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
         extra={"constrained": {**result.to_json(),
-                               "parameters_file": args.parameters_output}})
-    if not args.json:
-        print("\n".join(result.consistency.lines()))
-        if args.parameters_output:
-            print(f"  link parameters written to {args.parameters_output}")
-    return 0
+                               "parameters_file": args.parameters_output}},
+        lines=tuple(result.consistency.lines()),
+        parameters=dataclasses.replace(robot, parameters=result.parameters,
+                                       name=f"{robot.name}-{args.method}"))
 
 
 def _identify_nls(args, robot, data, check, steps) -> int:
@@ -225,9 +244,7 @@ def _identify_nls(args, robot, data, check, steps) -> int:
     import dataclasses
 
     from dynid.identification import NLS_FRICTION_MODELS, identify_nls
-    from dynid.robot import save_robot
 
-    check_output(args.parameters_output, "--parameters-output")
     if args.kv is not None or args.delta is not None:
         raise ValueError("`--kv` and `--delta` shape the linear arctan columns; --method nls "
                          "fits its friction models' own parameters")
@@ -238,48 +255,41 @@ def _identify_nls(args, robot, data, check, steps) -> int:
     result = identify_nls(robot, data, friction=name, lasso=args.lasso or 0.0,
                           max_samples=args.max_samples or 10_000,
                           progress=stderr_progress(args))
-    if args.parameters_output:
-        save_robot(dataclasses.replace(robot, parameters=result.parameters,
-                                       friction=result.friction, name=f"{robot.name}-nls"),
-                   args.parameters_output)
-    _show_identified(
+    lines = [f"  friction {result.friction.name}, per joint:"]
+    for j, row in enumerate(result.friction.per_joint()):
+        cells = ", ".join(f"{field} {value:.4g}" for field, value
+                          in zip(result.friction.field_names(), row, strict=True))
+        lines.append(f"    joint {j + 1}: {cells}")
+    return _show_identified(
         args, result.model, data, check, steps,
         f"{robot.name}: NLS on {args.data} (friction {result.friction.name}, fitted jointly; "
         f"{result.status}, {result.seconds:.2f} s)",
-        extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}})
-    if not args.json:
-        print(f"  friction {result.friction.name}, per joint:")
-        for j, row in enumerate(result.friction.per_joint()):
-            cells = ", ".join(f"{field} {value:.4g}" for field, value
-                              in zip(result.friction.field_names(), row, strict=True))
-            print(f"    joint {j + 1}: {cells}")
-        print("\n".join(result.consistency.lines()))
-        if args.parameters_output:
-            print(f"  link parameters and friction written to {args.parameters_output}")
-    return 0
+        extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
+        lines=(*lines, *result.consistency.lines()),
+        parameters=dataclasses.replace(robot, parameters=result.parameters,
+                                       friction=result.friction, name=f"{robot.name}-nls"))
 
 
 def _identify_static(args: argparse.Namespace) -> int:
     from dynid.data import read_static
-    from dynid.identification import identify_static, save_model
+    from dynid.identification import identify_static
     from dynid.robot import load_robot
 
-    check_output(args.output)
     robot = load_robot(args.robot)
     drop = {"auto": None, "keep": False, "drop": True}[args.joint1_gravity]
     model = identify_static(robot, read_static(args.file), drop_joint1_gravity=drop,
                             method=args.method, drop_above_percent=args.drop_above)
-    if args.output:
-        model.report["command"] = args.command_line
-        save_model(model, args.output)
     if args.json:
-        print_json({"robot": robot.name, **_coefficient_payload(model),
-                    "model_file": args.output})
+        payload = {"robot": robot.name, **_coefficient_payload(model), "model_file": args.output}
+        _write(args, model)
+        print_json(payload)
         return 0
-    _print_coefficients(model, f"{robot.name}: reverse engineering from M(q), g(q) in "
-                               f"{args.file}")
+    text = _coefficient_lines(model, f"{robot.name}: reverse engineering from M(q), g(q) in "
+                                     f"{args.file}")
     if args.output:
-        print(f"  coefficients written to {args.output}")
+        text.append(f"  coefficients written to {args.output}")
+    _write(args, model)
+    print("\n".join(text))
     return 0
 
 
@@ -289,16 +299,17 @@ def _coefficient_payload(model) -> dict:
     return {**report, "coefficients": model.table()}
 
 
-def _print_coefficients(model, title: str) -> None:
+def _coefficient_lines(model, title: str) -> list[str]:
     report = model.report
-    print(title)
-    print(f"  rank {report['rank']}, condition number {report['condition_number']:.1f}, "
-          f"relative error {report['relative_error_percent']:.4g} %, "
-          f"{report['n_samples']} samples ({report['n_equations']} equations)")
+    lines = [title]
+    lines.append(f"  rank {report['rank']}, condition number {report['condition_number']:.1f}, "
+                 f"relative error {report['relative_error_percent']:.4g} %, "
+                 f"{report['n_samples']} samples ({report['n_equations']} equations)")
     dropped = [model.base.base_names[k] for k in report.get("dropped", [])]
     if dropped:
-        print(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
-    print(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
+        lines.append(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
+    lines.append(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
     for k, row in enumerate(model.table(), start=1):
-        print(f"  {k:>3}  {row['value']:>11.5g}  {row['relative_std_percent']:>8.3g}  "
-              f"{row['expression']}")
+        lines.append(f"  {k:>3}  {row['value']:>11.5g}  {row['relative_std_percent']:>8.3g}  "
+                     f"{row['expression']}")
+    return lines

@@ -7,6 +7,7 @@ import argparse
 
 from dynid.cli._common import (
     ROBOT_HELP,
+    Range,
     model_or_robot,
     output_options,
     prepared,
@@ -24,7 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                               "`dynid identify`, or a robot file with link parameters")
     payload.add_argument("data", help="a log recorded with the payload (as for `dynid "
                                       "identify`)")
-    payload.add_argument("--mass", type=float, nargs=2, metavar=("MIN", "MAX"),
+    payload.add_argument("--mass", type=Range(float, 0, 1e4), nargs=2, metavar=("MIN", "MAX"),
                          help="the payload's mass range [kg] (default: no range)")
     preprocessing_options(payload, split=False)
     output_options(payload)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import check_output, output_options, prepared, print_json, validation_options
+from dynid.cli._common import output_options, prepared, print_json, validation_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--title", help="the report's title (default: dynid report: ROBOT)")
     validation_options(report)
     output_options(report)
-    report.set_defaults(handler=_report)
+    report.set_defaults(handler=_report, output_suffixes={"-o": (".html", ".htm")})
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -27,7 +27,6 @@ def _report(args: argparse.Namespace) -> int:
     from dynid.evaluation import build_report, check_compatible, validate_model, write_report
     from dynid.identification import load_model
 
-    check_output(args.output)
     model = load_model(args.model)
     data = prepared(args, args.data)
     check_compatible(model, data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import check_output, output_options, print_json, stderr_progress
+from dynid.cli._common import SEED, Range, output_options, print_json, stderr_progress
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -17,14 +17,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     retrieve.add_argument("--method", choices=["sdp", "penalty"], default="sdp",
                           help="sdp: the convex route, globally optimal (default); penalty: "
                                "Gaz et al.'s Algorithm 1 (annealing + local, Q restarts)")
-    retrieve.add_argument("--restarts", type=int, metavar="Q",
+    retrieve.add_argument("--restarts", type=Range(int, 1, 1000), metavar="Q",
                           help="penalty: independent runs, in parallel (default 8)")
-    retrieve.add_argument("--stages", type=int, metavar="KAPPA",
+    retrieve.add_argument("--stages", type=Range(int, 1, 100), metavar="KAPPA",
                           help="penalty: successive penalty steps per run (default 10)")
-    retrieve.add_argument("--seed", type=int, help="penalty: first run's seed (default 0)")
+    retrieve.add_argument("--seed", type=SEED, help="penalty: first run's seed (default 0)")
     retrieve.add_argument("--bounds", metavar="FILE",
                           help="YAML `bounds:` mapping (default: the robot file's)")
-    retrieve.add_argument("--total-mass", type=float, nargs=2, metavar=("MIN", "MAX"),
+    retrieve.add_argument("--total-mass", type=Range(float, 0, 1e4),
+                          nargs=2, metavar=("MIN", "MAX"),
                           help="the robot's total-mass range [kg] (default: the bounds')")
     retrieve.add_argument("--prior", metavar="ROBOT",
                           help="sdp: tie-break towards this robot's parameters (e.g. "
@@ -32,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
                           help="write the robot with the retrieved parameters")
     output_options(retrieve, quiet=True)
-    retrieve.set_defaults(handler=_retrieve)
+    retrieve.set_defaults(handler=_retrieve, output_suffixes={"-o": (".yaml", ".yml")})
 
 
 def _retrieve(args: argparse.Namespace) -> int:
@@ -42,7 +43,6 @@ def _retrieve(args: argparse.Namespace) -> int:
     from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
     from dynid.robot import ParameterBounds, load_robot, save_robot
 
-    check_output(args.output)
     robot = load_robot(args.robot)
     model = load_model(args.coefficients)
     if model.robot.n_joints != robot.n_joints:

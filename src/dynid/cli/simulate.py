@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import check_output, output_options, print_json, stderr_progress
+from dynid.cli._common import (
+    SEED,
+    Range,
+    check_samples,
+    output_options,
+    print_json,
+    stderr_progress,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -14,40 +21,43 @@ def register(commands: argparse._SubParsersAction) -> None:
                                              "YAML parameters written by `dynid excite`")
     simulate.add_argument("-o", "--output", required=True, metavar="DATA",
                           help="dataset to write (.csv or .npz)")
-    simulate.add_argument("--duration", type=float, help="seconds (default: the trajectory's)")
-    simulate.add_argument("--rate", type=float, default=1000.0,
+    simulate.add_argument("--duration", type=Range(float, high=86_400, above=0),
+                          help="seconds (default: the trajectory's)")
+    simulate.add_argument("--rate", type=Range(float, high=100_000, above=0), default=1000.0,
                           help="Hz (default %(default)g)")
     simulate.add_argument("--closed-loop", action="store_true",
                           help="closed-loop tracking, computed torque or joint impedance, "
                                "integrated by RK4 (default: open loop)")
-    simulate.add_argument("--natural-frequency", type=float, nargs="+", metavar="W",
+    simulate.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
+                          nargs="+", metavar="W",
                           help="closed loop, computed torque: Kp = W^2, Kd = 2 W [rad/s], one "
                                "value or one per joint (default 20)")
-    simulate.add_argument("--stiffness", type=float, nargs="+", metavar="K",
+    simulate.add_argument("--stiffness", type=Range(float, 0, 1e9), nargs="+", metavar="K",
                           help="closed loop, joint impedance instead: K [N m/rad], one value or "
                                "one per joint (with --damping)")
-    simulate.add_argument("--damping", type=float, nargs="+", metavar="D",
+    simulate.add_argument("--damping", type=Range(float, 0, 1e9), nargs="+", metavar="D",
                           help="closed loop, joint impedance: D [N m s/rad]")
     simulate.add_argument("--controller", metavar="ROBOT",
                           help="closed loop: the model inside the controller (default: the "
                                "simulated robot without friction)")
-    simulate.add_argument("--noise", type=float, nargs="+", metavar="SIGMA",
+    simulate.add_argument("--noise", type=Range(float, 0, 1e3), nargs="+", metavar="SIGMA",
                           help="torque noise std [N m], one value or one per joint (default: "
                                "none)")
-    simulate.add_argument("--bias", type=float, nargs="+",
+    simulate.add_argument("--bias", type=Range(float, -1e3, 1e3), nargs="+",
                           help="torque bias [N m], one value or one per joint (default: none)")
-    simulate.add_argument("--position-resolution", type=float, default=0.0, metavar="RAD",
+    simulate.add_argument("--position-resolution", type=Range(float, 0, 1),
+                          default=0.0, metavar="RAD",
                           help="encoder quantisation step (default %(default)g: none)")
     simulate.add_argument("--velocity-from-positions", action="store_true",
                           help="log velocities as differences of the logged positions")
-    simulate.add_argument("--jitter", type=float, default=0.0, metavar="S",
+    simulate.add_argument("--jitter", type=Range(float, 0, 1), default=0.0, metavar="S",
                           help="time-stamp jitter std (default %(default)g)")
-    simulate.add_argument("--drop", type=float, default=0.0, metavar="P",
+    simulate.add_argument("--drop", type=Range(float, 0, 0.99), default=0.0, metavar="P",
                           help="probability of losing each sample (default %(default)g)")
-    simulate.add_argument("--seed", type=int, default=0,
+    simulate.add_argument("--seed", type=SEED, default=0,
                           help="random seed of the sensor model (default %(default)s)")
     output_options(simulate, quiet=True)
-    simulate.set_defaults(handler=_simulate)
+    simulate.set_defaults(handler=_simulate, output_suffixes={"-o": (".csv", ".npz")})
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -56,7 +66,6 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
 
-    check_output(args.output)
     robot = load_robot(args.robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
@@ -67,6 +76,11 @@ def _simulate(args: argparse.Namespace) -> int:
         if own is None:
             raise ValueError("`--duration` is needed for this trajectory family")
         duration = own
+    check_samples(duration, args.rate, "`--duration` and `--rate`")
+    if args.jitter >= 0.5 / args.rate:
+        raise ValueError(f"`--jitter` must be below half the sample period ({0.5 / args.rate:g} "
+                         f"s at {args.rate:g} Hz), got {args.jitter:g}: time stamps would "
+                         "swap order")
 
     def per_joint(values, absent=0.0):  # one value for every joint, or one per joint
         return absent if values is None else (values[0] if len(values) == 1 else values)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import check_output, output_options, prepared, print_json, validation_options
+from dynid.cli._common import (
+    FIGURE_SUFFIXES,
+    output_options,
+    prepared,
+    print_json,
+    validation_options,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -15,7 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     validate.add_argument("--plot", metavar="PNG", help="measured vs predicted torques")
     validation_options(validate)
     output_options(validate)
-    validate.set_defaults(handler=_validate)
+    validate.set_defaults(handler=_validate, output_suffixes={"--plot": FIGURE_SUFFIXES})
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -23,7 +29,6 @@ def _validate(args: argparse.Namespace) -> int:
     from dynid.evaluation import check_compatible, validate_model
     from dynid.identification import load_model
 
-    check_output(args.plot, "--plot")
     model = load_model(args.model)
     data = prepared(args, args.data)
     check_compatible(model, data)

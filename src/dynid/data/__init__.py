@@ -2,9 +2,11 @@
 (``preprocess``: trimming, resampling, filtering, differentiation, splitting).
 """
 
+from dynid.data.dataset import MAX_MAGNITUDE as MAX_MAGNITUDE
 from dynid.data.dataset import MAX_SAMPLES as MAX_SAMPLES
 from dynid.data.dataset import Dataset as Dataset
 from dynid.data.dataset import StaticData as StaticData
+from dynid.data.dataset import concatenate as concatenate
 from dynid.data.dataset import lower_triangle as lower_triangle
 from dynid.data.dataset import sample_times as sample_times
 from dynid.data.dataset import static_rows as static_rows
@@ -17,6 +19,8 @@ from dynid.data.io import write_dataset as write_dataset
 from dynid.data.preprocess import DEFAULT_CUTOFF as DEFAULT_CUTOFF
 from dynid.data.preprocess import DEFAULT_TRIM as DEFAULT_TRIM
 from dynid.data.preprocess import FIELDS as FIELDS
+from dynid.data.preprocess import MAX_GAP_STEPS as MAX_GAP_STEPS
+from dynid.data.preprocess import GapWarning as GapWarning
 from dynid.data.preprocess import differentiate as differentiate
 from dynid.data.preprocess import inspect as inspect
 from dynid.data.preprocess import lowpass as lowpass
@@ -25,6 +29,7 @@ from dynid.data.preprocess import noise_level as noise_level
 from dynid.data.preprocess import prepare as prepare
 from dynid.data.preprocess import resample as resample
 from dynid.data.preprocess import savgol as savgol
+from dynid.data.preprocess import segments as segments
 from dynid.data.preprocess import split as split
 from dynid.data.preprocess import trim as trim
 from dynid.data.preprocess import uniform_step as uniform_step
@@ -33,10 +38,14 @@ __all__ = [
     "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
     "FIELDS",
+    "MAX_GAP_STEPS",
+    "MAX_MAGNITUDE",
     "MAX_SAMPLES",
     "PANDA_LOG_FILES",
     "Dataset",
+    "GapWarning",
     "StaticData",
+    "concatenate",
     "differentiate",
     "inspect",
     "lower_triangle",
@@ -50,6 +59,7 @@ __all__ = [
     "resample",
     "sample_times",
     "savgol",
+    "segments",
     "split",
     "static_rows",
     "trim",

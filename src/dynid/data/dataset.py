@@ -12,14 +12,29 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
 __all__ = [
+    "MAX_MAGNITUDE",
     "MAX_SAMPLES",
     "Dataset",
     "StaticData",
+    "concatenate",
     "lower_triangle",
     "sample_times",
     "static_rows",
     "with_accelerations",
 ]
+
+
+# |q|, |dq|, |ddq|, |tau| above this are no arm's (rad, rad/s, rad/s^2, N m) and overflow the
+# squares and products of a fit: refused as a unit or format mistake
+MAX_MAGNITUDE = 1e9
+
+
+def _in_range(name: str, array: NDArray) -> None:
+    large = np.abs(array) > MAX_MAGNITUDE
+    if large.any():
+        index = tuple(int(i) for i in np.argwhere(large)[0])
+        raise ValueError(f"`{name}` has {array[index]:.3g} at index {index}: beyond "
+                         f"{MAX_MAGNITUDE:.0e}, no arm's value (wrong units or a corrupt file?)")
 
 
 @dataclass(frozen=True)
@@ -28,7 +43,8 @@ class Dataset:
     optionally the controller's model along the log, ``M`` (N, n, n) and ``g`` (N, n).
 
     SI units (rad, rad/s, rad/s^2, N m). ``metadata`` says where the data come from (robot name,
-    rate, noise, preprocessing, ...).
+    rate, noise, preprocessing, ...). At least one sample and one joint; magnitudes up to
+    ``MAX_MAGNITUDE``.
     """
 
     t: NDArray
@@ -42,6 +58,8 @@ class Dataset:
 
     def __post_init__(self) -> None:
         t = as_float_array("t", self.t)
+        if t.ndim == 1 and t.size == 0:
+            raise ValueError("`t` is empty: a log needs at least one sample")
         strictly_increasing("t", t)
         arrays = {"t": t}
         for name in ("q", "dq", "tau", "ddq"):
@@ -53,8 +71,11 @@ class Dataset:
             array = as_float_array(name, value)
             if array.ndim != 2 or array.shape[0] != t.size:
                 raise ValueError(f"`{name}` must have shape ({t.size}, n), got {array.shape}")
+            _in_range(name, array)
             arrays[name] = array
         n = arrays["q"].shape[1]
+        if n == 0:
+            raise ValueError("`q` has no joints (shape (N, 0))")
         for name, array in arrays.items():
             if name != "t" and array.shape[1] != n:
                 raise ValueError(f"`{name}` must have {n} joints like `q`, got {array.shape[1]}")
@@ -131,6 +152,20 @@ class StaticData:
     @property
     def n_joints(self) -> int:
         return self.q.shape[1]
+
+
+def concatenate(parts: list[Dataset]) -> Dataset:
+    """Logs one after the other (time stamps increasing across them) as one; the metadata of
+    the first."""
+    if not parts:
+        raise ValueError("`parts` is empty")
+    joined = {}
+    for name in ("t", "q", "dq", "tau", "ddq", "M", "g"):
+        values = [getattr(part, name) for part in parts]
+        if any(v is None for v in values) and not all(v is None for v in values):
+            raise ValueError(f"`parts`: `{name}` is in some parts only")
+        joined[name] = None if values[0] is None else np.concatenate(values)
+    return Dataset(**joined, metadata=dict(parts[0].metadata))
 
 
 def with_accelerations(data: Dataset) -> Dataset:

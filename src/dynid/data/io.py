@@ -64,7 +64,16 @@ def read_panda_log(folder: str | Path, n_joints: int = 7) -> Dataset:
                 f"{n_joints} per time stamp ({n_joints * n_samples})"
             )
         arrays[name] = arrays[name].reshape(n_samples, n_joints)
-    return Dataset(**arrays, metadata={"source": str(folder), "format": "panda log"})
+    return _named(folder, Dataset, **arrays,
+                  metadata={"source": str(folder), "format": "panda log"})
+
+
+def _named(path: Path, build, **fields):
+    """``build(**fields)`` with a wrong-type error turned into a ValueError naming the file."""
+    try:
+        return build(**fields)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"`path`: {path.name}: {error}") from None
 
 
 def read_dataset(path: str | Path) -> Dataset:
@@ -76,7 +85,7 @@ def read_dataset(path: str | Path) -> Dataset:
     if path.suffix.lower() == ".npz":
         arrays = read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"),
                           what="log")
-        return Dataset(**arrays, metadata={"source": str(path)})
+        return _named(path, Dataset, **arrays, metadata={"source": str(path)})
     header, values = read_csv(path, what="log")
     if "t" not in header:
         raise ValueError(f"`path`: {path.name} has no `t` column (header: {', '.join(header)})")
@@ -98,8 +107,9 @@ def read_dataset(path: str | Path) -> Dataset:
             f"`path`: {path.name} has {len(header)} columns, expected {expected} "
             "(t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn])"
         )
-    return Dataset(
-        t=values[:, header.index("t")], q=values[:, columns["q"]], dq=values[:, columns["dq"]],
+    return _named(
+        path, Dataset, t=values[:, header.index("t")], q=values[:, columns["q"]],
+        dq=values[:, columns["dq"]],
         tau=values[:, columns["tau"]],
         ddq=values[:, columns["ddq"]] if columns["ddq"] else None,
         metadata={"source": str(path)},
@@ -136,7 +146,7 @@ def read_static(path: str | Path) -> StaticData:
     path = Path(path)
     if path.suffix.lower() == ".npz":
         arrays = read_npz(path, required=("q", "M", "g"), what="static samples")
-        return StaticData(**arrays, metadata={"source": str(path)})
+        return _named(path, StaticData, **arrays, metadata={"source": str(path)})
     header, values = read_csv(path, what="log")
     q_columns = _columns(header, "q", path)
     n = len(q_columns)
@@ -160,5 +170,5 @@ def read_static(path: str | Path) -> StaticData:
             f"`path`: {path.name} has {len(header)} columns, expected {expected} "
             "(q1..qn, the lower triangle of M row by row, g1..gn)"
         )
-    return StaticData(q=values[:, q_columns], M=mass, g=values[:, g_columns],
+    return _named(path, StaticData, q=values[:, q_columns], M=mass, g=values[:, g_columns],
                       metadata={"source": str(path)})

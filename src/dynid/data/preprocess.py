@@ -9,6 +9,11 @@ noisy (position resolution about 1e-4 rad). The usual path::
     ready = trim(differentiate(smooth, source="dq"), 0.5, 0.5) # ddq, then drop filter edges
     fit, check = split(ready, 0.7)
 
+A gap in the time stamps longer than ``MAX_GAP_STEPS`` median steps (a pause in logging, a
+dropped connection) is never interpolated across: ``prepare`` splits the log there, prepares
+each segment on its own, drops segments too short to filter, and joins the rest, with a
+``GapWarning`` and a preprocessing step that says where it split.
+
 Filters run forwards and backwards (``scipy.signal.sosfiltfilt``): no phase lag, so positions,
 velocities and torques stay aligned in time. They need uniform sampling: resample first.
 Gaz et al. filter at 4th order 1 Hz, the Jaco2 paper at 2nd order 5 Hz; Gilbert et al. use a
@@ -17,19 +22,23 @@ moving mean.
 
 from __future__ import annotations
 
+import itertools
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.signal
 from numpy.typing import NDArray
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import Dataset, concatenate
 from dynid.robot import Robot
 
 __all__ = [
     "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
     "FIELDS",
+    "MAX_GAP_STEPS",
+    "GapWarning",
     "differentiate",
     "inspect",
     "lowpass",
@@ -38,6 +47,7 @@ __all__ = [
     "prepare",
     "resample",
     "savgol",
+    "segments",
     "split",
     "trim",
     "uniform_step",
@@ -49,6 +59,8 @@ FIELDS = ("q", "dq", "ddq", "tau")
 # torque-sensor noise), and 0.5 s trimmed at both ends (the filter's edge transients).
 DEFAULT_CUTOFF = 5.0
 DEFAULT_TRIM = 0.5
+MIN_SAMPLES = 10  # fewer cannot be filtered, differentiated and trimmed
+MAX_GAP_STEPS = 10  # a longer gap splits the log (the Panda log's largest: 8.8 median steps)
 _JITTER_RTOL = 1e-6  # a grid is uniform when every step is the median step to this precision
 
 
@@ -253,12 +265,58 @@ def inspect(data: Dataset, robot: Robot | None = None) -> dict:
     return report
 
 
+class GapWarning(UserWarning):
+    """A log was split at gaps in its time stamps (see ``prepare``)."""
+
+
+def segments(data: Dataset, max_gap_steps: float = MAX_GAP_STEPS) -> list[Dataset]:
+    """``data`` cut at every step longer than ``max_gap_steps`` median steps."""
+    if data.n_samples < 3:
+        return [data]
+    steps = np.diff(data.t)
+    gaps = np.flatnonzero(steps > max_gap_steps * float(np.median(steps)))
+    bounds = [0, *(gaps + 1).tolist(), data.n_samples]
+    return [data.select(slice(start, stop)) for start, stop in itertools.pairwise(bounds)]
+
+
 def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
             order: int = 4, trim_seconds: float | None = None) -> Dataset:
     """A log ready to identify: resampled when irregular (or when ``rate`` is given), and,
     when it has no accelerations, low-passed (``cutoff``, default ``DEFAULT_CUTOFF``),
     differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
-    has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata."""
+    has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata.
+
+    A log with gaps (see the module docstring) is prepared segment by segment."""
+    parts = segments(data)
+    if len(parts) == 1:
+        return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds)
+    steps = np.diff(data.t)
+    largest = int(np.argmax(steps))
+    note = (f"split at {len(parts) - 1} gap(s) longer than {MAX_GAP_STEPS} median steps "
+            f"(largest {steps[largest]:.3g} s after t = {data.t[largest]:.6g} s)")
+    ready, dropped = [], 0
+    for part in parts:
+        try:
+            ready.append(_prepare(part, rate=rate, cutoff=cutoff, order=order,
+                                  trim_seconds=trim_seconds))
+        except ValueError:  # too short to filter, differentiate or trim
+            dropped += part.n_samples
+    if not ready:
+        raise ValueError(f"`data`: {note}; no segment is long enough to prepare")
+    if dropped:
+        note += f"; {dropped} samples in segments too short to prepare dropped"
+    warnings.warn(f"{data.metadata.get('source', 'the log')}: {note}", GapWarning, stacklevel=2)
+    joined = concatenate(ready)
+    joined.metadata["preprocessing"] = [note, *ready[0].metadata.get("preprocessing", [])]
+    return joined
+
+
+def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: int,
+             trim_seconds: float | None) -> Dataset:
+    if data.n_samples < MIN_SAMPLES:
+        raise ValueError(f"`data` ({data.metadata.get('source', 'the log')}) has "
+                         f"{data.n_samples} sample(s); preparing a log needs at least "
+                         f"{MIN_SAMPLES}")
     _, irregular = _irregularity(data.t)
     if rate is not None or irregular:
         data = resample(data, rate)

@@ -309,12 +309,12 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                       models={key: value["model"] for key, value in results.items()})
 
 
-def write_table(comparison: Comparison, path) -> None:
-    """``.md``, ``.csv`` or ``.json`` after the suffix, atomically."""
+def write_table(comparison: Comparison, path, *, suffix: str | None = None) -> None:
+    """``.md``, ``.csv`` or ``.json`` after the suffix (of ``suffix``, a name, when given),
+    atomically."""
     from pathlib import Path
 
-
-    suffix = Path(path).suffix.lower()
+    suffix = Path(suffix or path).suffix.lower()
     if suffix == ".md":
         text = comparison.to_markdown()
     elif suffix == ".csv":

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from dynid._reading import read_bytes
 from dynid.robot._joint import Joint
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
-from dynid.robot.inertia import from_pinocchio_order
+from dynid.robot.inertia import check_physical, from_pinocchio_order
 
 __all__ = ["load_urdf"]
 
@@ -61,12 +62,12 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
     joints are merged into the moving link before them. ``tool_frame`` names a URDF link or
     frame on the last moving link to use as the tool. Raises ValueError for a file that cannot
-    be parsed, a kinematic loop (a link with two parent joints), a tree (a link with two
-    moving children), or an unsupported joint type.
+    be parsed (or is not a regular file within ``dynid._reading.MAX_TEXT_BYTES``), a link that
+    is not a physical body, a kinematic loop (a link with two parent joints), a tree (a link
+    with two moving children), or an unsupported joint type.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"`path`: no URDF file at {str(path)!r}")
+    read_bytes(path, what="URDF")  # a regular file within the size limit, before the parser
     try:
         with _parser_messages() as messages:
             # mimic=True keeps a <mimic> joint a mimic joint (rejected below), not a free one
@@ -107,6 +108,7 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         joints.append(Joint(joint_name, kind, axis=axis,
                             pre=model.jointPlacements[j].homogeneous))
         params.append(from_pinocchio_order(model.inertias[j].toDynamicParameters()))
+        check_physical(params[-1], f"{path.name}: the link of joint {joint_name}")
     lower, upper, velocity, effort = [], [], [], []
     for j in range(1, model.njoints):
         idx_q, idx_v = model.joints[j].idx_q, model.joints[j].idx_v

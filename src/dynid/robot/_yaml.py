@@ -67,8 +67,10 @@ from dynid.robot.inertia import (
     INERTIA,
     MASS,
     N_LINK_PARAMETERS,
+    PHYSICAL_RTOL,
+    check_physical,
     from_com,
-    pseudo_inertia,
+    physical_margin,
 )
 
 __all__ = ["SCHEMA", "load_robot_file", "robot_from_dict", "robot_to_dict", "save_robot"]
@@ -180,25 +182,8 @@ def _link_parameters(spec: dict, n: int,
             params.append(pi)
         names.append(_text(link.get("name", f"link{k + 1}"), f"{where}.name"))
         if physical:
-            _physical(params[-1], where)
+            check_physical(params[-1], where)
     return np.array(params), tuple(names)
-
-
-def _lowest_eigenvalue(parameters: np.ndarray) -> float:
-    """The lowest eigenvalue of the pseudo-inertia relative to its largest entry: >= -1e-9
-    (rounding of a file's digits) for a physical body."""
-    j = pseudo_inertia(parameters)
-    return float(np.linalg.eigvalsh(j).min()) / max(float(np.abs(j).max()), 1e-300)
-
-
-def _physical(parameters: np.ndarray, where: str) -> None:
-    """Mass >= 0 and the pseudo-inertia positive semi-definite (see _lowest_eigenvalue)."""
-    if _lowest_eigenvalue(parameters) < -1e-9:
-        lowest = float(np.linalg.eigvalsh(pseudo_inertia(parameters)).min())
-        raise ValueError(
-            f"`{where}` is not a physical body: its pseudo-inertia has the eigenvalue "
-            f"{lowest:.3g} < 0 (the inertia about the CoM must be positive semi-definite and "
-            "satisfy the triangle inequality Ixx + Iyy >= Izz, ...)")
 
 
 def _mapping(value: Any, where: str) -> dict:
@@ -298,7 +283,7 @@ def load_robot_file(path: str | Path) -> Robot:
     try:
         return robot_from_dict(spec)
     except (ValueError, TypeError) as error:
-        raise type(error)(f"{path.name}: {error}") from None
+        raise ValueError(f"{path.name}: {error}") from None
 
 
 def _row_dict(row, name: str | None = None) -> dict:
@@ -347,7 +332,7 @@ def robot_to_dict(robot: Robot) -> dict:
         "inertia": {
             "frame": "link",
             "about": "origin",
-            **({} if all(_lowest_eigenvalue(pi) >= -1e-9 for pi in robot.parameters)
+            **({} if (physical_margin(robot.parameters) >= -PHYSICAL_RTOL).all()
                else {"physical": False}),
             "links": [
                 {"name": name, "mass": float(pi[MASS]),

@@ -29,13 +29,16 @@ __all__ = [
     "MASS",
     "N_LINK_PARAMETERS",
     "PARAMETER_NAMES",
+    "PHYSICAL_RTOL",
     "PINOCCHIO_PARAMETER_NAMES",
+    "check_physical",
     "from_com",
     "from_log_cholesky",
     "from_pinocchio_order",
     "from_pseudo_inertia",
     "inertia_matrix",
     "inertia_vector",
+    "physical_margin",
     "pseudo_inertia",
     "to_com",
     "to_log_cholesky",
@@ -191,6 +194,30 @@ def pseudo_inertia(parameters: ArrayLike) -> NDArray:
     out[..., 3, :3] = pi[..., FIRST_MOMENT]
     out[..., 3, 3] = pi[..., MASS]
     return out
+
+
+def physical_margin(parameters: ArrayLike) -> NDArray:
+    """``(*,)``: the lowest eigenvalue of each pseudo-inertia over its largest entry; a physical
+    body has a margin >= ``-PHYSICAL_RTOL`` (zero for a body flat in a plane, on a line, a
+    point or massless)."""
+    j = pseudo_inertia(parameters)
+    scale = np.maximum(np.abs(j).max(axis=(-2, -1)), np.finfo(float).tiny)
+    return np.linalg.eigvalsh(j)[..., 0] / scale
+
+
+# a file's digits round the entries of a physical body; below this relative margin it is not one
+PHYSICAL_RTOL = 1e-9
+
+
+def check_physical(parameters: ArrayLike, where: str) -> None:
+    """ValueError naming ``where`` unless the 10-vector is a physical body (mass >= 0, the
+    inertia about the CoM positive semi-definite with the triangle inequality)."""
+    margin = float(physical_margin(parameters))
+    if margin < -PHYSICAL_RTOL:
+        raise ValueError(
+            f"`{where}` is not a physical body: its pseudo-inertia has a negative eigenvalue "
+            f"({margin:.3g} of its largest entry; the inertia about the CoM must be positive "
+            "semi-definite and satisfy the triangle inequality Ixx + Iyy >= Izz, ...)")
 
 
 def from_pseudo_inertia(matrix: ArrayLike) -> NDArray:

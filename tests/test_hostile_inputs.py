@@ -1,0 +1,430 @@
+"""Hostile and broken inputs: every reader and every command ends in a result or a one-line
+ValueError, never another exception, never a hang, never an output file on failure.
+
+The fuzz budget is small here (``DYNID_FUZZ_EXAMPLES``, default 12 per reader); ``make fuzz``
+runs the same properties with a large one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynid._files import atomic_write_all
+from dynid._reading import FileError, parse_yaml
+from dynid.cli import main
+from dynid.data import Dataset, read_dataset, read_static, write_dataset
+from dynid.excitation import FourierTrajectory, load_poses, load_trajectory
+from dynid.identification import identify, load_model, save_model
+from dynid.robot import load_robot, load_robot_file, load_urdf, save_robot
+
+EXAMPLES = int(os.environ.get("DYNID_FUZZ_EXAMPLES", "12"))
+TIMEOUT_S = 20  # per example: a reader that takes longer hangs
+COUNTS: Counter = Counter()  # tried inputs by outcome, for `make fuzz`'s summary
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fuzz_summary():
+    """With DYNID_FUZZ_REPORT=FILE, the counts of tried inputs by outcome go to FILE."""
+    yield
+    report = os.environ.get("DYNID_FUZZ_REPORT")
+    if report:
+        Path(report).write_text(json.dumps({"tried": sum(COUNTS.values()), **COUNTS},
+                                           indent=2) + "\n")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int):
+    def expired(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s: a hang")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def outcome(read, path: Path) -> str:
+    """'ok' or the one-line message of a ValueError; anything else fails the test."""
+    COUNTS["other"] += 1  # until shown otherwise: an exception or hang fails the test anyway
+    with time_limit(TIMEOUT_S):
+        try:
+            read(path)
+        except ValueError as error:
+            message = str(error)
+            assert message and "\n" not in message, f"not one line: {message!r}"
+            COUNTS["other"] -= 1
+            COUNTS["clear error"] += 1
+            return message
+    COUNTS["other"] -= 1
+    COUNTS["result"] += 1
+    return "ok"
+
+
+# -- valid files, one per format dynid reads ------------------------------------------------------
+
+def _log(n_samples: int = 400, seed: int = 0) -> Dataset:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n_samples) / 200.0
+    q = np.sin(np.outer(t, [1.0, 1.3, 0.7])) + 0.01 * rng.standard_normal((n_samples, 3))
+    dq = np.cos(np.outer(t, [1.0, 1.3, 0.7]))
+    ddq = -q
+    robot = load_robot("arm3")
+    from dynid.dynamics import rnea
+
+    return Dataset(t=t, q=q, dq=dq, ddq=ddq, tau=rnea(robot, q, dq, ddq))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("valid")
+    robot = load_robot("arm3")
+    save_robot(robot, folder / "robot.yaml")
+    data = _log()
+    write_dataset(folder / "log.csv", data)
+    write_dataset(folder / "log.npz", data)
+    q = data.q[:20]
+    from dynid.dynamics import gravity_torque, mass_matrix
+
+    np.savez(folder / "static.npz", q=q, M=mass_matrix(robot, q), g=gravity_torque(robot, q))
+    trajectory = FourierTrajectory(a=np.zeros((3, 2)), b=0.1 * np.ones((3, 2)), q0=np.zeros(3),
+                                   omega_f=2 * np.pi / 10.0)
+    (folder / "trajectory.yaml").write_text(yaml.safe_dump(trajectory.to_dict()))
+    np.savetxt(folder / "poses.txt", q)
+    save_model(identify(robot, data), folder / "model.yaml")
+    from dynid.export import export_robot
+
+    export_robot(robot, folder / "robot.urdf")
+    return {path.name: path for path in folder.iterdir()}
+
+
+READERS = {
+    "robot.yaml": load_robot_file,
+    "model.yaml": load_model,
+    "log.csv": read_dataset,
+    "log.npz": read_dataset,
+    "static.npz": read_static,
+    "trajectory.yaml": load_trajectory,
+    "poses.txt": load_poses,
+    "robot.urdf": load_urdf,
+}
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_valid_files_read(files, name):
+    assert outcome(READERS[name], files[name]) == "ok"
+
+
+# -- fuzzing: truncations, bit flips, inserted and random bytes -----------------------------------
+
+@st.composite
+def mutated(draw, original: bytes) -> bytes:
+    kind = draw(st.sampled_from(["truncate", "flip", "insert", "random", "replace"]))
+    data = bytearray(original)
+    if kind == "truncate":
+        return bytes(data[:draw(st.integers(0, len(data)))])
+    if kind == "flip":
+        for _ in range(draw(st.integers(1, 8))):
+            k = draw(st.integers(0, len(data) - 1))
+            data[k] ^= 1 << draw(st.integers(0, 7))
+        return bytes(data)
+    if kind == "insert":
+        k = draw(st.integers(0, len(data)))
+        return bytes(data[:k] + draw(st.binary(min_size=1, max_size=64)) + data[k:])
+    if kind == "replace":  # a token swapped for an extreme or wrong-typed value
+        text = original.decode("latin-1")
+        k = draw(st.integers(0, max(len(text) - 1, 0)))
+        value = draw(st.sampled_from(["1e999", "-1e308", "nan", ".inf", "null", "[]", "{}",
+                                      "'x'", "1_0", "0x10", "- - -", "*a", "&a [", ":",
+                                      "\t", "\x00"]))
+        return (text[:k] + value + text[k + 1:]).encode("latin-1")
+    return draw(st.binary(max_size=4096))
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_fuzzed_files_give_a_result_or_one_line_error(files, name, tmp_path_factory):
+    original = files[name].read_bytes()
+    folder = tmp_path_factory.mktemp("fuzz")
+    target = folder / name
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(mutated(original))
+    def check(data: bytes) -> None:
+        target.write_bytes(data)
+        outcome(READERS[name], target)
+
+    check()
+
+
+# -- hostile documents, each named --------------------------------------------------------------
+
+BILLION_LAUGHS = "\n".join(
+    ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    + [f"{b}: &{b} [*{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}, *{a}]"
+       for a, b in zip("abcdefgh", "bcdefghi", strict=True)]
+)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (BILLION_LAUGHS, "aliases expanded|more than 64 aliases"),
+    ("[" * 10_000 + "]" * 10_000, "nested deeper than 64"),
+    ("a: 1\nb: 2\na: 3\n", r"doc.yaml:3: key 'a' appears twice"),
+    ("a: !!python/object:os.system ls\n", "doc.yaml:1:4: could not determine a constructor"),
+    ("a: [1, 2\nb: 3\n", r"doc.yaml:\d+:\d+: "),
+])
+def test_hostile_yaml_is_refused_fast(text, message):
+    with time_limit(5), pytest.raises(FileError, match=message):
+        parse_yaml(text, source="doc.yaml")
+
+
+@pytest.mark.parametrize("reader", [load_robot_file, load_model, load_trajectory])
+def test_billion_laughs_in_every_yaml_reader(tmp_path, reader):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BILLION_LAUGHS)
+    assert "aliases" in outcome(reader, path)
+
+
+def test_special_files_are_refused_before_reading(tmp_path):
+    for reader in (load_robot_file, read_dataset, load_model, load_urdf, load_poses):
+        assert "not a regular file" in outcome(reader, Path("/dev/zero"))
+    assert "is a folder" in outcome(load_robot_file, tmp_path)
+
+
+def test_sparse_gigabyte_csv_is_refused_without_reading_it(tmp_path):
+    path = tmp_path / "sparse.csv"
+    with path.open("wb") as handle:
+        handle.truncate(2**30)
+    assert "longer than" in outcome(read_dataset, path)
+
+
+def _npz_with_header(path: Path, header: dict, payload: bytes = b"") -> None:
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for key in ("t", "q", "dq", "tau"):
+            with archive.open(f"{key}.npy", "w") as member:
+                npy.write_array_header_1_0(member, header)
+                member.write(payload)
+
+
+def test_npz_header_that_declares_more_than_the_file_holds(tmp_path):
+    path = tmp_path / "huge.npz"
+    _npz_with_header(path, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 7)})
+    message = outcome(read_dataset, path)
+    assert "its header declares (1000000000000, 7) float64" in message
+    assert "the archive member holds 0 B" in message
+
+
+def test_npz_with_pickled_objects_is_refused(tmp_path):
+    path = tmp_path / "objects.npz"
+    np.savez(path, t=np.array([object()] * 3, dtype=object), q=np.zeros((3, 1)),
+             dq=np.zeros((3, 1)), tau=np.zeros((3, 1)))
+    assert "holds Python objects" in outcome(read_dataset, path)
+
+
+def test_truncated_and_bit_flipped_npz(files, tmp_path):
+    data = files["log.npz"].read_bytes()
+    path = tmp_path / "bad.npz"
+    path.write_bytes(data[: len(data) // 2])
+    assert "not a readable NPZ" in outcome(read_dataset, path)
+    flipped = bytearray(data)
+    flipped[200] ^= 0x10  # inside the first array's data: a CRC error
+    path.write_bytes(bytes(flipped))
+    assert "corrupt" in outcome(read_dataset, path) or "Bad CRC" in outcome(read_dataset, path)
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({}, "`t` is empty"),
+    ({"tau": 1e300}, r"`tau` has 1e\+300 .* beyond 1e\+09"),
+])
+def test_degenerate_logs_are_named(tmp_path, values, message):
+    n = 0 if not values else 5
+    arrays = {"t": np.arange(n) / 100.0, "q": np.zeros((n, 2)), "dq": np.zeros((n, 2)),
+              "tau": np.full((n, 2), values.get("tau", 0.0))}
+    path = tmp_path / "log.npz"
+    np.savez(path, **arrays)
+    assert message and outcome(read_dataset, path) != "ok"
+    with pytest.raises(ValueError, match=message):
+        read_dataset(path)
+
+
+def test_robot_file_schema_is_strict(files, tmp_path):
+    spec = yaml.safe_load(files["robot.yaml"].read_text())
+    spec["gravty"] = spec.pop("gravity")
+    path = tmp_path / "misspelt.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    assert "unknown key 'gravty'; did you mean 'gravity'?" in outcome(load_robot_file, path)
+    spec = yaml.safe_load(files["robot.yaml"].read_text())
+    spec["inertia"]["links"][1]["inertia"] = [1.0, 0.0, 0.0, 1.0, 0.0, 5.0]  # Izz > Ixx + Iyy
+    path.write_text(yaml.safe_dump(spec))
+    assert "inertia.links[1]` is not a physical body" in outcome(load_robot_file, path)
+
+
+def test_pi_expressions_in_robot_files(files, tmp_path):
+    text = files["robot.yaml"].read_text()
+    spec = yaml.safe_load(text)
+    spec["kinematics"]["joints"][1]["alpha"] = "-pi/2"
+    spec["kinematics"]["joints"][2]["theta"] = "3*pi/4"
+    path = tmp_path / "pi.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    robot = load_robot_file(path)
+    assert robot.table[1].alpha == -np.pi / 2
+    assert robot.table[2].offset == 3 * np.pi / 4
+    spec["kinematics"]["joints"][1]["alpha"] = "pi/0"
+    path.write_text(yaml.safe_dump(spec))
+    assert "divides by zero" in outcome(load_robot_file, path)
+
+
+@pytest.mark.parametrize("edit", ["delete", "rename", "duplicate", "inf", "terms-list"])
+def test_tampered_model_files_are_refused(files, tmp_path, edit):
+    spec = yaml.safe_load(files["model.yaml"].read_text())
+    rows = spec["base_parameters"]["coefficients"]
+    if edit == "delete":
+        del rows[3]
+    elif edit == "rename":
+        rows[3]["name"], rows[4]["name"] = rows[4]["name"], rows[3]["name"]
+    elif edit == "duplicate":
+        rows.append(dict(rows[0]))
+    elif edit == "inf":
+        rows[0]["value"] = float("inf")
+    else:
+        rows[0]["terms"] = list(rows[0]["terms"])
+    path = tmp_path / "model.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    message = outcome(load_model, path)
+    assert message != "ok" and message.startswith("`path`: model.yaml: ")
+
+
+def test_model_finds_its_urdf_beside_it_after_a_move(files, tmp_path):
+    from dynid.data import read_dataset as read
+
+    urdf_robot = load_urdf(files["robot.urdf"])
+    first = tmp_path / "a"
+    first.mkdir()
+    (first / "robot.urdf").write_bytes(files["robot.urdf"].read_bytes())
+    model = identify(load_urdf(first / "robot.urdf"), read(files["log.npz"]))
+    save_model(model, first / "model.yaml")
+    assert yaml.safe_load((first / "model.yaml").read_text())["robot"]["urdf"] == "robot.urdf"
+    moved = tmp_path / "b"
+    first.rename(moved)
+    loaded = load_model(moved / "model.yaml")
+    assert loaded.robot.n_joints == urdf_robot.n_joints
+    (moved / "robot.urdf").write_text((moved / "robot.urdf").read_text() + "\n")
+    assert "changed since the model was saved" in outcome(load_model, moved / "model.yaml")
+
+
+# -- outputs that never destroy -----------------------------------------------------------------
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    with time_limit(60):
+        try:
+            status = main(list(argv))
+        except SystemExit as exit_:  # argparse
+            status = exit_.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return status, err
+
+
+def test_outputs_that_would_destroy_are_refused_before_work(files, tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    log.write_bytes(files["log.csv"].read_bytes())
+    before = log.read_bytes()
+    status, err = run_cli(capsys, "simulate", "arm3", str(log), "-o", str(log))
+    assert status == 2 and "is an input of this command" in err
+    assert log.read_bytes() == before
+    robot = tmp_path / "r.yaml"
+    robot.write_bytes(files["robot.yaml"].read_bytes())
+    status, err = run_cli(capsys, "excite", str(robot), "-o", str(tmp_path / "r.csv"))
+    assert status == 2 and "`-o (its .yaml)`" in err and "is an input" in err
+    hard = tmp_path / "hard.csv"
+    os.link(log, hard)
+    status, err = run_cli(capsys, "simulate", "arm3", str(log), "-o", str(hard))
+    assert status == 2 and "is an input" in err
+    link = tmp_path / "link.yaml"
+    link.symlink_to(tmp_path / "elsewhere.yaml")
+    status, err = run_cli(capsys, "identify", "arm3", str(log), "-o", str(link))
+    assert status == 2 and "is a symbolic link" in err
+    status, err = run_cli(capsys, "identify", "arm3", str(log), "-o", "/dev/null")
+    assert status == 2 and "not a regular file" in err
+    status, err = run_cli(capsys, "identify", "arm3", str(log), "-o", str(tmp_path))
+    assert status == 2 and "is a folder" in err
+    status, err = run_cli(capsys, "identify", "arm3", str(log), "-o", str(tmp_path / "m.txt"))
+    assert status == 2 and "must end in .yaml or .yml" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.csv", "link.yaml", "log.csv",
+                                                          "r.yaml"]
+
+
+def test_files_written_together_appear_together(tmp_path):
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("old a")
+
+    def fail(tmp: Path) -> None:
+        raise ValueError("the second writer fails")
+
+    with pytest.raises(ValueError, match="second writer"):
+        atomic_write_all([(first, lambda tmp: tmp.write_text("new a")), (second, fail)])
+    assert first.read_text() == "old a" and not second.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]  # no temporary left
+    atomic_write_all([(first, lambda tmp: tmp.write_text("new a")),
+                      (second, lambda tmp: tmp.write_text("new b"))])
+    assert first.read_text() == "new a" and second.read_text() == "new b"
+
+
+# -- every numeric option checked before work ---------------------------------------------------
+
+OPTIONS = [
+    ("excite", "--harmonics"), ("excite", "--period"), ("excite", "--rate"),
+    ("excite", "--grid-rate"), ("excite", "--starts"), ("excite", "--iterations"),
+    ("excite", "--seed"), ("simulate", "--rate"), ("simulate", "--duration"),
+    ("simulate", "--jitter"), ("simulate", "--drop"), ("simulate", "--noise"),
+    ("identify", "--lasso"), ("identify", "--max-samples"), ("identify", "--resample"),
+    ("identify", "--cutoff"), ("identify", "--order"), ("identify", "--trim"),
+    ("identify", "--validate"), ("identify", "--kv"), ("validate", "--poses"),
+    ("retrieve", "--restarts"), ("retrieve", "--stages"), ("demo", "--iterations"),
+    ("demo", "--duration"), ("friction", "--max-samples"),
+]
+POSITIONALS = {"excite": ["absent.yaml", "-o", "{tmp}/t.csv"],
+               "simulate": ["absent.yaml", "absent.csv", "-o", "{tmp}/s.csv"],
+               "identify": ["absent.yaml", "absent.csv"],
+               "validate": ["absent.yaml", "absent.csv"],
+               "retrieve": ["absent.yaml", "absent.yaml"],
+               "demo": ["-o", "{tmp}/demo"],
+               "friction": ["absent.yaml", "absent.csv"]}
+
+
+@settings(max_examples=max(EXAMPLES * 4, 40), deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(option=st.sampled_from(OPTIONS),
+       value=st.one_of(st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e308", "1e9",
+                                        "1e12", "abc", "", "0x10", "1_0", "-0"]),
+                       st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                       st.integers(-10**20, 10**20).map(str)))
+def test_numeric_options_fail_cleanly_before_work(option, value, tmp_path, capsys):
+    command, flag = option
+    positional = [a.replace("{tmp}", str(tmp_path)) for a in POSITIONALS[command]]
+    if command == "demo":  # a valid value would run the demo: keep only invalid ones
+        positional += ["--rate", "-1"]
+    COUNTS["other"] += 1
+    status, err = run_cli(capsys, command, *positional, flag, value)
+    assert status == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("dynid") and "error:" in last
+    COUNTS["other"] -= 1
+    COUNTS["clear error"] += 1
+    assert not any(tmp_path.iterdir())
