@@ -1,0 +1,138 @@
+"""Ctrl-C and determinism, on real `dynid` processes.
+
+SIGINT sent to a running command (the optimiser of `excite`, the workers of `retrieve --method
+penalty` and `compare`, the fit of `identify --method nls`) ends it with status 130 and one
+line, no partial output, no temporary file and no process left behind. The same command with
+the same seed writes byte-identical files.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dynid.data import write_dataset
+from dynid.excitation import FourierTrajectory
+from dynid.identification import identify, save_model
+from dynid.robot import load_robot
+from dynid.simulate import simulate_open_loop
+
+DYNID = str(Path(sys.executable).parent / "dynid")
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("inputs")
+    rng = np.random.default_rng(1)
+    paths = {}
+    for name, robot_name in (("arm3", "arm3"), ("panda", "panda")):
+        robot = load_robot(robot_name)
+        n = robot.n_joints
+        trajectory = FourierTrajectory(a=0.3 * rng.standard_normal((n, 3)),
+                                       b=0.3 * rng.standard_normal((n, 3)), q0=np.zeros(n),
+                                       omega_f=2 * np.pi / 10.0)
+        data = simulate_open_loop(robot, trajectory, duration=10.0, rate=100.0)
+        for k in (1, 2):  # two logs, for compare (each identifies, the other validates)
+            write_dataset(folder / f"{name}-{k}.csv", data)
+        save_model(identify(robot, data), folder / f"{name}-model.yaml")
+        paths[name] = folder / f"{name}-1.csv"
+        paths[f"{name}-2"] = folder / f"{name}-2.csv"
+        paths[f"{name}-model"] = folder / f"{name}-model.yaml"
+    return paths
+
+
+def _session_processes(session: int) -> list[int]:
+    """The processes still in the session the command started."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session and fields[0] != "Z":
+                left.append(int(entry.name))
+    return left
+
+
+def interrupt(argv: list[str], folder: Path, *, after_s: float) -> tuple[int, str]:
+    """Run ``dynid argv`` in its own session in ``folder``, SIGINT it after ``after_s`` seconds
+    (start-up and then work), and return (status, stderr)."""
+    process = subprocess.Popen([DYNID, *argv], cwd=folder, stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, text=True, start_new_session=True)
+    time.sleep(after_s)
+    assert process.poll() is None, f"finished before the interrupt: {process.stderr.read()}"
+    process.send_signal(signal.SIGINT)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail(f"`dynid {' '.join(argv)}` did not stop within 60 s of Ctrl-C")
+    deadline = time.monotonic() + 10
+    while _session_processes(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _session_processes(process.pid)
+    if left:
+        os.killpg(process.pid, signal.SIGKILL)
+    assert not left, f"processes left behind: {left}"
+    return process.returncode, err
+
+
+@pytest.mark.parametrize(("name", "argv", "after_s"), [
+    ("excite", ["excite", "panda", "-o", "out.csv", "--starts", "50", "--iterations", "500"],
+     6.0),
+    ("retrieve", ["retrieve", "panda", "{panda-model}", "--method", "penalty",
+                  "--restarts", "8", "-o", "out.yaml"], 8.0),
+    ("identify-nls", ["identify", "panda", "{panda}", "--method", "nls", "--friction", "lugre",
+                      "-o", "out.yaml"], 6.0),
+    ("compare", ["compare", "panda", "{panda}", "{panda-2}", "--methods", "ols", "nls", "-o",
+                 "out.md"], 6.0),
+])
+def test_ctrl_c_stops_cleanly(inputs, tmp_path, name, argv, after_s):
+    argv = [a.format(**{k: str(v) for k, v in inputs.items()}) if "{" in a else a
+            for a in argv]
+    status, err = interrupt(argv, tmp_path, after_s=after_s)
+    assert status == 130, err
+    assert err.strip().splitlines()[-1] == "dynid: interrupted", err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == [], "partial output or temporary files left"
+
+
+def _run(argv: list[str], folder: Path) -> None:
+    result = subprocess.run([DYNID, *argv], cwd=folder, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["excite", "arm3", "-o", "out.csv", "--harmonics", "2", "--period", "4", "--rate", "50",
+     "--grid-rate", "25", "--starts", "2", "--iterations", "5", "--seed", "7", "--quiet"],
+    ["simulate", "arm3", "{trajectory}", "-o", "out.csv", "--duration", "2", "--rate", "200",
+     "--noise", "0.1", "--jitter", "1e-4", "--drop", "0.05", "--seed", "7"],
+    ["retrieve", "panda", "{panda-model}", "--method", "penalty", "--restarts", "2",
+     "--stages", "2", "--seed", "7", "-o", "out.yaml", "--quiet"],
+])
+def test_same_seed_same_bytes(inputs, tmp_path, argv):
+    first, second = tmp_path / "first", tmp_path / "second"
+    trajectory = tmp_path / "trajectory.yaml"
+    import yaml
+
+    trajectory.write_text(yaml.safe_dump(FourierTrajectory(
+        a=0.2 * np.ones((3, 2)), b=0.1 * np.ones((3, 2)), q0=np.zeros(3),
+        omega_f=2 * np.pi / 4).to_dict()))
+    paths = {**{k: str(v) for k, v in inputs.items()}, "trajectory": str(trajectory)}
+    argv = [a.format(**paths) if "{" in a else a for a in argv]
+    for folder in (first, second):
+        folder.mkdir()
+        _run(argv, folder)
+    names = sorted(p.name for p in first.iterdir())
+    assert names and names == sorted(p.name for p in second.iterdir())
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
