@@ -23,8 +23,8 @@ SOURCE = Path(dynid.__file__).resolve().parent
 # friction sits below robot: a robot description carries its friction model. identification
 # sits below excitation: the excitation optimises the conditioning of the base parameters.
 LAYERS = [
-    ("dynid._validation", "dynid._files", "dynid._reading", "dynid._lazy", "dynid._progress", "dynid._parallel",
-     "dynid._version", "dynid.metrics"),
+    ("dynid._validation", "dynid._files", "dynid._reading", "dynid._lazy", "dynid._progress",
+     "dynid._parallel", "dynid._version", "dynid.metrics"),
     ("dynid.friction",),
     ("dynid.robot",),
     ("dynid.data",),

@@ -169,7 +169,8 @@ def test_identify_iv_command(capsys, tmp_path):
 
     robot = load_robot("arm3")
     reference = random_fourier(robot, seed=3)
-    save_trajectory(tmp_path / "ref.csv", reference, duration=14.0, rate=200.0)
+    save_trajectory(tmp_path / "ref.csv", reference, duration=14.0, rate=200.0,
+                    allow_moving_ends=True)
     data = simulate_closed_loop(robot, reference, duration=14.0, rate=200.0,
                                 natural_frequency=10.0,
                                 sensor=SensorModel(torque_noise_std=0.1))
@@ -308,7 +309,7 @@ def test_closed_loop_simulation_reports_progress_on_stderr(capsys, tmp_path):
     from dynid.robot import load_robot
 
     save_trajectory(tmp_path / "ref.csv", random_fourier(load_robot("arm3"), seed=3),
-                    duration=1.0, rate=100.0)
+                    duration=1.0, rate=100.0, allow_moving_ends=True)
     argv = ["simulate", "arm3", str(tmp_path / "ref.yaml"), "-o", str(tmp_path / "log.csv"),
             "--closed-loop", "--duration", "0.2", "--rate", "50", "--json"]
     assert main(argv) == 0

@@ -97,10 +97,12 @@ def test_panda_ten_harmonics_reaches_cond_30():
 
 
 def test_excite_command(capsys, tmp_path):
+    import yaml
+
     out = tmp_path / "traj.csv"
-    assert main(["excite", "arm3", "-o", str(out), "--harmonics", "3", "--period", "10",
-                 "--grid-rate", "20", "--rate", "100", "--starts", "1", "--iterations", "5",
-                 "--json", "--quiet"]) == 0
+    options = ["--harmonics", "3", "--period", "10", "--grid-rate", "20", "--rate", "100",
+               "--starts", "1", "--iterations", "5", "--json", "--quiet"]
+    assert main(["excite", "arm3", "-o", str(out), *options]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert {"criterion", "value", "condition_number", "max_abs_q_margin",
             "seconds"} <= set(payload)
@@ -108,6 +110,32 @@ def test_excite_command(capsys, tmp_path):
     assert sampled.t.size == 1001
     family = load_trajectory(tmp_path / "traj.yaml")
     assert_close(family.sample(sampled.t)[0], sampled.q, atol=1e-12)
+    # issue 11: at rest at both ends by default, and the YAML says where it starts
+    assert (sampled.dq[[0, -1]] == 0).all() and (sampled.ddq[[0, -1]] == 0).all()
+    spec = yaml.safe_load((tmp_path / "traj.yaml").read_text())
+    assert spec["at_rest"] is True and spec["start"]["dq"] == [0.0] * 3
+    assert_close(spec["start"]["q"], sampled.q[0], atol=0)
+    # --no-rest: at speed from t = 0, saved as asked, and marked so
+    assert main(["excite", "arm3", "-o", str(tmp_path / "moving.csv"), "--no-rest",
+                 *options]) == 0
+    capsys.readouterr()
+    spec = yaml.safe_load((tmp_path / "moving.yaml").read_text())
+    assert spec["at_rest"] is False and max(map(abs, spec["start"]["dq"])) > 0
+
+
+def test_excitation_rests_at_both_ends_by_default():
+    """Issue 11: the optimised trajectory is sent to a robot as it is: dq = ddq = 0 at t = 0
+    and at the end of every period unless rest=False."""
+    robot = load_robot("arm3")
+    options = {"harmonics": 3, "period": 10.0, "rate": 20.0, "starts": 1,
+               "start_iterations": 2, "max_iterations": 3}
+    rested = optimize_excitation(robot, **options).trajectory
+    _, dq, ddq = rested.sample(np.array([0.0, 10.0, 20.0]))
+    assert_close(np.vstack([dq, ddq]), np.zeros((6, 3)), atol=1e-12)
+    _, dq, _ = optimize_excitation(robot, rest=False, **options).trajectory.sample(np.zeros(1))
+    assert np.abs(dq).max() > 0.1
+    with pytest.raises(ValueError, match="give more harmonics, or rest=False"):
+        optimize_excitation(robot, **{**options, "harmonics": 1})
 
 
 @pytest.mark.parametrize(("rest", "with_friction"), [(False, False), (True, False),

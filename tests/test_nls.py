@@ -161,3 +161,69 @@ def test_nls_and_friction_commands(capsys, tmp_path):
     assert "give the validation data" in capsys.readouterr().err
     assert main(["identify", "panda", log, "--lasso", "1e-5"]) == 2
     assert "`--lasso` is for --method nls, not ols" in capsys.readouterr().err
+
+
+def _arm3_log(duration=3.0):
+    arm = load_robot("arm3")
+    return arm, simulate_open_loop(arm, random_fourier(arm, seed=2), duration=duration,
+                                   rate=100.0)
+
+
+def test_no_friction_fit_then_what_the_cli_does(tmp_path):
+    """Issue 11: `identify --method nls --friction none` fitted, wrote the model, then died on
+    the friction table (NoFriction's "per joint" values were no (n, k) table). After the fit
+    the CLI saves the model, prints its table, saves the robot with the fitted friction,
+    prints the friction per joint and the consistency, and dumps the JSON: all of it here."""
+    import dataclasses
+    import json
+
+    from dynid.friction.models import NoFriction
+    from dynid.robot import load_robot_file, save_robot
+
+    arm, data = _arm3_log()
+    result = identify_nls(arm, data, friction=NoFriction(3), max_iterations=10)
+    assert result.friction.name == "none" and result.model.fitted_friction is None
+    save_model(result.model, tmp_path / "model.yaml")
+    loaded = load_model(tmp_path / "model.yaml")
+    assert len(loaded.table()) == len(result.model.table()) == result.model.base.rank
+    save_robot(dataclasses.replace(arm, parameters=result.parameters, friction=result.friction,
+                                   name="arm3-nls"), tmp_path / "params.yaml")
+    assert load_robot_file(tmp_path / "params.yaml").friction.name == "none"
+    names, table = result.friction_table()
+    assert names == () and table.shape == (3, 0)
+    lines = result.lines()
+    assert lines[0] == "  friction none: no friction parameters fitted"
+    # arm3 has no parameter bounds: nothing was checked against them, and the text says so
+    assert lines[-1].endswith("within the bounds: not checked (the robot has no bounds)")
+    payload = json.loads(json.dumps(result.to_json()))
+    assert payload["friction_parameters"] == {"model": "none"}
+    assert payload["within_bounds"] is None
+    assert payload["not_checked"]["within_bounds"] == "the robot has no bounds"
+    # a friction model with fields: the same table as per_joint
+    stribeck_names, stribeck = dataclasses.replace(result, friction=STRIBECK).friction_table()
+    assert stribeck_names == STRIBECK.field_names() and stribeck.shape == (N, 5)
+
+
+def test_identify_nls_without_friction_command(capsys, tmp_path):
+    """The CLI path of issue 11 end to end (needs `dynid identify` to print the friction from
+    `NLSResult.lines()` / `friction_table()`, not `NoFriction.per_joint()`)."""
+    from dynid.cli import main
+    from dynid.data.io import write_dataset
+
+    _, data = _arm3_log()
+    write_dataset(tmp_path / "log.csv", data)
+    assert main(["identify", "arm3", str(tmp_path / "log.csv"), "--method", "nls",
+                 "--friction", "none", "--quiet", "-o", str(tmp_path / "model.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "friction none: no friction parameters fitted" in out
+    assert "within the bounds: not checked (the robot has no bounds)" in out
+    assert load_model(tmp_path / "model.yaml").fitted_friction is None
+
+
+def test_zero_torques_are_refused_by_name():
+    from dynid.data.dataset import Dataset
+
+    arm, data = _arm3_log(duration=1.0)
+    silent = Dataset(t=data.t, q=data.q, dq=data.dq, ddq=data.ddq, tau=0.0 * data.tau)
+    with pytest.raises(ValueError, match=r"`data\.tau` is zero on every joint"):
+        identify_nls(arm, silent, friction="none")

@@ -76,5 +76,45 @@ def test_report_refuses_a_missing_model_and_writes_nothing(tmp_path, capsys):
     target = tmp_path / "report.html"
     assert main(["report", str(tmp_path / "absent.yaml"), str(tmp_path / "absent.csv"),
                  "-o", str(target)]) == 2
-    assert "cannot read model file" in capsys.readouterr().err
+    assert "absent.yaml' does not exist" in capsys.readouterr().err  # the model file
     assert list(tmp_path.iterdir()) == []  # no report, no temporary file
+
+
+def test_report_of_a_robot_without_limits_bounds_or_torques_claims_nothing_unchecked():
+    """Issue 11: a robot without acceleration, velocity or torque limits and without bounds,
+    on a log of zero torques: no warning leaks (every warning is an error here), no "limit"
+    line in the trajectory figure, no "within the bounds: yes", relative errors undefined."""
+    import dataclasses
+    import warnings
+
+    import numpy as np
+
+    from dynid.data.dataset import Dataset
+    from dynid.evaluation.plots import excitation_figure
+    from dynid.evaluation.report import build_report
+    from dynid.evaluation.validate import validate_model
+    from dynid.identification.linear import identify
+
+    arm = load_robot("arm3")
+    inf = np.full(3, np.inf)
+    free = dataclasses.replace(arm, limits=dataclasses.replace(
+        arm.limits, velocity=inf, acceleration=inf, torque=inf))
+    log = simulate_open_loop(arm, random_fourier(arm, seed=1), duration=4.0, rate=100.0)
+    model = identify(free, log).with_physical_parameters(arm.parameters, method="cad")
+    silent = Dataset(t=log.t, q=log.q, dq=log.dq, ddq=log.ddq, tau=0.0 * log.tau)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validation = validate_model(model, silent, n_poses=50)
+        text = build_report(model, silent, validation, identification=log)
+        figure = excitation_figure(log.t, log.q, log.dq, log.ddq, free.limits)
+    assert "within the bounds: not checked (the robot has no bounds)" in text
+    assert "within the bounds: yes" not in text
+    assert "Relative error and w_r undefined: `data.tau` is zero on every joint" in text
+    assert "undefined (τ = 0)" in text
+    position, velocity, acceleration = figure.axes
+
+    def limit_lines(ax):
+        return [line for line in ax.get_lines() if len(set(line.get_ydata())) == 1]
+
+    assert len(limit_lines(position)) == 2  # the position limits are finite
+    assert limit_lines(velocity) == limit_lines(acceleration) == []

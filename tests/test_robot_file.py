@@ -86,7 +86,7 @@ def test_random_robot_round_trips_through_a_file(rng, tmp_path, convention):
 
 
 def test_unreadable_files(tmp_path):
-    with pytest.raises(ValueError, match="robot file .*absent.yaml' does not exist"):
+    with pytest.raises(ValueError, match=r"robot file .*absent\.yaml' does not exist"):
         load_robot_file(tmp_path / "absent.yaml")
     with pytest.raises(ValueError, match="is a folder"):
         load_robot_file(tmp_path)

@@ -132,7 +132,8 @@ def test_noise_free_twin_recovers_the_truth_to_1e_8():
 def test_simulate_command(capsys, tmp_path):
     robot = load_robot("arm3")
     trajectory = random_fourier(robot, seed=6)
-    save_trajectory(tmp_path / "traj.csv", trajectory, duration=2.0, rate=200.0)
+    save_trajectory(tmp_path / "traj.csv", trajectory, duration=2.0, rate=200.0,
+                    allow_moving_ends=True)
     out = tmp_path / "log.csv"
     assert main(["simulate", "arm3", str(tmp_path / "traj.yaml"), "-o", str(out), "--noise",
                  "0.1", "--duration", "2", "--closed-loop", "--json"]) == 0

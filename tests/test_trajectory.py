@@ -13,8 +13,10 @@ from dynid.excitation.trajectory import (
     SinusoidalVelocity,
     gaz2019_table1,
     load_poses,
+    load_trajectory,
     random_poses,
     rest_at_ends,
+    save_trajectory,
 )
 from dynid.robot import load_robot
 
@@ -83,7 +85,7 @@ def test_pose_sets(tmp_path):
     good = load_poses(reference_path("panda-gaz2019", "GOOD_CONFS_1010.txt"), n_joints=7)
     assert good.shape == (1010, 7)
     (tmp_path / "bad.txt").write_text("0.1 0.2\n0.3 x\n")
-    with pytest.raises(ValueError, match="cannot read poses"):
+    with pytest.raises(ValueError, match=r"bad\.txt line 2: 'x' is not a finite number"):
         load_poses(tmp_path / "bad.txt")
     with pytest.raises(ValueError, match="has 7 columns, expected 6"):
         load_poses(reference_path("panda-gaz2019", "GOOD_CONFS_1010.txt"), n_joints=6)
@@ -118,3 +120,58 @@ def test_malformed_trajectory_files(tmp_path):
     (tmp_path / "one.csv").write_text("t,q1,dq1,ddq1\n0,0,0,0\n")
     with pytest.raises(ValueError, match="at least two samples"):
         load_trajectory(tmp_path / "one.csv")
+
+
+def _written(path):
+    import yaml
+
+    table = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    n = (table.shape[1] - 1) // 3
+    return table[:, 1:1 + n], table[:, 1 + n:1 + 2 * n], table[:, 1 + 2 * n:], \
+        yaml.safe_load(path.with_suffix(".yaml").read_text())
+
+
+def test_saved_trajectories_start_and_end_at_rest(tmp_path):
+    """Issue 11: "ready to send to a robot" means dq = ddq = 0 in the first and the last row,
+    and the YAML says where the arm must be before it starts."""
+    from dynid.excitation.optimize import random_fourier
+
+    arm = load_robot("arm3")
+    rested = rest_at_ends(random_fourier(arm, omega_f=2 * np.pi / 10.0, seed=3))
+    path = save_trajectory(tmp_path / "rest.csv", rested, duration=10.0, rate=50.0)
+    q, dq, ddq, spec = _written(path)
+    assert (dq[[0, -1]] == 0).all() and (ddq[[0, -1]] == 0).all()  # exact zeros
+    assert np.abs(dq).max() > 0.1  # and it moves between
+    assert spec["at_rest"] is True
+    assert spec["start"] == {"q": q[0].tolist(), "dq": [0.0] * 3, "ddq": [0.0] * 3}
+    assert_close(spec["start"]["q"], rested.sample(np.zeros(1))[0][0], atol=1e-15)
+    assert_close(load_trajectory(path.with_suffix(".yaml")).a, rested.a, atol=0)  # still loads
+    ramped = RampedVelocityFourier(rested.a, rested.b, rested.q0, rested.omega_f,
+                                   duration=4.0, ramp=0.5)
+    save_trajectory(tmp_path / "ramped.csv", ramped, duration=4.0, rate=100.0)
+    assert _written(tmp_path / "ramped.csv")[3]["at_rest"] is True
+
+
+def test_a_trajectory_that_moves_at_an_end_is_refused_unless_allowed(tmp_path):
+    from dynid.excitation.optimize import random_fourier
+
+    arm = load_robot("arm3")
+    moving = random_fourier(arm, seed=3)
+    with pytest.raises(ValueError, match=r"does not start at rest: at t = 0 s \|dq\| reaches"):
+        save_trajectory(tmp_path / "moving.csv", moving, duration=2.0, rate=100.0)
+    rested = rest_at_ends(moving)  # at rest at whole periods of 13.3 s (w = 0.15 pi) only
+    with pytest.raises(ValueError, match="does not end at rest: at t = 10 s"):
+        save_trajectory(tmp_path / "moving.csv", rested, duration=10.0, rate=100.0)
+    with pytest.raises(ValueError, match="allow_moving_ends=True"):  # Gaz: ddq(0) = A w
+        save_trajectory(tmp_path / "moving.csv", gaz2019_table1(np.zeros(7)), duration=2.0,
+                        rate=100.0)
+    with pytest.raises(ValueError, match=r"falls at t = 9\.98501 s, before 10 s: give a whole"):
+        save_trajectory(tmp_path / "moving.csv", rest_at_ends(
+            random_fourier(arm, omega_f=2 * np.pi / 10.0, seed=3)), duration=10.0, rate=33.35)
+    assert not list(tmp_path.iterdir())  # nothing written
+    save_trajectory(tmp_path / "moving.csv", moving, duration=2.0, rate=100.0,
+                    allow_moving_ends=True)
+    _, dq, _, spec = _written(tmp_path / "moving.csv")
+    assert spec["at_rest"] is False
+    assert_close(spec["start"]["dq"], moving.sample(np.zeros(1))[1][0], rtol=1e-15, atol=0)
+    assert np.abs(dq[0]).max() > 0.1

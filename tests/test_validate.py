@@ -104,4 +104,42 @@ def test_validate_command(twin_models, capsys, tmp_path):
     assert len(payload["rmse"]) == 7 and payload["consistent"] is True
     assert (tmp_path / "v.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["validate", str(tmp_path / "absent.yaml"), str(tmp_path / "check.csv")]) == 2
-    assert "cannot read model file" in capsys.readouterr().err
+    assert "absent.yaml' does not exist" in capsys.readouterr().err  # the model file
+
+
+def test_a_log_of_zero_torques_keeps_its_rmse_and_says_why_relative_errors_are_undefined(
+        twin_models, capsys, tmp_path):
+    """Issue 11: all-zero torques (none logged) crashed `validate` with ZeroDivisionError. The
+    absolute errors stand; the relative ones are None, with the reason; the CLI prints it."""
+    import json
+    import warnings
+
+    from dynid.cli import main
+    from dynid.data.dataset import Dataset
+    from dynid.data.io import write_dataset
+    from dynid.evaluation.validate import validate_model
+    from dynid.identification.model import save_model
+
+    _, (_, check), _, cls3 = twin_models
+    silent = Dataset(t=check.t, q=check.q, dq=check.dq, ddq=check.ddq, tau=0.0 * check.tau)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = validate_model(cls3, silent, n_poses=50)
+    predicted = cls3.predict(check.q, check.dq, check.ddq, check.t)
+    assert_close(report.rmse, np.sqrt(np.mean(predicted**2, axis=0)))
+    assert report.w == pytest.approx(np.linalg.norm(predicted) / check.n_samples)
+    assert report.relative_error_percent is None and report.w_r is None
+    assert "`data.tau` is zero on every joint" in report.undefined["relative_error_percent"]
+    text = "\n".join(report.lines())
+    assert "relative error and w_r undefined (`data.tau` is zero on every joint" in text
+    payload = json.loads(json.dumps(report.to_json()))
+    assert payload["relative_error_percent"] is None and payload["w_r"] is None
+    assert set(payload["undefined"]) == {"relative_error_percent", "w_r"}
+    save_model(cls3, tmp_path / "model.yaml")
+    write_dataset(tmp_path / "silent.csv", silent)
+    assert main(["validate", str(tmp_path / "model.yaml"), str(tmp_path / "silent.csv"),
+                 "--poses", "50"]) == 0
+    assert "relative error and w_r undefined" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "model.yaml"), str(tmp_path / "silent.csv"),
+                 "--poses", "50", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["relative_error_percent"] is None

@@ -33,18 +33,28 @@ def mae(measured: ArrayLike, predicted: ArrayLike) -> NDArray:
     return np.mean(np.abs(y - y_hat), axis=0)
 
 
+def _norm_of_measured(y: NDArray) -> float:
+    norm = float(np.linalg.norm(y))
+    if norm == 0:
+        raise ValueError("`measured` is zero on every sample and joint: a relative error "
+                         "needs torque")
+    return norm
+
+
 def relative_error_percent(measured: ArrayLike, predicted: ArrayLike) -> float:
-    """``100 |tau - tau_hat| / |tau|`` over all samples and joints (Frobenius norms)."""
+    """``100 |tau - tau_hat| / |tau|`` over all samples and joints (Frobenius norms); a
+    ValueError for a zero ``measured``."""
     y, y_hat = _pair(measured, predicted)
-    return float(100.0 * np.linalg.norm(y - y_hat) / np.linalg.norm(y))
+    return float(100.0 * np.linalg.norm(y - y_hat) / _norm_of_measured(y))
 
 
 def w_errors(measured: ArrayLike, predicted: ArrayLike) -> tuple[float, float]:
     """The Jaco2 paper's eq. 9 over all joints: ``w = |e|_2 / N`` [N m] (N samples) and
-    ``w_r = |e|_2 / |tau|_2``, with ``e = tau - tau^`` stacked over samples and joints."""
+    ``w_r = |e|_2 / |tau|_2``, with ``e = tau - tau^`` stacked over samples and joints (a
+    ValueError for a zero ``measured``)."""
     y, y_hat = _pair(measured, predicted)
     error = float(np.linalg.norm(y - y_hat))
-    return error / y.shape[0], error / float(np.linalg.norm(y))
+    return error / y.shape[0], error / _norm_of_measured(y)
 
 
 def residual_statistics(measured: ArrayLike, predicted: ArrayLike) -> dict:

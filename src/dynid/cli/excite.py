@@ -41,8 +41,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--grid-rate", type=Range(float, high=10_000, above=0),
                         default=100.0, metavar="HZ",
                         help="evaluation grid of the criterion (default %(default)g)")
-    excite.add_argument("--rest", action="store_true",
-                        help="zero velocity and acceleration at both ends")
+    excite.add_argument("--rest", action=argparse.BooleanOptionalAction, default=True,
+                        help="zero velocity and acceleration at t = 0 and at the end, ready to "
+                             "send to a robot (default; the .yaml says where the arm must be "
+                             "before it starts); --no-rest: starts and ends at speed, for "
+                             "simulation only (at_rest: false)")
     excite.add_argument("--starts", type=Range(int, 1, 1000), default=2,
                         help="random starts (default %(default)s)")
     excite.add_argument("--iterations", type=Range(int, 0, 100_000), default=45,
@@ -64,6 +67,8 @@ def _excite(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
 
     check_samples(args.period, args.rate, "`--period` and `--rate`")
+    if args.rest and args.harmonics < 2:
+        raise ValueError("`--harmonics 1` at rest is no motion: give 2 or more, or `--no-rest`")
     if args.period * args.grid_rate > MAX_GRID:
         raise ValueError(f"`--period` and `--grid-rate`: {args.period:g} s at "
                          f"{args.grid_rate:g} Hz is {args.period * args.grid_rate:.3g} grid "
@@ -76,9 +81,12 @@ def _excite(args: argparse.Namespace) -> int:
         max_iterations=args.iterations, progress=stderr_progress(args))
     save_trajectory(args.output, result.trajectory, duration=args.period, rate=args.rate,
                     extra={"criterion": result.criterion, "value": result.value,
-                           "condition_number": result.condition_number})
+                           "condition_number": result.condition_number},
+                    allow_moving_ends=not args.rest)
+    start = result.trajectory.sample([0.0])[0][0]
     payload = {**result.to_json(), "output": args.output,
-               "parameters": str(Path(args.output).with_suffix(".yaml"))}
+               "parameters": str(Path(args.output).with_suffix(".yaml")),
+               "at_rest": args.rest, "start_q": start}
     if args.json:
         print_json(payload)
         return 0
@@ -86,4 +94,9 @@ def _excite(args: argparse.Namespace) -> int:
           f"{result.value:.4g}; condition number {result.condition_number:.3g}; closest to a "
           f"position limit {result.max_abs_q_margin:.3g} rad; {result.seconds:.1f} s")
     print(f"  time series written to {args.output}, parameters to {payload['parameters']}")
+    if args.rest:
+        print("  starts and ends at rest; move the arm to q = ["
+              + ", ".join(f"{v:.4f}" for v in start) + "] rad first")
+    else:
+        print("  --no-rest: starts and ends at speed (at_rest: false), for simulation only")
     return 0

@@ -255,17 +255,12 @@ def _identify_nls(args, robot, data, check, steps) -> int:
     result = identify_nls(robot, data, friction=name, lasso=args.lasso or 0.0,
                           max_samples=args.max_samples or 10_000,
                           progress=stderr_progress(args))
-    lines = [f"  friction {result.friction.name}, per joint:"]
-    for j, row in enumerate(result.friction.per_joint()):
-        cells = ", ".join(f"{field} {value:.4g}" for field, value
-                          in zip(result.friction.field_names(), row, strict=True))
-        lines.append(f"    joint {j + 1}: {cells}")
     return _show_identified(
         args, result.model, data, check, steps,
         f"{robot.name}: NLS on {args.data} (friction {result.friction.name}, fitted jointly; "
         f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
-        lines=(*lines, *result.consistency.lines()),
+        lines=tuple(result.lines()),
         parameters=dataclasses.replace(robot, parameters=result.parameters,
                                        friction=result.friction, name=f"{robot.name}-nls"))
 

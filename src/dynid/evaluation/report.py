@@ -174,26 +174,43 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     else:
         mark = {True: ("yes", "good"), False: ("NO", "bad"), None: ("-", "")}
         parts.append(_table(["link", "mass > 0", "I_com ≻ 0", "triangle", "CoM in box",
-                             "min eig J"], [
+                             "in ellipsoid", "min eig J"], [
             [f"{k + 1}", mark[consistency.mass_positive[k]],
              mark[consistency.inertia_positive[k]], mark[consistency.triangle[k]],
              mark[consistency.com_in_box[k] if consistency.com_in_box else None],
+             mark[consistency.density_realizable[k] if consistency.density_realizable
+                  else None],
              f"{consistency.pseudo_inertia_min_eigenvalue[k]:.3g}"] for k in range(n)]))
+        total = f"total mass {consistency.total_mass:.3f} kg"
+        if consistency.total_mass_in_range is not None:
+            total += (" (within its range)" if consistency.total_mass_in_range
+                      else " (OUTSIDE its range)")
         parts.append(f"<p>Physically consistent: {_yes(consistency.consistent)[0]}; within "
-                     f"the bounds: {_yes(consistency.within_bounds)[0]}; total mass "
-                     f"{consistency.total_mass:.3f} kg.</p>")
+                     f"the bounds: {_e(consistency.bounds_verdict())}; {total}.</p>")
+        skipped = consistency.not_checked()
+        if consistency.within_bounds is not None and skipped:
+            names = {"density_realizable": "in ellipsoid (density realizability)",
+                     "total_mass_in_range": "total mass in its range"}
+            parts.append("<p class='note'>Not checked: " + "; ".join(
+                f"{_e(names.get(key, key))}: {_e(reason)}" for key, reason in skipped.items())
+                + ".</p>")
 
     # validation
     parts.append("<h2>Validation</h2>")
-    parts.append(f"<p>Relative error {validation.relative_error_percent:.3g} %; "
-                 f"w = {validation.w:.4g} N m, w_r = {validation.w_r:.4g} "
-                 "(the Jaco2 paper's eq. 9).</p>")
+    if validation.relative_error_percent is None:
+        parts.append(f"<p>Relative error and w_r undefined: "
+                     f"{_e(validation.undefined['relative_error_percent'])}. "
+                     f"w = {validation.w:.4g} N m (the Jaco2 paper's eq. 9).</p>")
+    else:
+        parts.append(f"<p>Relative error {validation.relative_error_percent:.3g} %; "
+                     f"w = {validation.w:.4g} N m, w_r = {validation.w_r:.4g} "
+                     "(the Jaco2 paper's eq. 9).</p>")
     stats = validation.residuals
     parts.append(_table(["", *[f"joint {j + 1}" for j in range(n)]], [
         ["RMSE [N m]", *[f"{v:.4f}" for v in validation.rmse]],
         ["MAE [N m]", *[f"{v:.4f}" for v in validation.mae]],
         ["RMSE without friction [N m]", *[f"{v:.4f}" for v in validation.rmse_rigid]],
-        ["RMSE / RMS τ [%]", *[f"{100 * a / max(b, 1e-300):.3g}"
+        ["RMSE / RMS τ [%]", *[f"{100 * a / b:.3g}" if b > 0 else "undefined (τ = 0)"
                                for a, b in zip(validation.rmse, validation.rms_torque,
                                                strict=True)]],
         ["residual mean [N m]", *[f"{v:.4f}" for v in stats["mean"]]],

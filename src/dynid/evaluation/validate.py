@@ -29,14 +29,15 @@ class ValidationReport:
     rmse: NDArray  # (n,) with friction
     mae: NDArray
     rmse_rigid: NDArray  # (n,) the rigid body alone (no friction)
-    relative_error_percent: float
+    relative_error_percent: float | None  # None: undefined (see `undefined`)
     w: float  # Jaco2 eq. 9 [N m]
-    w_r: float
+    w_r: float | None
     residuals: dict  # residual_statistics
     rms_torque: NDArray  # (n,) of the measured torques
     physical: bool  # the model carries a full link parameter set that reproduces it
     consistency: object | None  # ConsistencyReport of that set, None for a base-only model
     mass_matrix: dict = field(default_factory=dict)  # M(q) > 0 over sampled poses
+    undefined: dict = field(default_factory=dict)  # figure -> why it has no value
 
     @property
     def consistent(self) -> bool:
@@ -48,7 +49,7 @@ class ValidationReport:
         return {"n_samples": self.n_samples, "rmse": self.rmse.tolist(),
                 "mae": self.mae.tolist(), "rmse_rigid": self.rmse_rigid.tolist(),
                 "relative_error_percent": self.relative_error_percent, "w": self.w,
-                "w_r": self.w_r,
+                "w_r": self.w_r, "undefined": self.undefined,
                 "residuals": {k: np.asarray(v).tolist() for k, v in self.residuals.items()},
                 "rms_torque": self.rms_torque.tolist(), "physical": self.physical,
                 "consistent": self.consistent,
@@ -62,8 +63,15 @@ class ValidationReport:
         def row(name, values, digits=4):
             return f"  {name:<24}" + "".join(f"{v:>9.{digits}f}" for v in values)
 
-        out = [f"  {self.n_samples} samples; relative error {self.relative_error_percent:.3g} %, "
-               f"w {self.w:.3g} N m, w_r {self.w_r:.3g} (Jaco2 eq. 9)", head,
+        if self.relative_error_percent is None:
+            summary = (f"  {self.n_samples} samples; relative error and w_r undefined "
+                       f"({self.undefined['relative_error_percent']}); w {self.w:.3g} N m "
+                       f"(Jaco2 eq. 9)")
+        else:
+            summary = (f"  {self.n_samples} samples; relative error "
+                       f"{self.relative_error_percent:.3g} %, w {self.w:.3g} N m, "
+                       f"w_r {self.w_r:.3g} (Jaco2 eq. 9)")
+        out = [summary, head,
                row("RMSE [N m]", self.rmse), row("MAE [N m]", self.mae),
                row("RMSE, no friction [N m]", self.rmse_rigid),
                row("RMS torque [N m]", self.rms_torque),
@@ -112,15 +120,26 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0) -> Valida
     parameters = model.physical_parameters
     consistency = (check_consistency(parameters, model.robot.bounds)
                    if parameters is not None else None)
-    w, w_r = w_errors(data.tau, predicted)
+    # the relative errors divide by |tau|: a log of zero torques (none logged, the arm off)
+    # leaves them undefined, and says so, while the absolute errors still stand
+    undefined = {}
+    if np.any(data.tau):
+        relative = relative_error_percent(data.tau, predicted)
+        w, w_r = w_errors(data.tau, predicted)
+    else:
+        reason = ("`data.tau` is zero on every joint and sample: a relative error needs "
+                  "torque (were the torques logged?)")
+        undefined = {"relative_error_percent": reason, "w_r": reason}
+        relative, w_r = None, None
+        w = float(np.linalg.norm(predicted)) / data.n_samples  # w_errors' w, tau = 0
     return ValidationReport(
         n_samples=data.n_samples, rmse=rmse(data.tau, predicted), mae=mae(data.tau, predicted),
-        rmse_rigid=rmse(data.tau, rigid),
-        relative_error_percent=relative_error_percent(data.tau, predicted), w=w, w_r=w_r,
+        rmse_rigid=rmse(data.tau, rigid), relative_error_percent=relative, w=w, w_r=w_r,
         residuals=residual_statistics(data.tau, predicted),
         rms_torque=np.sqrt(np.mean(data.tau**2, axis=0)), physical=parameters is not None,
         consistency=consistency,
-        mass_matrix=mass_matrix_check(model._rigid, n_samples=n_poses, seed=seed))
+        mass_matrix=mass_matrix_check(model._rigid, n_samples=n_poses, seed=seed),
+        undefined=undefined)
 
 
 def mass_matrix_check(robot, parameters: ArrayLike | None = None, *, n_samples: int = 2000,

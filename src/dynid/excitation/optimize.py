@@ -10,14 +10,16 @@ the robot's limits (Gilbert et al. 2024, eq. 15; Szabó 2021, eq. 20-22; Swevers
 
 over the coefficients and offsets of a finite Fourier series, under position, velocity,
 acceleration and (with the robot's own model as prior) torque limits, by a smooth exterior
-penalty; optionally at rest at both ends (``rest_at_ends``). A global stage runs short local
-searches from several seeded random starts; the best one is refined (L-BFGS-B). Gradients are
-exact up to round-off: the criterion's derivative with respect to the stacked regressor,
-chained through the regressor's derivatives with respect to each joint's q, dq, ddq (central
-differences of the batched regressor, second order in the step) and the series' analytic
-derivatives. Deterministic for a given seed. The final trajectory is scaled per joint, if
-needed, to stay within ``margin`` of every limit in continuous time (a Bernstein bound between
-grid points); the prior's torques are checked and reported.
+penalty; at rest at both ends by default (``rest_at_ends``: dq = ddq = 0 at t = 0 and at
+every period, so the series can be sent to a robot as it is; ``rest=False`` frees the top
+harmonic and starts at speed). A global stage runs short local searches from several seeded
+random starts; the best one is refined (L-BFGS-B). Gradients are exact up to round-off: the
+criterion's derivative with respect to the stacked regressor, chained through the regressor's
+derivatives with respect to each joint's q, dq, ddq (central differences of the batched
+regressor, second order in the step) and the series' analytic derivatives. Deterministic for a
+given seed. The final trajectory is scaled per joint, if needed, to stay within ``margin`` of
+every limit in continuous time (a Bernstein bound between grid points; the scaling keeps it at
+rest); the prior's torques are checked and reported.
 """
 
 from __future__ import annotations
@@ -303,15 +305,17 @@ class _Problem:
 
 def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int = 10,
                         period: float = 20.0, rate: float = 100.0, margin: float = 0.95,
-                        rest: bool = False, friction: FrictionModel | None = None,
+                        rest: bool = True, friction: FrictionModel | None = None,
                         torque_limits: bool = True, starts: int = 2, start_iterations: int = 15,
                         max_iterations: int = 45, seed: int = 0,
                         progress: Callable[[str], None] | None = None) -> ExcitationResult:
     """An optimised Fourier excitation for ``robot`` (see the module docstring).
 
     ``period`` [s] sets ``omega_f = 2 pi / period``; ``rate`` [Hz] the evaluation grid;
-    ``margin`` the fraction of every limit the trajectory may use; ``friction``: linear friction
-    columns to include in the regressor (default: rigid-body base parameters only);
+    ``margin`` the fraction of every limit the trajectory may use; ``rest``: zero velocity and
+    acceleration at t = 0 and at every period (the default; ``False``: the trajectory starts
+    and ends at speed, for simulation only, see ``save_trajectory``); ``friction``: linear
+    friction columns to include in the regressor (default: rigid-body base parameters only);
     ``torque_limits``: keep the torques of the robot's own model (the prior) within limits.
     """
     if criterion not in CRITERIA:
@@ -320,7 +324,8 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     if harmonics < 1 or period <= 0 or rate <= 0 or starts < 1:
         raise ValueError("`harmonics`, `period`, `rate` and `starts` must be positive")
     if rest and harmonics < 2:
-        raise ValueError("`rest` needs `harmonics` >= 2 (one harmonic at rest is no motion)")
+        raise ValueError(f"`rest` needs `harmonics` >= 2 (one harmonic at rest is no motion), "
+                         f"got {harmonics}: give more harmonics, or rest=False")
     if not 0 < margin <= 1:
         raise ValueError(f"`margin` must be in (0, 1], got {margin}")
     say = progress or (lambda _line: None)

@@ -27,10 +27,11 @@ import numpy as np
 import yaml
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._files import atomic_write, parse_yaml
+from dynid._files import atomic_write_all
+from dynid._reading import load_yaml, parse_numbers, read_csv, read_text
 from dynid._validation import as_float_array, as_vector, frozen_copy, strictly_increasing
 from dynid.data.dataset import sample_times
-from dynid.data.io import _columns, _read_csv
+from dynid.data.io import _columns
 from dynid.robot import Robot
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "RampedVelocityFourier",
     "SampledTrajectory",
     "SinusoidalVelocity",
+    "at_rest",
     "gaz2019_table1",
     "load_poses",
     "load_trajectory",
@@ -262,12 +264,7 @@ def load_poses(path: str | Path, n_joints: int | None = None) -> NDArray:
     """Poses from a text file, one per row, whitespace or comma separated (e.g.
     ``GOOD_CONFS_1010.txt`` of Gaz et al.)."""
     path = Path(path)
-    try:
-        text = path.read_text().replace(",", " ")
-        poses = np.loadtxt(text.splitlines(), ndmin=2)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"`path`: cannot read poses from {str(path)!r}: {error}") from None
-    poses = as_float_array("poses", poses)
+    poses = parse_numbers(read_text(path, what="pose file"), path.name)
     if n_joints is not None and poses.shape[1] != n_joints:
         raise ValueError(f"`path`: {path.name} has {poses.shape[1]} columns, expected {n_joints}")
     return poses
@@ -327,23 +324,65 @@ def trajectory_from_dict(spec: dict):
         raise ValueError(f"trajectory {spec['family']!r}: {error}") from None
 
 
+def at_rest(dq: ArrayLike, ddq: ArrayLike, *, rtol: float = 1e-9) -> NDArray:
+    """Per sample of a series ``dq``, ``ddq`` ``(N, n)``: every joint's velocity and
+    acceleration zero, to ``rtol`` times the series' own peaks (round-off of an analytic zero
+    counts as zero; a series that never moves is at rest everywhere)."""
+    dq, ddq = as_float_array("dq", dq), as_float_array("ddq", ddq)
+    still = [np.abs(x) <= rtol * np.abs(x).max() for x in (dq, ddq)]
+    return (still[0] & still[1]).all(axis=-1)
+
+
 def save_trajectory(path: str | Path, trajectory, *, duration: float, rate: float,
-                    extra: dict | None = None) -> Path:
+                    extra: dict | None = None, allow_moving_ends: bool = False) -> Path:
     """Write the time series ``t, q1..qn, dq1..dqn, ddq1..ddqn`` (CSV, ready to send to a robot)
-    and, beside it, ``<stem>.yaml`` with the family's parameters (and ``extra`` figures)."""
+    and, beside it, ``<stem>.yaml`` with the family's parameters (and ``extra`` figures), where
+    the arm must be before it starts (``start: {q, dq, ddq}``) and whether the series starts
+    and ends at rest (``at_rest``).
+
+    A robot cannot jump to a velocity: a series that does not start and end at rest
+    (``dq = ddq = 0`` at t = 0 and at its last written sample) is refused unless
+    ``allow_moving_ends=True`` (then ``at_rest: false``). At rest to round-off, the ends are
+    written as exact zeros. Optimised excitations rest by default
+    (``optimize_excitation(rest=True)``, ``rest_at_ends``); a rested Fourier series is at rest
+    at whole periods only.
+    """
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise ValueError(f"`path` must end in .csv, got {path.name!r}")
     t = sample_times(duration, rate)
     q, dq, ddq = trajectory.sample(t)
+    resting = at_rest(dq, ddq)
+    ends = {"start": (0, resting[0]), "end": (-1, resting[-1])}
+    moving = [name for name, (_, still) in ends.items() if not still]
+    if moving and not allow_moving_ends:
+        k, _ = ends[moving[0]]
+        short = ("" if "end" not in moving or np.isclose(t[-1], duration, rtol=1e-12, atol=0)
+                 else f"; the last sample at {rate:g} Hz falls at t = {t[-1]:.6g} s, before "
+                      f"{duration:g} s: give a whole number of samples")
+        raise ValueError(
+            f"the trajectory does not {moving[0]} at rest: at t = {t[k]:.6g} s |dq| reaches "
+            f"{np.abs(dq[k]).max():.3g} rad/s and |ddq| {np.abs(ddq[k]).max():.3g} rad/s^2 "
+            f"({' and '.join(moving)} moving){short}. A robot cannot jump to or from that "
+            "speed: use a trajectory at rest at both ends (optimize_excitation(rest=True), "
+            "rest_at_ends(), RampedVelocityFourier; a rested Fourier series over whole "
+            "periods) or pass allow_moving_ends=True")
+    dq, ddq = dq.copy(), ddq.copy()
+    for k, still in ends.values():
+        if still:  # round-off of an analytic zero: written as the zero it is
+            dq[k], ddq[k] = 0.0, 0.0
     n = q.shape[1]
     header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", "ddq") for j in range(n)]
     table = np.hstack([t[:, None], q, dq, ddq])
-    atomic_write(path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(header),
-                                              comments="", fmt="%.17g"))
-    spec = {**trajectory.to_dict(), "rate_hz": rate, "duration_s": duration, **(extra or {})}
+    start = {"q": q[0].tolist(), "dq": dq[0].tolist(), "ddq": ddq[0].tolist()}
+    spec = {**trajectory.to_dict(), "rate_hz": rate, "duration_s": duration, "start": start,
+            "at_rest": not moving, **(extra or {})}
     text = yaml.safe_dump(spec, sort_keys=False)
-    atomic_write(path.with_suffix(".yaml"), lambda tmp: tmp.write_text(text))
+    atomic_write_all([  # the series and its parameters: both or neither
+        (path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(header),
+                                      comments="", fmt="%.17g")),
+        (path.with_suffix(".yaml"), lambda tmp: tmp.write_text(text)),
+    ])
     return path
 
 
@@ -352,10 +391,7 @@ def load_trajectory(path: str | Path):
     (``t, q1..qn, dq1..dqn, ddq1..ddqn``) as a ``SampledTrajectory``."""
     path = Path(path)
     if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            spec = parse_yaml(path.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise ValueError(f"`path`: cannot read {str(path)!r}: {error}") from None
+        spec = load_yaml(path, what="trajectory file")
         if not isinstance(spec, dict):
             raise ValueError(f"`path`: {path.name} must hold a mapping with a `family` key")
         spec = {k: v for k, v in spec.items() if k in ("family", *_fields_of(spec))}
@@ -363,7 +399,7 @@ def load_trajectory(path: str | Path):
             return trajectory_from_dict(spec)
         except (TypeError, ValueError) as error:
             raise ValueError(f"`path`: {path.name}: {error}") from None
-    header, values = _read_csv(path)
+    header, values = read_csv(path, what="trajectory file")
     if "t" not in header:
         raise ValueError(f"`path`: {path.name} has no `t` column")
     columns = {p: _columns(header, p, path) for p in ("q", "dq", "ddq")}

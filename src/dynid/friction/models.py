@@ -143,6 +143,16 @@ class NoFriction(FrictionModel):
         values, _ = self._dq(dq)
         return np.zeros((values.shape[0], self.joints, 0))
 
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return ()  # `joints` is the shape, not a parameter
+
+    def per_joint(self) -> NDArray:
+        return np.zeros((self.joints, 0))
+
+    def from_per_joint(self, values: ArrayLike) -> NoFriction:
+        return NoFriction(np.asarray(values).shape[0])
+
 
 @dataclass(frozen=True)
 class ViscousCoulomb(FrictionModel):

@@ -25,9 +25,19 @@ __all__ = [
 ]
 
 
+# why a check of the bounds did not run (the JSON's `not_checked`, the text's "not checked")
+NO_BOUNDS = "the robot has no bounds"
+NO_ELLIPSOIDS = "no bounding ellipsoids in the robot's bounds"
+NO_TOTAL_MASS = "no total-mass range in the robot's bounds"
+
+
 @dataclass
 class ConsistencyReport:
-    """Per-link checks (lists of booleans, one per link) and the smallest margins."""
+    """Per-link checks (lists of booleans, one per link) and the smallest margins.
+
+    A check of the bounds that could not run is ``None`` (per link) or an empty list (no
+    bounds at all), never a pass: ``not_checked()`` says why.
+    """
 
     mass_positive: list[bool]
     inertia_positive: list[bool]
@@ -37,6 +47,7 @@ class ConsistencyReport:
     total_mass: float = 0.0
     total_mass_in_range: bool | None = None
     pseudo_inertia_min_eigenvalue: list[float] = field(default_factory=list)
+    has_bounds: bool = False  # were bounds given (the robot's own, or the caller's)
 
     @property
     def consistent(self) -> bool:
@@ -45,13 +56,42 @@ class ConsistencyReport:
         return all(self.mass_positive) and all(self.inertia_positive) and all(self.triangle)
 
     @property
-    def within_bounds(self) -> bool:
+    def within_bounds(self) -> bool | None:
+        """Every check of the bounds that ran passed; ``None`` without bounds (nothing was
+        checked: see ``not_checked``)."""
+        if not self.has_bounds:
+            return None
         checks = [*self.com_in_box, *self.density_realizable, self.total_mass_in_range]
         return all(c for c in checks if c is not None)
 
+    def not_checked(self) -> dict[str, str]:
+        """The checks of the bounds that did not run, each with the reason (empty: all ran)."""
+        if not self.has_bounds:
+            return {key: NO_BOUNDS for key in ("within_bounds", "com_in_box",
+                                                 "density_realizable", "total_mass_in_range")}
+        out = {}
+        missing = [k + 1 for k, v in enumerate(self.density_realizable) if v is None]
+        if missing and len(missing) == len(self.density_realizable):
+            out["density_realizable"] = NO_ELLIPSOIDS
+        elif missing:
+            out["density_realizable"] = (f"no bounding ellipsoid for link"
+                                         f"{'s' if len(missing) > 1 else ''} "
+                                         f"{', '.join(map(str, missing))} in the robot's bounds")
+        if self.total_mass_in_range is None:
+            out["total_mass_in_range"] = NO_TOTAL_MASS
+        return out
+
     def to_json(self) -> dict:
-        return {**self.__dict__, "consistent": self.consistent,
-                "within_bounds": self.within_bounds}
+        """The checks; one that did not run is ``null``, its reason under ``not_checked``."""
+        bounded = self.has_bounds
+        return {"mass_positive": self.mass_positive, "inertia_positive": self.inertia_positive,
+                "triangle": self.triangle,
+                "com_in_box": self.com_in_box if bounded else None,
+                "density_realizable": self.density_realizable if bounded else None,
+                "total_mass": self.total_mass, "total_mass_in_range": self.total_mass_in_range,
+                "pseudo_inertia_min_eigenvalue": self.pseudo_inertia_min_eigenvalue,
+                "consistent": self.consistent, "within_bounds": self.within_bounds,
+                "not_checked": self.not_checked()}
 
     def lines(self) -> list[str]:
         mark = {True: "yes", False: "NO", None: "-"}
@@ -67,9 +107,18 @@ class ConsistencyReport:
                  + ("" if self.total_mass_in_range is None
                     else f" ({'within' if self.total_mass_in_range else 'OUTSIDE'} its range)"))
         out.append(total)
+        skipped = self.not_checked()
+        if self.has_bounds and "density_realizable" in skipped:
+            out.append(f"  in ellipsoid: not checked ({skipped['density_realizable']})")
         out.append(f"  physically consistent: {mark[self.consistent]}; within the bounds: "
-                   f"{mark[self.within_bounds]}")
+                   f"{self.bounds_verdict()}")
         return out
+
+    def bounds_verdict(self) -> str:
+        """The verdict on the bounds as text: yes, NO, or not checked (and why)."""
+        if self.within_bounds is None:
+            return f"not checked ({NO_BOUNDS})"
+        return "yes" if self.within_bounds else "NO"
 
 
 def check_consistency(parameters: ArrayLike, bounds: ParameterBounds | None = None, *,
@@ -117,7 +166,7 @@ def check_consistency(parameters: ArrayLike, bounds: ParameterBounds | None = No
         mass_positive=mass_positive, inertia_positive=inertia_positive, triangle=triangle,
         com_in_box=in_box if bounds else [], density_realizable=realizable if bounds else [],
         total_mass=total, total_mass_in_range=total_ok,
-        pseudo_inertia_min_eigenvalue=eigen[:, 0].tolist(),
+        pseudo_inertia_min_eigenvalue=eigen[:, 0].tolist(), has_bounds=bounds is not None,
     )
 
 

@@ -77,9 +77,36 @@ class NLSResult:
         return {"method": "nls", "friction": self.friction.name, "status": self.status,
                 "success": self.success, "consistent": self.consistency.consistent,
                 "within_bounds": self.consistency.within_bounds,
+                "not_checked": self.consistency.not_checked(),
                 "total_mass": self.consistency.total_mass, "rmse": self.rmse.tolist(),
                 "mae": self.mae.tolist(), "n_samples_fitted": self.n_samples_fitted,
                 "seconds": self.seconds, "friction_parameters": self.friction.to_dict()}
+
+    def friction_table(self) -> tuple[tuple[str, ...], NDArray]:
+        """The fitted friction's field names and values per joint ``(n, k)``; no fields and
+        an ``(n, 0)`` table for a fit without friction."""
+        return _friction_table(self.friction)
+
+    def lines(self) -> list[str]:
+        """The fitted friction, joint by joint, and the consistency of the parameters."""
+        names, table = self.friction_table()
+        if not names:
+            out = [f"  friction {self.friction.name}: no friction parameters fitted"]
+        else:
+            out = [f"  friction {self.friction.name}, per joint:"]
+            for j, row in enumerate(table):
+                cells = ", ".join(f"{name} {value:.4g}"
+                                  for name, value in zip(names, row, strict=True))
+                out.append(f"    joint {j + 1}: {cells}")
+        return out + self.consistency.lines()
+
+
+def _friction_table(model: FrictionModel) -> tuple[tuple[str, ...], NDArray]:
+    """A friction model's field names and its ``(n, k)`` table of values per joint
+    (``per_joint``); ``NoFriction`` has no fields: ``((), (n, 0))``."""
+    if isinstance(model, NoFriction):
+        return (), np.zeros((model.n_joints, 0))
+    return model.field_names(), model.per_joint()
 
 
 def _link_parameters(chi: NDArray) -> NDArray:
@@ -147,6 +174,9 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
         raise ValueError(f"`lasso` must be >= 0, got {lasso}")
     if not (isinstance(max_samples, int) and max_samples >= 10):
         raise ValueError(f"`max_samples` must be an integer >= 10, got {max_samples!r}")
+    if not np.any(data.tau):
+        raise ValueError("`data.tau` is zero on every joint and sample: there is no torque "
+                         "to fit the parameters to (were the torques logged?)")
     n = robot.n_joints
     bounds = bounds if bounds is not None else robot.bounds
     if bounds is not None and bounds.n_links != n:
@@ -165,11 +195,10 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
 
     # unknowns: the rigid (n, 10) block, then the free friction fields (joint-major per field)
     chi0 = _unknowns(start_parameters, bounds)
-    kinds = np.array([model0.KINDS[name] for name in model0.field_names()]) \
-        if not isinstance(model0, NoFriction) else np.array([], dtype=str)
+    names0, table0 = _friction_table(model0)
+    kinds = np.array([model0.KINDS[name] for name in names0], dtype=str)
     free = kinds != "fixed"
     logs = kinds[free] == "positive"
-    table0 = model0.per_joint() if kinds.size else np.zeros((n, 0))
     theta0 = table0[:, free]  # (n, k_free)
     theta0 = np.where(logs, np.log(np.maximum(theta0, 1e-12)), theta0)
     k_free = int(free.sum())

@@ -89,6 +89,9 @@ def check_bounds(bounds: ParameterBounds, total_mass: tuple[float, float] | None
     low = sum(link.mass[0] for link in bounds.links)
     high = sum(link.mass[1] for link in bounds.links)
     if total_mass is not None:
+        if len(total_mass) != 2 or not 0 <= total_mass[0] <= total_mass[1] < np.inf:
+            raise ValueError(f"`total_mass` must be [min, max] with 0 <= min <= max, got "
+                             f"{list(total_mass)} kg")
         if total_mass[1] < low:
             raise ValueError(f"infeasible bounds: the total-mass range {list(total_mass)} kg "
                              f"lies below the sum of the links' lower mass bounds ({low:g} kg)")
