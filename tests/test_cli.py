@@ -233,6 +233,8 @@ def _default_forms(default) -> set[str]:
         return {" ".join(map(str, default)), str(default)}
     if isinstance(default, float):
         return {str(default), f"{default:g}"}
+    if default is True:  # a --flag/--no-flag pair on by default
+        return {"(default;", "(default)", "default: on"}
     return {str(default)}
 
 
