@@ -1,0 +1,180 @@
+"""The base-parameter rank decision: one singular-value rank for rref and QR, robust to DH/MDH
+tables written with rounded angles (issue 11: 1.5708 for pi/2 gave 53 for the Jaco2 by rref)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from dynid.identification import default_friction
+from dynid.identification.base_parameters import (
+    STRUCTURAL_RTOL,
+    base_parameters,
+    processing_order,
+    robot_base_parameters,
+    structural_regressor,
+)
+from dynid.robot import (
+    PrismaticDH,
+    PrismaticMDH,
+    RevoluteDH,
+    RevoluteMDH,
+    Robot,
+    load_robot,
+)
+from dynid.robot.inertia import from_log_cholesky
+
+SPECIAL = (np.pi / 2, -np.pi / 2, np.pi, 0.0)
+
+
+def _rebuild(robot: Robot, rows) -> Robot:
+    build = Robot.from_dh if robot.convention == "dh" else Robot.from_mdh
+    return build(robot.name, rows, robot.parameters, tool=robot.tool, limits=robot.limits,
+                 gravity=robot.gravity)
+
+
+def _svd_rank(stacked: np.ndarray, rtol: float) -> int:
+    """numpy.linalg.matrix_rank's rule with a relative tolerance, on the whole regressor."""
+    singular = np.linalg.svd(stacked, compute_uv=False)
+    return int((singular > rtol * singular[0]).sum())
+
+
+def _reproduction_error(robot: Robot, base) -> float:
+    """max |Y pi - Y_L (G pi)| / max |Y pi| on other random states than the base's."""
+    w = structural_regressor(robot, n_samples=20, seed=11)
+    pi = robot.parameters.ravel()
+    torques = w @ pi
+    return float(np.abs(torques - base.reduce(w) @ base.base(pi)).max() / np.abs(torques).max())
+
+
+def _ur5(alpha: float) -> Robot:
+    """Standard UR5 DH table, twists written as +-alpha (pi/2 exact, or rounded)."""
+    d = (0.089159, 0.0, 0.0, 0.10915, 0.09465, 0.0823)
+    a = (0.0, -0.425, -0.39225, 0.0, 0.0, 0.0)
+    twist = (alpha, 0.0, 0.0, alpha, -alpha, 0.0)
+    rows = [RevoluteDH(d=d[k], a=a[k], alpha=twist[k]) for k in range(6)]
+    parameters = from_log_cholesky(np.random.default_rng(5).normal(size=(6, 10)))
+    return Robot.from_dh("ur5", rows, parameters)
+
+
+@pytest.mark.parametrize("alpha", [1.5708, np.pi / 2 - 5e-5])
+def test_jaco2_with_rounded_twists_has_43(alpha):
+    """Rounded to 4 decimals (the issue's table), and 5e-5 rad off."""
+    jaco2 = load_robot("jaco2")
+    rows = [dataclasses.replace(row, alpha=float(np.sign(row.alpha)) * alpha)
+            if abs(abs(row.alpha) - np.pi / 2) < 1e-12 else row for row in jaco2.table]
+    assert any(abs(row.alpha) == alpha for row in rows)
+    rounded = _rebuild(jaco2, rows)
+    exact = robot_base_parameters(jaco2)
+    for method in ("rref", "qr"):
+        base = robot_base_parameters(rounded, method=method)
+        assert base.rank == 43, method
+        assert _reproduction_error(rounded, base) < 1e-9, method
+    # the same representatives as the exact table's, and the generic default agrees
+    assert np.array_equal(robot_base_parameters(rounded).independent, exact.independent)
+    assert base_parameters(structural_regressor(rounded)).rank == 43
+
+
+def test_ur5_with_rounded_twists_has_36():
+    exact = {m: robot_base_parameters(_ur5(np.pi / 2), method=m) for m in ("rref", "qr")}
+    rounded_robot = _ur5(1.5708)
+    rounded = {m: robot_base_parameters(rounded_robot, method=m) for m in ("rref", "qr")}
+    for method in ("rref", "qr"):
+        assert exact[method].rank == rounded[method].rank == 36, method
+        assert _reproduction_error(rounded_robot, rounded[method]) < 1e-9, method
+    assert np.array_equal(rounded["rref"].independent, exact["rref"].independent)
+
+
+def test_builtin_counts_are_kept():
+    """Exact tables: the counts the papers give (and those with friction / static M, g)."""
+    counts = {"arm3": 15, "panda": 43, "panda-cad": 43, "jaco2": 43}
+    for name, count in counts.items():
+        robot = load_robot(name)
+        for method in ("rref", "qr"):
+            assert robot_base_parameters(robot, method=method).rank == count, (name, method)
+    assert robot_base_parameters(load_robot("arm3"),
+                                 friction=default_friction(load_robot("arm3"))).rank == 24
+    panda = load_robot("panda")
+    assert robot_base_parameters(panda, friction=default_friction(panda)).rank == 64
+    for method in ("rref", "qr"):
+        base = robot_base_parameters(panda, kind="static", drop_joint1_gravity=True,
+                                     method=method)
+        assert base.rank == 43, method
+
+
+def test_rref_that_cannot_reach_the_rank_says_so():
+    """Columns each within the tolerance whose sum is not: rank 2, one leading column."""
+    rtol = 1e-3
+    w = np.zeros((60, 51))
+    w[0, 0] = 1.0
+    w[1, 1:] = 0.9 * rtol  # 50 copies of one small column: sigma_2 = 0.9 rtol sqrt(50)
+    assert base_parameters(w, method="qr", rtol=rtol).rank == 2
+    with pytest.raises(ValueError, match="rref found only 1 leading columns for numerical "
+                       "rank 2: singular values crowd the tolerance"):
+        base_parameters(w, rtol=rtol)
+
+
+def _pair(convention: str, joints, digits: int, seed: int) -> tuple[Robot, Robot]:
+    """A chain from ``(prismatic, alpha, theta, a, d)`` rows, exact and with its angles rounded
+    to ``digits`` decimals and lengths to 4; random physical links."""
+    tables = []
+    for angle, size in ((lambda x: x, lambda x: x),
+                        (lambda x: round(x, digits), lambda x: round(x, 4))):
+        rows = []
+        for prismatic, alpha, theta, a, d in joints:
+            alpha, theta, a, d = angle(alpha), angle(theta), size(a), size(d)
+            if convention == "mdh":
+                rows.append(PrismaticMDH(a=a, alpha=alpha, theta=theta) if prismatic
+                            else RevoluteMDH(a=a, alpha=alpha, d=d))
+            else:
+                rows.append(PrismaticDH(theta=theta, a=a, alpha=alpha) if prismatic
+                            else RevoluteDH(d=d, a=a, alpha=alpha))
+        tables.append(rows)
+    parameters = from_log_cholesky(np.random.default_rng(seed).normal(size=(len(joints), 10)))
+    build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
+    return build("exact", tables[0], parameters), build("rounded", tables[1], parameters)
+
+
+@st.composite
+def _tables(draw):
+    """A random DH or MDH chain of 3-6 joints (about one in five prismatic), twists and fixed
+    rotations in {0, +-pi/2, pi}, lengths 0 or 5-50 cm either sign (the documented tolerance
+    takes lengths under ~1 mm for zero), and the same chain with angles rounded to 4 or 5
+    decimals and lengths to 4."""
+    convention = draw(st.sampled_from(["dh", "mdh"]))
+    n = draw(st.integers(3, 6))
+    digits = draw(st.sampled_from([4, 5]))
+    length = st.one_of(st.just(0.0), st.floats(0.05, 0.5), st.floats(-0.5, -0.05))
+    joints = [(draw(st.integers(0, 4)) == 4, draw(st.sampled_from(SPECIAL)),
+               draw(st.sampled_from(SPECIAL)), draw(length), draw(length)) for _ in range(n)]
+    return _pair(convention, joints, digits, draw(st.integers(0, 2**32 - 1)))
+
+
+# Axes along gravity (twists pi): 3.1416 tilts them by 7e-6 rad and gravity then acts on the
+# first moments, a singular value of 1.3e-5 sigma_max that the exact table does not have.
+GRAVITY_TILT = _pair("mdh", [(False, np.pi, np.pi, 0.405, 0.0), (False, np.pi, np.pi, 0.0, 0.0),
+                             (True, 0.0, np.pi / 2, 0.13, 0.0)], 4, 85)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(_tables())
+@example(GRAVITY_TILT)
+def test_rounded_tables_keep_the_exact_count(robots):
+    exact, rounded = robots
+    results = {}
+    for robot in (exact, rounded):
+        stacked = structural_regressor(robot)
+        order = processing_order(robot, stacked.shape[1])
+        rref, qr = (base_parameters(stacked, method=m, rtol=STRUCTURAL_RTOL, order=order)
+                    for m in ("rref", "qr"))
+        assert rref.rank == qr.rank == _svd_rank(stacked, STRUCTURAL_RTOL), robot.name
+        results[robot.name] = rref
+    assert results["rounded"].rank == results["exact"].rank
+    # the same representatives: no column that rounding made nonzero is picked
+    assert np.array_equal(results["rounded"].independent, results["exact"].independent)
+    # what the rank leaves out of the rounded table is below the tolerance
+    assert _reproduction_error(rounded, results["rounded"]) < STRUCTURAL_RTOL
