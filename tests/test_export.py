@@ -83,4 +83,4 @@ def test_export_command_from_a_model(tmp_path, capsys):
     assert "`dynid retrieve` finds a feasible set" in capsys.readouterr().err
     assert not (tmp_path / "x.urdf").exists()
     assert main(["export", "panda", "-o", str(tmp_path / "panda.stl")]) == 2
-    assert "`format` must be one of" in capsys.readouterr().err
+    assert "`-o` must end in .urdf, .xml, .mjcf, .yaml or .yml" in capsys.readouterr().err

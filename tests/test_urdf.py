@@ -45,12 +45,20 @@ def _panda_urdf(robot) -> str:
     return f'<robot name="panda">{"".join(links)}{"".join(joints)}</robot>'
 
 
+def test_non_physical_urdf_links_are_refused_unless_told(tmp_path):
+    path = tmp_path / "panda.urdf"
+    path.write_text(_panda_urdf(load_robot("panda-cad")))
+    with pytest.raises(ValueError, match="the link of joint panda_joint4` is not a physical"):
+        load_urdf(path)
+
+
 @pytest.mark.parametrize("name", ["panda", "panda-cad"])
 def test_hand_written_panda_urdf_equals_mdh_model(rng, tmp_path, name):
     mdh = load_robot(name)
     path = tmp_path / "panda.urdf"
     path.write_text(_panda_urdf(mdh))
-    urdf = load_urdf(path, tool_frame="panda_link8")
+    # panda-cad: Franka's published link 4 is no physical body (its robot file says so)
+    urdf = load_urdf(path, tool_frame="panda_link8", physical=name == "panda")
     assert urdf.n_joints == 7 and urdf.convention == "urdf"
     assert urdf.link_names[0] == "panda_link1"
     assert_close(urdf.parameters, mdh.parameters, rtol=1e-12, atol=1e-15)
@@ -169,7 +177,7 @@ def test_unsupported_joint_is_rejected(tmp_path):
 
 
 def test_malformed_and_missing_files(tmp_path):
-    with pytest.raises(ValueError, match="`path`: no URDF file"):
+    with pytest.raises(ValueError, match=r"URDF .*absent\.urdf' does not exist"):
         load_urdf(tmp_path / "absent.urdf")
     bad = tmp_path / "bad.urdf"
     bad.write_text("<robot name='r'><link name='a'></robot>")

@@ -137,7 +137,9 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_writable(path, f"`{flag}`")
         allowed = suffixes.get(flag)
         if allowed and path.suffix.lower() not in allowed:
-            raise ValueError(f"`{flag}` must end in {' or '.join(allowed)}, got {path.name!r}")
+            listed = ", ".join(allowed[:-1]) + " or " + allowed[-1] if len(allowed) > 1 \
+                else allowed[0]
+            raise ValueError(f"`{flag}` must end in {listed}, got {path.name!r}")
     inputs = [Path(value) for dest, value in _string_arguments(args)
               if dest not in OUTPUT_FLAGS and Path(value).exists()]
     seen: dict[Path, str] = {}

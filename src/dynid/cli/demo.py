@@ -27,9 +27,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     demo.add_argument("-o", "--output", default="dynid-demo", metavar="DIR",
                       help="folder for the logs, models, report and URDF (default %(default)s)")
     demo.add_argument("--seed", type=SEED, default=0, help="random seed (default %(default)s)")
-    demo.add_argument("--duration", type=Range(float, high=600, above=0), default=DEFAULT_DURATION,
+    demo.add_argument("--duration", type=Range(float, high=300, above=0),
+                      default=DEFAULT_DURATION,
                       help="seconds per trajectory (default %(default)g)")
-    demo.add_argument("--rate", type=Range(float, high=100_000, above=0), default=1000.0,
+    demo.add_argument("--rate", type=Range(float, 1000, 10_000), default=1000.0,
                       help="control and logging rate [Hz] (default %(default)g)")
     demo.add_argument("--noise", type=Range(float, 0, 1e3), default=DEFAULT_NOISE_STD,
                       help="torque noise standard deviation [N m] (default %(default)g)")

@@ -247,7 +247,7 @@ def _load_urdf_reference(spec: dict, folder: Path) -> Robot:
     if tool is None or tool.shape != (4, 4) or not np.isfinite(tool).all():
         raise ValueError(f"`robot.tool` must be a 4 x 4 matrix of numbers, got "
                          f"{spec.get('tool')!r:.60}")
-    robot = load_urdf(path, name=spec["name"], gravity=tuple(gravity))
+    robot = load_urdf(path, name=spec["name"], gravity=tuple(gravity), physical=False)
     return dataclasses.replace(robot, tool=tool)
 
 

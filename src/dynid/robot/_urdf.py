@@ -56,14 +56,16 @@ def _finite_or_inf(values: np.ndarray) -> np.ndarray:
 
 
 def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | None = None,
-              gravity: tuple[float, float, float] = STANDARD_GRAVITY) -> Robot:
+              gravity: tuple[float, float, float] = STANDARD_GRAVITY,
+              physical: bool = True) -> Robot:
     """A Robot from a URDF file of a fixed-base serial chain of revolute/prismatic joints.
 
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
     joints are merged into the moving link before them. ``tool_frame`` names a URDF link or
     frame on the last moving link to use as the tool. Raises ValueError for a file that cannot
     be parsed (or is not a regular file within ``dynid._reading.MAX_TEXT_BYTES``), a link that
-    is not a physical body, a kinematic loop (a link with two parent joints), a tree (a link
+    is not a physical body (unless ``physical=False``: values kept as published, such as
+    Franka's CAD link 4), a kinematic loop (a link with two parent joints), a tree (a link
     with two moving children), or an unsupported joint type.
     """
     path = Path(path)
@@ -108,7 +110,12 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         joints.append(Joint(joint_name, kind, axis=axis,
                             pre=model.jointPlacements[j].homogeneous))
         params.append(from_pinocchio_order(model.inertias[j].toDynamicParameters()))
-        check_physical(params[-1], f"{path.name}: the link of joint {joint_name}")
+        if physical:
+            try:
+                check_physical(params[-1], f"{path.name}: the link of joint {joint_name}")
+            except ValueError as error:
+                raise ValueError(f"{error}; a file known to hold such values (as published) "
+                                 "loads with load_urdf(path, physical=False)") from None
     lower, upper, velocity, effort = [], [], [], []
     for j in range(1, model.njoints):
         idx_q, idx_v = model.joints[j].idx_q, model.joints[j].idx_v
