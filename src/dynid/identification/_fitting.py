@@ -30,7 +30,10 @@ def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, base: BasePara
     # the estimator's rank decision stands; rref on its factor only names the missing ones
     missing = []
     for rtol in (1e-10, 1e-6):
-        found = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
+        try:
+            found = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
+        except ValueError:  # singular values crowd this tolerance: no clean set to name
+            continue
         missing = [name for k, name in enumerate(base.base_names)
                    if k not in set(found.independent)]
         if missing:

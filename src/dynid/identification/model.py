@@ -65,9 +65,10 @@ class LinearModel:
     fitted_friction: FrictionModel | None = None
 
     def __post_init__(self) -> None:
-        for name in ("coefficients", "std"):
+        # coefficients finite; a std may be inf (a coefficient the data do not determine)
+        for name, allow_inf in (("coefficients", False), ("std", True)):
             value = frozen_copy(as_vector(name, getattr(self, name), self.base.rank,
-                                          allow_inf=True))
+                                          allow_inf=allow_inf))
             object.__setattr__(self, name, value)
         extra = self.fitted_friction
         if extra is not None and extra.n_joints != self.robot.n_joints:
@@ -266,7 +267,8 @@ _ROW_KEYS = ("name", "expression", "terms", "value", "std", "relative_std_percen
 def load_model(path: str | Path) -> LinearModel:
     """Read a ``dynid-model/1`` file back into a LinearModel that predicts torques.
 
-    The file is checked strictly: unknown keys, wrong types and non-finite numbers are errors;
+    The file is checked strictly: unknown keys, wrong types and non-finite numbers are errors
+    (but a ``std`` of ``.inf``: a coefficient the data did not determine);
     the parameter names must be the robot's and the friction's, and the coefficient rows must
     be a regrouping of exactly this robot (each row's representative its own, no name twice,
     and the rows reproducing every column of the robot's regressor at random states): a
@@ -327,7 +329,8 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
                 raise ValueError(f"`{where}.terms` names an unknown parameter {name!r:.60}")
             regrouping[k, index[name]] = _finite(value, f"{where}.terms.{name}")
         values.append(_finite(row.get("value"), f"{where}.value"))
-        stds.append(_finite(row.get("std"), f"{where}.std"))
+        std = row.get("std")  # inf: a coefficient the data did not determine
+        stds.append(np.inf if std == np.inf else _finite(std, f"{where}.std"))
     base = BaseParameters(independent=np.array(independent), regrouping=regrouping,
                           names=tuple(names),
                           tolerance=_finite(block.get("tolerance"), "base_parameters.tolerance"),
