@@ -246,6 +246,11 @@ def test_truncated_and_bit_flipped_npz(files, tmp_path):
     flipped[200] ^= 0x10  # inside the first array's data: a CRC error
     path.write_bytes(bytes(flipped))
     assert "corrupt" in outcome(read_dataset, path) or "Bad CRC" in outcome(read_dataset, path)
+    unknown = bytearray(data)  # "version needed to extract" 10.9 in the central directory
+    directory = unknown.index(b"PK\x01\x02")
+    unknown[directory + 6] = 109
+    path.write_bytes(bytes(unknown))
+    assert "zip file version 10.9" in outcome(read_dataset, path)  # found by make fuzz
 
 
 @pytest.mark.parametrize(("values", "message"), [

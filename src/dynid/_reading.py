@@ -28,6 +28,7 @@ import difflib
 import os
 import re
 import stat
+import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -348,6 +349,12 @@ def parse_numbers(text: str, source: str) -> NDArray:
 
 # -- NPZ ----------------------------------------------------------------------------------------
 
+# what zipfile raises on a corrupt archive (a CRC mismatch, a bad header, an unknown version
+# or compression, a truncated member, a password-protected one)
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
+               ValueError, NotImplementedError, RuntimeError, struct.error)
+
+
 def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (),
              what: str = "NPZ file", limit: int = MAX_TABLE_BYTES) -> dict[str, NDArray]:
     """The arrays ``required`` (all present) and ``optional`` (when present) of an NPZ archive,
@@ -357,10 +364,11 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
     check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as error:
-        raise FileError(f"{name} is not a readable NPZ (zip) archive: {error}") from None
-    except OSError as error:
+    except (FileNotFoundError, PermissionError) as error:
         raise FileError(f"cannot read {what} {str(path)!r}: {error.strerror or error}") from None
+    except _ZIP_ERRORS as error:  # NotImplementedError: an unknown zip version, say
+        raise FileError(f"{name} is not a readable NPZ (zip) archive: "
+                        f"{_one_line(str(error))}") from None
     with archive:
         members = {info.filename.removesuffix(".npy"): info for info in archive.infolist()}
         missing = [key for key in required if key not in members]
@@ -377,8 +385,6 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
                 for key in wanted}
 
 
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-               NotImplementedError, RuntimeError)
 
 
 def _npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
