@@ -75,6 +75,7 @@ def test_write_and_read_back(tmp_path, suffix, with_ddq):
     ("t,q1,q3,dq1,dq2,tau1,tau2\n0,1,2,3,4,5,6\n", "without gaps"),
     ("t,q1,dq1,tau1,extra\n0,1,2,3,4\n", "expected 4"),
     ("t,q1,dq1,tau1\n", "a header but no data rows"),
+    ("t,q1,dq1,tau1\n\n \n\n", "a header but no data rows"),
 ])
 def test_malformed_csv(tmp_path, text, message):
     from dynid.data.io import read_dataset

@@ -133,8 +133,13 @@ def test_valid_files_read(files, name):
 
 @st.composite
 def mutated(draw, original: bytes) -> bytes:
-    kind = draw(st.sampled_from(["truncate", "flip", "insert", "random", "replace"]))
+    kind = draw(st.sampled_from(["truncate", "flip", "insert", "random", "replace", "blank"]))
     data = bytearray(original)
+    if kind == "blank":  # whitespace and blank lines at either end, or instead of the body
+        pad = draw(st.text(alphabet=" \t\r\n", min_size=1, max_size=40)).encode()
+        cut = draw(st.integers(0, len(data)))
+        return draw(st.sampled_from([pad + original, original + pad,
+                                     bytes(data[:cut]) + pad]))
     if kind == "truncate":
         return bytes(data[:draw(st.integers(0, len(data)))])
     if kind == "flip":

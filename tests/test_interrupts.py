@@ -92,8 +92,8 @@ def interrupt(argv: list[str], folder: Path, *, after_s: float) -> tuple[int, st
                   "--restarts", "8", "-o", "out.yaml"], 8.0),
     ("identify-nls", ["identify", "panda", "{panda}", "--method", "nls", "--friction", "lugre",
                       "-o", "out.yaml"], 6.0),
-    ("compare", ["compare", "panda", "{panda}", "{panda-2}", "--methods", "ols", "nls", "-o",
-                 "out.md"], 6.0),
+    ("compare", ["compare", "panda", "{panda}", "{panda-2}", "--methods", "ols", "nls",
+                 "--nls-friction", "lugre", "-o", "out.md"], 6.0),
 ])
 def test_ctrl_c_stops_cleanly(inputs, tmp_path, name, argv, after_s):
     argv = [a.format(**{k: str(v) for k, v in inputs.items()}) if "{" in a else a

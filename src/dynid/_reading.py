@@ -291,6 +291,8 @@ def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> ND
     """Rows ``first, first + 1, ...`` as floats; blank lines dropped."""
     text = "".join(lines)
     rows = [line.split(",") for line in lines if line.strip()]
+    if not rows:  # blank lines only
+        return np.empty((0, len(header)))
     if not _NOT_NUMERIC.search(text):
         try:
             values = np.array(rows, dtype=float)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -32,7 +33,7 @@ from dynid.cli import (
 )
 from dynid.cli._common import Parser, check_outputs
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 # the commands in the order `dynid --help` lists them: the workflow's
 _COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, retrieve,
@@ -74,5 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> int:
+    """The ``dynid`` executable: ``main``, then Ctrl-C ignored while the process exits. The
+    command's outputs are complete by then; an interrupt during the interpreter's exit
+    handlers (joining worker-pool threads) would only turn a finished run into a traceback and
+    a death by signal."""
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
