@@ -33,6 +33,7 @@ _LAZY = {
     ), "dynid.friction"),
     **dict.fromkeys((
         "Dataset", "StaticData", "read_dataset", "write_dataset", "read_static", "read_panda_log",
+        "read_rosbag",
         "prepare", "inspect", "split",
     ), "dynid.data"),
     **dict.fromkeys((

@@ -198,11 +198,13 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
                                  "(default: none held out)")
 
 
-def prepared(args: argparse.Namespace, path: str):
-    """The log at ``path`` read and preprocessed as the options say."""
+def prepared(args: argparse.Namespace, path: str, robot=None):
+    """The log at ``path`` read and preprocessed as the options say; a ROS 2 bag's joints are
+    picked by ``robot``'s joint names."""
     from dynid.data import prepare, read_dataset
 
-    return prepare(read_dataset(path), rate=args.resample, cutoff=args.cutoff,
+    joints = list(robot.joint_names) if robot is not None else None
+    return prepare(read_dataset(path, joint_names=joints), rate=args.resample, cutoff=args.cutoff,
                    order=args.order, trim_seconds=args.trim)
 
 

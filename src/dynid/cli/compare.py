@@ -61,7 +61,7 @@ def _compare(args: argparse.Namespace) -> int:
             raise ValueError(f"`--references` needs one trajectory per log ({len(args.data)}), "
                              f"got {len(args.references)}")
         references = [load_trajectory(path) for path in args.references]
-    datasets = [prepared(args, path) for path in args.data]
+    datasets = [prepared(args, path, robot) for path in args.data]
     table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
                             methods=args.methods, prior=prior, references=references,
                             nls_friction=args.nls_friction, progress=stderr_progress(args))

@@ -12,7 +12,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     data_commands = data.add_subparsers(dest="data_command", required=True)
     inspect = data_commands.add_parser(
         "inspect", help="duration, rate and jitter, gaps, ranges, noise per joint")
-    inspect.add_argument("file", help="CSV, NPZ or a Panda log folder")
+    inspect.add_argument("file", help="CSV, NPZ, a ROS 2 bag (.mcap) or a Panda log folder")
     inspect.add_argument("--robot", help="compare the ranges with this robot's limits")
     output_options(inspect)
     inspect.set_defaults(handler=_data_inspect)
@@ -23,7 +23,8 @@ def _data_inspect(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
 
     robot = load_robot(args.robot) if args.robot else None
-    report = inspect(read_dataset(args.file), robot)
+    report = inspect(read_dataset(
+        args.file, joint_names=list(robot.joint_names) if robot else None), robot)
     if args.json:
         print_json(report)
         return 0

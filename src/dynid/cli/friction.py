@@ -61,11 +61,11 @@ def _friction(args: argparse.Namespace) -> int:
                          "FRACTION` (one of them)")
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
-    data = prepared(args, args.data)
+    data = prepared(args, args.data, robot)
     if args.validate is not None:
         data, check = split(data, 1.0 - args.validate)
     else:
-        check = prepared(args, args.validation)
+        check = prepared(args, args.validation, robot)
     if check.n_joints != robot.n_joints or data.n_joints != robot.n_joints:
         raise ValueError(f"the logs must have the robot's {robot.n_joints} joints")
     options = {}

@@ -27,7 +27,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify = commands.add_parser("identify", help="identify base parameters from a log")
     identify.add_argument("robot", help=ROBOT_HELP)
     identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]), "
-                                       "NPZ (t, q, dq, tau[, ddq]) or a Panda log folder")
+                                       "NPZ (t, q, dq, tau[, ddq]), a ROS 2 bag (.mcap: "
+                                       "sensor_msgs/JointState, the robot's joints by name) "
+                                       "or a Panda log folder")
     identify.add_argument("--method", choices=IDENTIFY_METHODS, default="ols",
                           help="estimator (default %(default)s); iv: IDIM-IV for closed-loop "
                                "logs, needs --reference; cls1/cls2/cls3/log-cholesky: "
@@ -96,7 +98,7 @@ def _identify(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
-    data = prepared(args, args.data)
+    data = prepared(args, args.data, robot)
     steps = data.metadata.get("preprocessing", [])
     check = None
     if args.validate is not None:

@@ -39,7 +39,7 @@ def _payload(args: argparse.Namespace) -> int:
 
     robot = load_robot(args.robot)
     arm = model_or_robot(args.arm)
-    data = prepared(args, args.data)
+    data = prepared(args, args.data, robot)
     result = identify_payload(robot, arm, data,
                               mass=tuple(args.mass) if args.mass is not None else None)
     if args.json:

@@ -28,9 +28,10 @@ def _report(args: argparse.Namespace) -> int:
     from dynid.identification import load_model
 
     model = load_model(args.model)
-    data = prepared(args, args.data)
+    data = prepared(args, args.data, model.robot)
     check_compatible(model, data)
-    identification = prepared(args, args.identification) if args.identification else None
+    identification = (prepared(args, args.identification, model.robot)
+                      if args.identification else None)
     if identification is not None:
         check_compatible(model, identification)
     validation = validate_model(model, data, n_poses=args.poses)

@@ -30,7 +30,7 @@ def _validate(args: argparse.Namespace) -> int:
     from dynid.identification import load_model
 
     model = load_model(args.model)
-    data = prepared(args, args.data)
+    data = prepared(args, args.data, model.robot)
     check_compatible(model, data)
     report = validate_model(model, data, n_poses=args.poses)
     if args.plot:

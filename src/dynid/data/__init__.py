@@ -33,11 +33,14 @@ from dynid.data.preprocess import segments as segments
 from dynid.data.preprocess import split as split
 from dynid.data.preprocess import trim as trim
 from dynid.data.preprocess import uniform_step as uniform_step
+from dynid.data.rosbag import JOINT_STATE as JOINT_STATE
+from dynid.data.rosbag import read_rosbag as read_rosbag
 
 __all__ = [
     "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
     "FIELDS",
+    "JOINT_STATE",
     "MAX_GAP_STEPS",
     "MAX_MAGNITUDE",
     "MAX_SAMPLES",
@@ -55,6 +58,7 @@ __all__ = [
     "prepare",
     "read_dataset",
     "read_panda_log",
+    "read_rosbag",
     "read_static",
     "resample",
     "sample_times",

@@ -1,7 +1,7 @@
 """Dataset files: time series (CSV, NPZ, the Panda log folder) and static samples of a
 controller's M(q) and g(q) (CSV, NPZ); every write is atomic.
 
-Time series (``read_dataset`` / ``write_dataset``):
+Time series (``read_dataset`` / ``write_dataset``; ROS 2 bags: ``dynid.data.rosbag``):
 
 - CSV with a header row ``t, q1..qn, dq1..dqn, tau1..taun`` and optionally ``ddq1..ddqn``;
   SI units (s, rad, rad/s, N m, rad/s^2); one sample per row;
@@ -14,6 +14,7 @@ is also accepted), then ``g1..gn``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from dynid._files import atomic_write
 from dynid._reading import MAX_TABLE_BYTES, parse_numbers, read_csv, read_npz, read_text
 from dynid.data.dataset import Dataset, StaticData, lower_triangle, static_rows
+from dynid.data.rosbag import read_rosbag
 
 __all__ = ["PANDA_LOG_FILES", "read_dataset", "read_panda_log", "read_static", "write_dataset"]
 
@@ -76,12 +78,25 @@ def _named(path: Path, build, **fields):
         raise ValueError(f"`path`: {path.name}: {error}") from None
 
 
-def read_dataset(path: str | Path) -> Dataset:
-    """Read a time series: CSV or NPZ (formats in the module docstring), or a folder in the
-    Panda log format (``read_panda_log``)."""
+def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None) -> Dataset:
+    """Read a time series: CSV or NPZ (formats in the module docstring), a ROS 2 bag (an
+    ``.mcap`` file, or the folder ``ros2 bag record`` writes; ``dynid.data.read_rosbag``, its
+    joints picked by ``joint_names``), or a folder in the Panda log format
+    (``read_panda_log``)."""
     path = Path(path)
+    if path.suffix.lower() == ".db3":
+        raise ValueError(f"`path`: {path.name} is a SQLite ROS 2 bag; dynid reads MCAP bags "
+                         "(convert with `ros2 bag convert`, or record with `-s mcap`)")
     if path.is_dir():
+        bags = sorted(path.glob("*.mcap"))
+        if len(bags) > 1:
+            raise ValueError(f"`path`: the bag folder {path.name} holds {len(bags)} MCAP files "
+                             f"({', '.join(b.name for b in bags)}); give one of them")
+        if bags:
+            return read_rosbag(bags[0], joints=joint_names)
         return read_panda_log(path)
+    if path.suffix.lower() == ".mcap":
+        return read_rosbag(path, joints=joint_names)
     if path.suffix.lower() == ".npz":
         arrays = read_npz(path, required=("t", "q", "dq", "tau"), optional=("ddq", "M", "g"),
                           what="log")

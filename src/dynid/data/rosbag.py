@@ -1,0 +1,116 @@
+"""ROS 2 bags: ``sensor_msgs/msg/JointState`` messages of an MCAP file (the default storage of
+``ros2 bag record``) as a Dataset.
+
+Each message's ``name`` maps its ``position``, ``velocity`` and ``effort`` to joints, so the
+order may change from message to message and other joints (a gripper's) may be present: the
+joints asked for (``joints``, by name; default: those of the first message, in its order) are
+picked out of every message. Time stamps are the messages' header stamps (the recording time
+where a publisher leaves them zero); a log at an irregular rate is resampled by
+``dynid.data.prepare``. Efforts are read as joint torques [N m] (revolute) or forces [N].
+
+Read with the ``mcap`` and ``mcap-ros2-support`` libraries; the file is checked like every
+other input (``dynid._reading``), and a corrupt bag is a one-line error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dynid._reading import MAX_TABLE_BYTES, FileError, check_allocation, regular_file
+from dynid.data.dataset import Dataset
+
+__all__ = ["JOINT_STATE", "read_rosbag"]
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+
+
+def read_rosbag(path: str | Path, *, topic: str | None = None,
+                joints: Sequence[str] | None = None) -> Dataset:
+    """The ``JointState`` messages of ``topic`` (default: the bag's only JointState topic)
+    for ``joints`` (names; default: the first message's) as a Dataset ``t, q, dq, tau``."""
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    path = regular_file(path, "ROS 2 bag")
+    check_allocation(path.stat().st_size, f"ROS 2 bag {str(path)!r}", MAX_TABLE_BYTES)
+    name = path.name
+    try:
+        with path.open("rb") as stream:
+            reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+            chosen = _topic(reader.get_summary(), topic, name)
+            rows = _rows(reader.iter_decoded_messages(topics=[chosen]), joints, name, chosen)
+    except FileError:
+        raise
+    except (McapError, OSError, ValueError, KeyError, IndexError, EOFError, TypeError,
+            AttributeError, NotImplementedError, RuntimeError) as error:
+        # the third-party parser's view of a corrupt or unexpected file, as one line
+        detail = " ".join(str(error).split()) or type(error).__name__
+        raise FileError(f"{name} is not a readable MCAP bag: {detail}") from None
+    times, q, dq, tau, names = rows
+    order = np.argsort(times, kind="stable")
+    return Dataset(t=np.asarray(times)[order], q=np.asarray(q)[order], dq=np.asarray(dq)[order],
+                   tau=np.asarray(tau)[order],
+                   metadata={"source": str(path), "format": "ros2 bag", "topic": chosen,
+                             "joint_names": list(names)})
+
+
+def _topic(summary, topic: str | None, name: str) -> str:
+    """The JointState topic to read, from the bag's summary (its channels and schemas)."""
+    if summary is None:
+        raise FileError(f"{name} has no summary section (an unfinished recording?); "
+                        "reindex it with `ros2 bag reindex` or `mcap recover`")
+    schemas = {schema_id: schema.name for schema_id, schema in summary.schemas.items()}
+    topics = {channel.topic: schemas.get(channel.schema_id, "?")
+              for channel in summary.channels.values()}
+    states = sorted(t for t, kind in topics.items() if kind == JOINT_STATE)
+    if topic is not None:
+        if topics.get(topic) != JOINT_STATE:
+            what = f"is a {topics[topic]} topic" if topic in topics else "is not in the bag"
+            raise FileError(f"{name}: `topic` {topic!r} {what}; its {JOINT_STATE} topics: "
+                            f"{states or 'none'}")
+        return topic
+    if not states:
+        listed = ", ".join(f"{t} ({kind})" for t, kind in sorted(topics.items())) or "none"
+        raise FileError(f"{name} has no {JOINT_STATE} topic (its topics: {listed})")
+    if len(states) > 1:
+        raise FileError(f"{name} has several {JOINT_STATE} topics {states}: choose one with "
+                        "`topic`")
+    return states[0]
+
+
+def _rows(messages, joints: Sequence[str] | None, name: str, topic: str):
+    times, q, dq, tau = [], [], [], []
+    wanted: list[str] | None = list(joints) if joints is not None else None
+    for _, _, record, message in messages:
+        names = list(message.name)
+        if wanted is None:
+            wanted = names
+            if not wanted:
+                raise FileError(f"{name}: the first message on {topic} names no joint")
+        index = {joint: k for k, joint in enumerate(names)}
+        missing = [joint for joint in wanted if joint not in index]
+        if missing:
+            raise FileError(f"{name}: a message on {topic} at {record.log_time * 1e-9:.6f} s "
+                            f"lacks the joints {missing} (it has {names})")
+        pick = [index[joint] for joint in wanted]
+        fields = {}
+        for field in ("position", "velocity", "effort"):
+            values = list(getattr(message, field))
+            if len(values) != len(names):
+                raise FileError(f"{name}: a message on {topic} at {record.log_time * 1e-9:.6f} "
+                                f"s has {len(values)} {field} values for {len(names)} joints "
+                                f"(dynid needs position, velocity and effort for each)")
+            fields[field] = [values[k] for k in pick]
+        stamp = message.header.stamp
+        seconds = stamp.sec + 1e-9 * stamp.nanosec
+        times.append(seconds if seconds > 0 else record.log_time * 1e-9)
+        q.append(fields["position"])
+        dq.append(fields["velocity"])
+        tau.append(fields["effort"])
+    if not times:
+        raise FileError(f"{name}: the topic {topic} holds no message")
+    return times, q, dq, tau, wanted
