@@ -205,3 +205,29 @@ def test_tool_frame_must_exist(tmp_path):
     ))
     with pytest.raises(ValueError, match="`tool_frame`: no frame 'flange'"):
         load_urdf(path, tool_frame="flange")
+
+
+def test_a_urdf_robot_identifies_with_viscous_coulomb_offset_friction_by_default(tmp_path):
+    from dynid.identification import default_friction
+
+    path = tmp_path / "panda.urdf"
+    path.write_text(_panda_urdf(load_robot("panda")))
+    urdf = load_urdf(path)
+    assert default_friction(urdf).name == "viscous-coulomb"
+    assert default_friction(load_robot("arm3")).name == load_robot("arm3").friction.name
+
+
+def test_excite_takes_acceleration_limits_for_a_urdf(tmp_path, capsys):
+    from dynid.cli import main
+
+    path = tmp_path / "panda.urdf"
+    path.write_text(_panda_urdf(load_robot("panda")))
+    out = tmp_path / "traj.csv"
+    argv = ["excite", str(path), "-o", str(out), "--harmonics", "2", "--period", "4",
+            "--rate", "50", "--grid-rate", "25", "--starts", "1", "--iterations", "2", "--quiet"]
+    assert main(argv) == 2
+    assert "--acceleration-limit" in capsys.readouterr().err and not out.exists()
+    assert main([*argv, "--acceleration-limit", "1", "2"]) == 2
+    assert "one value or 7 (one per joint), got 2" in capsys.readouterr().err
+    assert main([*argv, "--acceleration-limit", "10"]) == 0
+    assert out.exists() and out.with_suffix(".yaml").exists()

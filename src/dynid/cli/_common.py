@@ -221,13 +221,14 @@ def friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = False
     if nonlinear:
         parser.add_argument("--friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
                             help="friction model: linear columns (default: the robot file's "
-                                 "model when linear, else viscous-coulomb); sigmoid, stribeck "
+                                 "model when linear, else viscous-coulomb, as for a URDF); "
+                                 "sigmoid, stribeck "
                                  "and lugre with --method nls (default there: the robot "
                                  "file's, else stribeck)")
     else:
         parser.add_argument("--friction", choices=LINEAR_FRICTION,
                             help="linear friction columns (default: the robot file's model "
-                                 "when linear, else viscous-coulomb)")
+                                 "when linear, else viscous-coulomb, as for a URDF)")
     parser.add_argument("--kv", type=Range(float, high=1e6, above=0),
                         help="arctan: sign-shape constant k_v [s/rad] (default: the robot "
                              "file's arctan value, else dynid.friction.DEFAULT_ARCTAN_K_V)")

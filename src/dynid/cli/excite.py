@@ -41,6 +41,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--grid-rate", type=Range(float, high=10_000, above=0),
                         default=100.0, metavar="HZ",
                         help="evaluation grid of the criterion (default %(default)g)")
+    excite.add_argument("--acceleration-limit", type=Range(float, high=1e4, above=0), nargs="+",
+                        metavar="RAD_S2",
+                        help="joint acceleration limits [rad/s^2], one value or one per joint, "
+                             "in place of the robot's (a URDF has none)")
     excite.add_argument("--rest", action=argparse.BooleanOptionalAction, default=True,
                         help="zero velocity and acceleration at t = 0 and at the end, ready to "
                              "send to a robot (default; the .yaml says where the arm must be "
@@ -62,6 +66,20 @@ def _beside(args: argparse.Namespace) -> dict[str, Path]:
     return {"-o (its .yaml)": Path(args.output).with_suffix(".yaml")}
 
 
+def _with_acceleration_limits(robot, values: list[float]):
+    """``robot`` with the acceleration limits of `--acceleration-limit`."""
+    import dataclasses
+
+    import numpy as np
+
+    if len(values) not in (1, robot.n_joints):
+        raise ValueError(f"`--acceleration-limit` needs one value or {robot.n_joints} (one per "
+                         f"joint), got {len(values)}")
+    limits = np.broadcast_to(np.asarray(values, dtype=float), (robot.n_joints,))
+    return dataclasses.replace(robot, limits=dataclasses.replace(robot.limits,
+                                                                 acceleration=limits.copy()))
+
+
 def _excite(args: argparse.Namespace) -> int:
     from dynid.excitation import optimize_excitation, save_trajectory
     from dynid.robot import load_robot
@@ -75,6 +93,8 @@ def _excite(args: argparse.Namespace) -> int:
                          f"points, more than {MAX_GRID:,} (the regressor on the grid is held "
                          "in memory); lower the grid rate")
     robot = load_robot(args.robot)
+    if args.acceleration_limit is not None:
+        robot = _with_acceleration_limits(robot, args.acceleration_limit)
     result = optimize_excitation(
         robot, criterion=args.criterion, harmonics=args.harmonics, period=args.period,
         rate=args.grid_rate, rest=args.rest, seed=args.seed, starts=args.starts,

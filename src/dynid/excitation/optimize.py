@@ -59,8 +59,11 @@ def _check_limits(robot: Robot) -> None:
     limits = robot.limits
     for name in ("lower", "upper", "velocity", "acceleration"):
         if not np.isfinite(getattr(limits, name)).all():
+            hint = (" (a URDF has none: give them in a robot file, or `--acceleration-limit` on "
+                    "the command line)" if name == "acceleration" else "")
             raise ValueError(
-                f"`robot`: {robot.name!r} needs finite `limits.{name}` to design a trajectory"
+                f"`robot`: {robot.name!r} needs finite `limits.{name}` to design a "
+                f"trajectory{hint}"
             )
 
 

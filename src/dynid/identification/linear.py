@@ -20,7 +20,7 @@ import numpy as np
 
 from dynid.data.dataset import Dataset
 from dynid.data.preprocess import uniform_step
-from dynid.friction.models import FrictionModel, ViscousCoulomb
+from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.estimators import IV, OLS, WLS
@@ -37,7 +37,11 @@ __all__ = [
 
 
 def default_friction(robot: Robot) -> FrictionModel:
-    """The robot file's friction model when it is linear, else viscous + Coulomb + offset."""
+    """The robot file's friction model when it is linear, else viscous + Coulomb + offset; for
+    a URDF robot, which states no friction model, viscous + Coulomb + offset too (every geared
+    arm has friction, and a torque sensor an offset)."""
+    if robot.convention == "urdf" and isinstance(robot.friction, NoFriction):
+        return ViscousCoulomb.zeros(robot.n_joints)
     if robot.friction.linear:
         return robot.friction
     return ViscousCoulomb.zeros(robot.n_joints)
