@@ -26,6 +26,7 @@ from dynid._reading import FileError, parse_yaml
 from dynid.cli import main
 from dynid.data import Dataset, read_dataset, read_static, write_dataset
 from dynid.excitation import FourierTrajectory, load_poses, load_trajectory
+from dynid.friction import NoFriction
 from dynid.identification import identify, load_model, save_model
 from dynid.robot import load_robot, load_robot_file, load_urdf, save_robot
 
@@ -327,7 +328,9 @@ def test_model_finds_its_urdf_beside_it_after_a_move(files, tmp_path):
     first = tmp_path / "a"
     first.mkdir()
     (first / "robot.urdf").write_bytes(files["robot.urdf"].read_bytes())
-    model = identify(load_urdf(first / "robot.urdf"), read(files["log.npz"]))
+    # rigid body only: the short log does not reverse every joint (Coulomb would not separate)
+    model = identify(load_urdf(first / "robot.urdf"), read(files["log.npz"]),
+                     friction=NoFriction(3))
     save_model(model, first / "model.yaml")
     assert yaml.safe_load((first / "model.yaml").read_text())["robot"]["urdf"] == "robot.urdf"
     moved = tmp_path / "b"
