@@ -115,7 +115,7 @@ def test_bad_inputs(twin):
         identify_constrained(truth, fit, method="cls1", regulariser="entropic")
     with pytest.raises(ValueError, match=r"`prior` must be \(7, 10\)"):
         identify_constrained(truth, fit, prior=np.zeros((3, 10)))
-    with pytest.raises(ValueError, match="`weight` must be >= 0"):
+    with pytest.raises(ValueError, match="`weight` must be a number >= 0"):
         identify_constrained(truth, fit, weight=-1.0)
 
 
@@ -134,3 +134,31 @@ def test_entropic_regulariser_trades_fit_for_the_prior(twin):
             assert (_validation(result.model, check) <= 1.05 * unconstrained).all()
         distances.append(np.abs(result.parameters - cad).max())
     assert distances[0] > distances[1] > distances[2]
+
+
+def test_prior_weight_auto_picks_by_held_out_error(twin):
+    """`weight="auto"`: the weight of least held-out error over the log's time blocks, with
+    the curve in the report; on the twin it predicts another log no worse than the default."""
+    truth, fit, check = twin
+    from dynid.identification.constrained import AUTO_BLOCKS, AUTO_WEIGHTS
+
+    prior = load_robot("panda-cad").parameters
+    auto = identify_constrained(truth, fit, prior=prior, weight="auto")
+    curve = auto.model.report["prior_weight_curve"]
+    assert curve["weights"] == list(AUTO_WEIGHTS) and curve["blocks"] == AUTO_BLOCKS
+    chosen = int(np.argmin(curve["held_out_squared_error"]))
+    assert auto.model.report["prior_weight"] == AUTO_WEIGHTS[chosen] == curve["chosen"]
+    default = identify_constrained(truth, fit, prior=prior)
+    error = [np.linalg.norm(model.predict(check.q, check.dq, check.ddq) - check.tau)
+             for model in (auto.model, default.model)]
+    assert error[0] <= 1.05 * error[1], error
+
+
+def test_an_inconsistent_prior_is_named(twin):
+    """panda-cad's link 4 (Franka's published values) breaks the triangle inequality: the
+    regulariser would pull towards it, and a warning says so."""
+    from dynid.identification import InconsistentPriorWarning
+
+    truth, fit, _ = twin
+    with pytest.warns(InconsistentPriorWarning, match=r"not physically consistent at link4"):
+        identify_constrained(truth, fit, method="cls1", prior=load_robot("panda-cad").parameters)

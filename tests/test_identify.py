@@ -127,7 +127,7 @@ def test_unexcited_joint_is_named(panda_linear_truth):
 def test_too_few_samples(panda_linear_truth):
     data = simulate_open_loop(panda_linear_truth, random_fourier(panda_linear_truth),
                               duration=0.05, rate=100.0)
-    with pytest.raises(ValueError, match="equations for 64 base parameters; record more"):
+    with pytest.raises(ValueError, match=r"equations for 64 unknowns .*; record more"):
         identify(panda_linear_truth, data)
 
 

@@ -47,7 +47,16 @@ def test_noise_free_twin_gives_back_the_truth(friction):
     result = identify_nls(start, data, friction=friction.name)
     assert result.success, result.status
     assert _base_error(result, truth) < 1e-5
-    relative = np.abs(result.friction.per_joint() / friction.per_joint() - 1)
+    # relative, absolute near zero (the offsets fo, none in the truth)
+    truth_table = friction.per_joint()
+    relative = (np.abs(result.friction.per_joint() - truth_table)
+                / np.maximum(np.abs(truth_table), 1e-2))
+    if isinstance(friction, LuGre):
+        # the bristle damping is the flattest direction: with the offsets among the unknowns
+        # the solver's gtol stops at 5e-3 on joint 1 (at 9e-4 without them)
+        damping = friction.field_names().index("sigma1")
+        assert relative[:, damping].max() < 1e-2
+        relative = np.delete(relative, damping, axis=1)
     assert relative.max() < 2e-3
     assert result.consistency.consistent and result.consistency.within_bounds
     assert mass_matrix_check(result.model.robot, n_samples=200)["positive"]
@@ -66,7 +75,10 @@ def test_gilbert2024_tables6_7_friction_comparison_on_the_twin(tmp_path):
         mean = scores.mean(axis=1)
         assert mean[0] > 4 * mean[2]  # none vs stribeck
         assert mean[2] == mean.min()
-    assert table.rmse_validation[2] == pytest.approx(np.full(N, 0.05), rel=0.15)  # the noise
+    # the noise on average; joint 2 the worst: 0.060 N m (0.056 before the Stribeck offsets
+    # fo were fitted: one more unknown per joint)
+    assert table.rmse_validation[2].mean() == pytest.approx(0.05, rel=0.1)
+    assert table.rmse_validation[2] == pytest.approx(np.full(N, 0.05), rel=0.25)
     assert all(fit.consistency.consistent for fit in table.fits)
     assert "RMSE validation [N m]" in table.lines()
     # the model file keeps the fitted friction
@@ -201,7 +213,7 @@ def test_no_friction_fit_then_what_the_cli_does(tmp_path):
     assert payload["not_checked"]["within_bounds"] == "the robot has no bounds"
     # a friction model with fields: the same table as per_joint
     stribeck_names, stribeck = dataclasses.replace(result, friction=STRIBECK).friction_table()
-    assert stribeck_names == STRIBECK.field_names() and stribeck.shape == (N, 5)
+    assert stribeck_names == STRIBECK.field_names() and stribeck.shape == (N, 6)
 
 
 def test_identify_nls_without_friction_command(capsys, tmp_path):

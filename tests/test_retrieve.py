@@ -176,3 +176,22 @@ def test_penalty_without_a_total_mass_range(panda_static):
     result = retrieve_penalty(panda, base, coefficients, bounds=open_range, restarts=1,
                               stages=2, annealing_evaluations=100)
     assert result.consistency.consistent
+
+
+def test_penalty_with_a_prior_lands_near_it(panda_static):
+    """Beyond Gaz: the coefficients fix r combinations only; without a prior the search
+    returns whatever feasible set its start reaches (a heavy link 2), with one it stays near
+    the prior and fits as well."""
+    panda, base, coefficients = panda_static
+    prior = load_robot("panda-cad").parameters
+    options = {"restarts": 2, "stages": 3, "annealing_evaluations": 200,
+               "executor": ThreadPoolExecutor(max_workers=2)}
+    free = retrieve_penalty(panda, base, coefficients, **options)
+    pulled = retrieve_penalty(panda, base, coefficients, prior=prior, **options)
+    assert pulled.success and pulled.extra["prior_weight"] == 1e-3
+    distance = [np.linalg.norm(result.parameters[:, 0] - prior[:, 0])
+                for result in (free, pulled)]
+    assert distance[1] < 0.5 * distance[0], distance
+    assert pulled.relative_error_percent < 0.1
+    with pytest.raises(ValueError, match="`prior_weight` must be > 0"):
+        retrieve_penalty(panda, base, coefficients, prior=prior, prior_weight=0.0, **options)

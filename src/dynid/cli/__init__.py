@@ -61,9 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     args.command_line = "dynid " + shlex.join(argv)  # provenance, kept in models and reports
+    import warnings
+
     import numpy as np
 
     np.set_printoptions(precision=4, suppress=True)
+    warnings.showwarning = _one_line_warning
     try:
         check_outputs(args)  # before any work: outputs that would destroy something refused
         return args.handler(args)
@@ -73,6 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: every output is written atomically, none is half there
         print("dynid: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning of a command as one line on stderr, ``dynid: warning: ...`` (not the
+    interpreter's file:line form, which points into dynid's sources)."""
+    text = " ".join(str(message).split())
+    print(f"dynid: warning: {text} [{category.__name__}]", file=file or sys.stderr)
 
 
 def run() -> int:

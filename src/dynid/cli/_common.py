@@ -180,8 +180,29 @@ def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> N
         parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
-def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True) -> None:
-    """How a log is prepared (see `prepared`); with ``split``, --validate too."""
+def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True,
+                          steps: bool = True) -> None:
+    """How a log is read and prepared (see `prepared`); with ``split``, --validate too; without
+    ``steps``, only how it is read (--columns, --units, --effort)."""
+    parser.add_argument("--columns", metavar="SPEC|FILE.yaml",
+                        help="read a CSV through a column mapping FIELD=PATTERN,... (fields t, "
+                             "q, dq, ddq, tau or current; `*` stands for the joint number or "
+                             "name), e.g. 't=time,q=pos_*,dq=vel_*,current=cur_*', or a YAML "
+                             "file of them (see dynid.data.io); other columns are ignored")
+    parser.add_argument("--units", metavar="SPEC",
+                        help="units of the log's fields FIELD=UNIT,..., e.g. "
+                             "'t=ms,q=deg,dq=deg/s,current=mA' (t: s ms us ns; q: rad deg; "
+                             "dq: rad/s deg/s; ddq: rad/s^2 deg/s^2; tau: N m, mN m; current: "
+                             "A mA); default SI")
+    parser.add_argument("--effort", choices=("torque", "current"),
+                        help="what a bag's effort field or the log's tau column holds: joint "
+                             "torques or motor currents (default: as the file says, else "
+                             "torque)")
+    if not steps:
+        return
+    parser.add_argument("--as-is", action="store_true",
+                        help="use the log exactly as it is: no resampling, filtering, "
+                             "differentiation or trimming (it must carry ddq)")
     parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
@@ -199,13 +220,92 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
 
 
 def prepared(args: argparse.Namespace, path: str, robot=None):
-    """The log at ``path`` read and preprocessed as the options say; a ROS 2 bag's joints are
-    picked by ``robot``'s joint names."""
+    """The log at ``path`` read (through --columns, --units, --effort) and preprocessed as the
+    options say (--as-is: not at all); a ROS 2 bag's or a named CSV's joints are picked by
+    ``robot``'s joint names."""
     from dynid.data import prepare, read_dataset
 
     joints = list(robot.joint_names) if robot is not None else None
-    return prepare(read_dataset(path, joint_names=joints), rate=args.resample, cutoff=args.cutoff,
-                   order=args.order, trim_seconds=args.trim)
+    as_is = getattr(args, "as_is", False)
+    if as_is:
+        given = [flag for flag, dest in (("--resample", "resample"), ("--cutoff", "cutoff"),
+                                         ("--trim", "trim")) if getattr(args, dest) is not None]
+        if given:
+            raise ValueError(f"`--as-is` uses the log as it is: it excludes {', '.join(given)}")
+    data = read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
+                        units=getattr(args, "units", None), effort=getattr(args, "effort", None))
+    if as_is:
+        return prepare(data, as_is=True)
+    return prepare(data, rate=args.resample, cutoff=args.cutoff, order=args.order,
+                   trim_seconds=args.trim)
+
+
+def robot_options(parser: argparse.ArgumentParser) -> None:
+    """How the robot argument is read: --tip, --gravity (see `loaded_robot`)."""
+    parser.add_argument("--tip", metavar="LINK",
+                        help="a tree URDF (an arm with a gripper): the link where the arm "
+                             "ends; the joints off its chain are locked")
+    parser.add_argument("--gravity", type=Range(float, -1e3, 1e3), nargs="+",
+                        metavar="G",
+                        help="gravity: a magnitude [m/s^2] along the robot's own gravity "
+                             "direction (e.g. 9.80665, local g), or the vector X Y Z in the "
+                             "base frame (a tilted mounting); default: the robot file's")
+
+
+def loaded_robot(args: argparse.Namespace, path: str | None = None):
+    """The robot named by ``path`` (default ``args.robot``) with the --tip and --gravity
+    options."""
+    from dynid.robot import load_robot
+
+    robot = load_robot(path if path is not None else args.robot, tip=getattr(args, "tip", None))
+    return with_gravity(robot, getattr(args, "gravity", None))
+
+
+def with_gravity(robot, gravity):
+    """``robot`` with --gravity applied: a magnitude along its gravity direction, or a
+    vector."""
+    import dataclasses
+
+    import numpy as np
+
+    if gravity is None:
+        return robot
+    if len(gravity) == 3:
+        return dataclasses.replace(robot, gravity=np.array(gravity, dtype=float))
+    if len(gravity) != 1 or not gravity[0] > 0:
+        raise ValueError(f"`--gravity` takes a magnitude > 0 or three components X Y Z, got "
+                         f"{' '.join(map(str, gravity))}")
+    direction = np.asarray(robot.gravity, dtype=float)
+    norm = float(np.linalg.norm(direction))
+    if norm == 0:
+        raise ValueError(f"`--gravity`: {robot.name!r} has no gravity direction to scale; give "
+                         "the vector X Y Z")
+    return dataclasses.replace(robot, gravity=direction / norm * gravity[0])
+
+
+def joint_keys(texts: list[str] | None) -> list[int | str] | None:
+    """--joints as typed: numbers (from 1) as ints, names as text."""
+    if texts is None:
+        return None
+    return [int(text) if text.isdigit() else text for text in texts]
+
+
+def bounds_file(path: str, n_links: int):
+    """A bounds file: the robot file's ``bounds:`` block as a YAML mapping (``links``,
+    ``total_mass``, ``source``), or a mapping holding just that block under ``bounds``."""
+    from dynid._reading import load_yaml
+    from dynid.robot.bounds import ParameterBounds
+
+    spec = load_yaml(path, what="bounds file")
+    if isinstance(spec, dict) and set(spec) == {"bounds"}:
+        spec = spec["bounds"]
+    if not isinstance(spec, dict):
+        raise ValueError(f"`--bounds`: {path} must hold the robot file's `bounds:` mapping "
+                         "(links, total_mass)")
+    try:
+        return ParameterBounds.from_dict(spec, n_links)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"`--bounds`: {path}: {error}") from None
 
 
 def validation_options(parser: argparse.ArgumentParser) -> None:

@@ -9,10 +9,16 @@ from dynid.cli._common import (
     FIGURE_SUFFIXES,
     LINEAR_FRICTION,
     NONLINEAR_FRICTION,
+    bounds_file,
+    friction_options,
+    joint_keys,
+    linear_friction,
+    loaded_robot,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -38,6 +44,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--nls-friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
                          help="nls: the friction model (default: the robot file's, else "
                               "viscous-coulomb)")
+    compare.add_argument("--bounds", metavar="BOUNDS.yaml",
+                         help="constrained, nls: parameter bounds (the robot file's `bounds:` "
+                              "block form; default the robot's own, or derived from a URDF)")
+    compare.add_argument("--joints", nargs="+", metavar="JOINT",
+                         help="score these joints only (names or numbers from 1)")
+    compare.add_argument("--reestimate-offsets", action="store_true",
+                         help="validate with each log's own torque offsets (its mean residual "
+                              "per joint): torque sensors drift between runs")
+    friction_options(compare)
+    robot_options(compare)
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
     preprocessing_options(compare, split=False)
@@ -51,7 +67,7 @@ def _compare(args: argparse.Namespace) -> int:
     from dynid.evaluation import compare_methods, write_table
     from dynid.robot import load_robot
 
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     prior = load_robot(args.prior) if args.prior else None
     references = None
     if args.references:
@@ -64,7 +80,13 @@ def _compare(args: argparse.Namespace) -> int:
     datasets = [prepared(args, path, robot) for path in args.data]
     table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
                             methods=args.methods, prior=prior, references=references,
-                            nls_friction=args.nls_friction, progress=stderr_progress(args))
+                            nls_friction=args.nls_friction,
+                            friction=linear_friction(robot, args),
+                            bounds=None if args.bounds is None else bounds_file(
+                                args.bounds, robot.n_joints),
+                            joints=joint_keys(args.joints),
+                            reestimate_offsets=args.reestimate_offsets,
+                            progress=stderr_progress(args))
     writes = []  # the table and the figure appear together or not at all
     if args.output:
         writes.append((args.output, lambda tmp: write_table(table, tmp, suffix=args.output)))

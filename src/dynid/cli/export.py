@@ -13,11 +13,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export", help="an identified model as URDF, MuJoCo MJCF or a dynid robot file")
     export.add_argument("source", metavar="MODEL",
-                        help="a model file with full link parameters (cls3, nls, ...) or a "
-                             "robot file (e.g. from `dynid retrieve`)")
+                        help="a model file with full link parameters (cls3, nls, ...), a "
+                             "robot file (e.g. from `dynid retrieve`), a URDF or a robot name "
+                             "(a URDF to .yaml: a robot file that points at the URDF, with "
+                             "its derived bounds written out to edit)")
     export.add_argument("-o", "--output", required=True, metavar="FILE",
                         help=".urdf, .xml (MJCF) or .yaml (dynid robot file)")
     export.add_argument("--name", help="the exported robot's name (default: the model's)")
+    export.add_argument("--tip", metavar="LINK",
+                        help="a URDF robot's tip link (where its arm ends; a URDF with a "
+                             "gripper needs one)")
     output_options(export)
     export.set_defaults(handler=_export, output_suffixes={
         "-o": (".urdf", ".xml", ".mjcf", ".yaml", ".yml")})
@@ -31,7 +36,20 @@ def _export(args: argparse.Namespace) -> int:
     from dynid.identification import LinearModel
     from dynid.robot import save_robot
 
-    source = model_or_robot(args.source)
+    if args.tip is None:
+        source = model_or_robot(args.source)
+    else:
+        from dynid._reading import load_yaml
+        from dynid.identification import MODEL_SCHEMA
+        from dynid.robot import load_robot
+
+        file = Path(args.source)
+        if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
+            spec = load_yaml(file, what="robot or model file")
+            if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
+                raise ValueError("`--tip` picks a URDF robot's chain; MODEL is a model file, "
+                                 "whose robot is already chosen")
+        source = load_robot(args.source, tip=args.tip)
     robot = identified_robot(source) if isinstance(source, LinearModel) else source
     if args.name:
         robot = dataclasses.replace(robot, name=args.name)

@@ -9,12 +9,15 @@ from collections.abc import Sequence
 from dynid.cli._common import (
     ROBOT_HELP,
     Range,
+    bounds_file,
     friction_options,
     linear_friction,
+    loaded_robot,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -26,10 +29,13 @@ IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", 
 def register(commands: argparse._SubParsersAction) -> None:
     identify = commands.add_parser("identify", help="identify base parameters from a log")
     identify.add_argument("robot", help=ROBOT_HELP)
-    identify.add_argument("data", help="CSV (t, q1..qn, dq1..dqn, tau1..taun[, ddq1..ddqn]), "
-                                       "NPZ (t, q, dq, tau[, ddq]), a ROS 2 bag (.mcap: "
-                                       "sensor_msgs/JointState, the robot's joints by name) "
-                                       "or a Panda log folder")
+    identify.add_argument("data", nargs="+",
+                          help="one or more logs, identified together, each with its own "
+                               "torque offsets: CSV (t, q1..qn, dq1..dqn, tau1..taun or "
+                               "current1..currentn[, ddq1..ddqn]; other columns with "
+                               "--columns), NPZ (t, q, dq, tau or current[, ddq]), a ROS 2 bag "
+                               "(.mcap: sensor_msgs/JointState, the robot's joints by name) or "
+                               "a Panda log folder")
     identify.add_argument("--method", choices=IDENTIFY_METHODS, default="ols",
                           help="estimator (default %(default)s); iv: IDIM-IV for closed-loop "
                                "logs, needs --reference; cls1/cls2/cls3/log-cholesky: "
@@ -39,6 +45,33 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--prior", metavar="ROBOT",
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
+    identify.add_argument("--prior-weight", metavar="W|auto", type=_prior_weight,
+                          help="constrained: the regulariser's weight against the normalised "
+                               "fit (default 1e-3 euclidean, 1e-6 entropic); auto: chosen by "
+                               "the held-out error over time blocks of the log(s)")
+    identify.add_argument("--bounds", metavar="BOUNDS.yaml",
+                          help="constrained, nls: parameter bounds (the robot file's `bounds:` "
+                               "block form; default the robot's own, or derived from a URDF)")
+    identify.add_argument("--rotor-inertia", action=argparse.BooleanOptionalAction,
+                          help="identify each drive's reflected rotor inertia Ia_j (default: "
+                               "when the robot file states rotor inertias)")
+    identify.add_argument("--offsets", choices=["per-log", "shared"], default="per-log",
+                          help="several logs: each its own torque offsets (per-log, default) "
+                               "or one set for all")
+    identify.add_argument("--payload-log", metavar="LOG",
+                          help="currents: a current log with a known payload on the last link; "
+                               "fixes the drive gains' scale (with --payload-mass)")
+    identify.add_argument("--payload-mass", type=Range(float, high=1e4, above=0), metavar="KG",
+                          help="currents: the payload's mass [kg]")
+    identify.add_argument("--payload-com", type=Range(float, -100, 100), nargs=3,
+                          metavar=("X", "Y", "Z"),
+                          help="currents: the payload's CoM in the tool frame [m] (default: "
+                               "identified)")
+    identify.add_argument("--gain", action="append", metavar="JOINT=K", type=_known_gain,
+                          help="currents: a known drive gain [N m/A] (joint name or number); "
+                               "fixes the scale without a payload log; repeatable")
+    identify.add_argument("--max-evaluations", type=Range(int, 1, 1_000_000), metavar="N",
+                          help="nls: the solver's evaluation budget (default 200)")
     identify.add_argument("--regulariser", choices=["euclidean", "entropic"],
                           help="constrained: distance to the prior (default euclidean)")
     identify.add_argument("--parameters-output", metavar="PARAMS.yaml",
@@ -61,6 +94,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
     friction_options(identify, nonlinear=True)
+    robot_options(identify)
     preprocessing_options(identify)
     identify.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
@@ -92,34 +126,118 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _identify(args: argparse.Namespace) -> int:
     from dynid.data import split
     from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, identify
-    from dynid.robot import load_robot
 
     _check_method_options(args, CONSTRAINED_METHODS)
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
-    data = prepared(args, args.data, robot)
-    steps = data.metadata.get("preprocessing", [])
-    check = None
-    if args.validate is not None:
-        data, check = split(data, 1.0 - args.validate)
+    logs = [prepared(args, path, robot) for path in args.data]
+    steps = logs[0].metadata.get("preprocessing", [])
+    checks = None
+    if args.validate is not None:  # the final fraction of every log is held out
+        pairs = [split(log, 1.0 - args.validate) for log in logs]
+        logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
+    efforts = {log.effort for log in logs}
+    if "current" in efforts:
+        return _identify_currents(args, robot, logs, checks, steps, efforts)
+    if args.payload_log or args.gain or args.payload_mass is not None:
+        raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
+                         "motor-current logs; these logs hold torques (a current log says so "
+                         "in its columns, or give --effort current)")
+    if len(logs) > 1 and args.method in ("iv", "nls"):
+        raise ValueError(f"`--method {args.method}` identifies from one log; give one, or "
+                         "use ols, wls or a constrained method for several")
     if args.method == "iv":
-        return _identify_iv(args, robot, data, check, steps)
+        return _identify_iv(args, robot, logs[0], checks, steps)
     if args.method == "nls":
-        return _identify_nls(args, robot, data, check, steps)
+        return _identify_nls(args, robot, logs[0], checks, steps)
     if args.method in CONSTRAINED_METHODS:
-        return _identify_constrained(args, robot, data, check, steps)
+        return _identify_constrained(args, robot, logs, checks, steps)
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise_std is not None:
         if len(args.noise_std) != robot.n_joints:
             raise ValueError(f"`--noise-std` needs {robot.n_joints} values (one per joint), "
                              f"got {len(args.noise_std)}")
+        if len(logs) > 1:
+            raise ValueError("`--noise-std` gives one level per joint; with several logs WLS "
+                             "estimates each log's own: leave it out")
         options["noise_std"] = args.noise_std
-    model = identify(robot, data, friction=linear_friction(robot, args),
-                     estimator=ESTIMATORS[args.method](**options))
-    return _show_identified(args, model, data, check, steps,
-                            f"{robot.name}: {args.method.upper()} on {args.data} "
+    model = identify(robot, _one_or_all(logs), friction=linear_friction(robot, args),
+                     estimator=ESTIMATORS[args.method](**options),
+                     rotor_inertia=args.rotor_inertia, offsets=args.offsets)
+    return _show_identified(args, model, logs, checks, steps,
+                            f"{robot.name}: {args.method.upper()} on {_names(args)} "
                             f"(friction {model.friction.name})")
+
+
+def _one_or_all(logs):
+    return logs[0] if len(logs) == 1 else logs
+
+
+def _names(args) -> str:
+    return ", ".join(args.data) if len(args.data) <= 3 else \
+        f"{len(args.data)} logs ({args.data[0]}, ...)"
+
+
+def _identify_currents(args, robot, logs, checks, steps, efforts) -> int:
+    """Motor-current logs: the drive gains with the dynamics (Gautier & Briot 2014)."""
+    from dynid.identification import KnownPayload, identify_drive_gains
+
+    if efforts != {"current"}:
+        raise ValueError("the logs mix torques and motor currents: give logs of one kind")
+    if args.method != "ols":
+        raise ValueError(f"`--method {args.method}`: motor currents are identified with their "
+                         "drive gains by least squares (--method ols)")
+    if (args.payload_log is None) != (args.payload_mass is None):
+        raise ValueError("`--payload-log` and `--payload-mass` come together: the log with "
+                         "the payload, and its known mass")
+    if args.payload_com is not None and args.payload_log is None:
+        raise ValueError("`--payload-com` describes the payload of `--payload-log`")
+    payload_log = payload = None
+    if args.payload_log is not None:
+        payload_log = prepared(args, args.payload_log, robot)
+        if payload_log.effort != "current":
+            raise ValueError(f"`--payload-log` {args.payload_log} holds torques; it must log "
+                             "motor currents like the other logs")
+        payload = KnownPayload(args.payload_mass, args.payload_com)
+    if payload is None and not args.gain:
+        raise ValueError("motor currents fix the dynamics only up to a scale: give "
+                         "`--payload-log LOG --payload-mass KG` (a log with a known payload) "
+                         "or `--gain JOINT=K` (a known drive gain)")
+    model = identify_drive_gains(robot, _one_or_all(logs), payload_data=payload_log,
+                                 payload=payload, gains=dict(args.gain or []),
+                                 friction=linear_friction(robot, args),
+                                 rotor_inertia=args.rotor_inertia, offsets=args.offsets)
+    gains = model.report["drive_gains"]
+    lines = ["  drive gains [N m/A] (relative std %):"] + [
+        f"    {name:<16} {value:>10.5g}  "
+        + ("known" if std == 0 else f"{100 * std / abs(value):>8.3g}")
+        for name, value, std in zip(robot.joint_names, gains["value"], gains["std"],
+                                    strict=True)]
+    return _show_identified(args, model, logs, checks, steps,
+                            f"{robot.name}: drive gains and base parameters from motor "
+                            f"currents on {_names(args)} (Gautier & Briot; friction "
+                            f"{model.friction.name})",
+                            extra={"drive_gains": gains}, lines=tuple(lines))
+
+
+def _prior_weight(text: str):
+    """`--prior-weight`: a number >= 0, or auto."""
+    if text == "auto":
+        return text
+    return Range(float, 0, 1e6)(text)
+
+
+def _known_gain(text: str) -> tuple:
+    """`--gain JOINT=K`: a joint (name or 1-based number) and its gain [N m/A]."""
+    joint, separator, value = text.partition("=")
+    if not separator or not joint:
+        raise argparse.ArgumentTypeError(f"expected JOINT=K (e.g. 1=0.85 or joint1=0.85), got "
+                                         f"{text!r}")
+    gain = Range(float, -1e6, 1e6)(value)
+    if gain == 0:
+        raise argparse.ArgumentTypeError("a drive gain must be nonzero")
+    return (int(joint) if joint.isdigit() else joint, gain)
 
 
 def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) -> None:
@@ -133,6 +251,9 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
         "--parameters-output": ("parameters_output", (*constrained, "nls")),
         "--lasso": ("lasso", ("nls",)),
         "--max-samples": ("max_samples", ("nls",)),
+        "--max-evaluations": ("max_evaluations", ("nls",)),
+        "--prior-weight": ("prior_weight", tuple(constrained)),
+        "--bounds": ("bounds", (*constrained, "nls")),
     }
     for flag, (attribute, methods) in uses.items():
         if getattr(args, attribute) is not None and args.method not in methods:
@@ -140,29 +261,48 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
                              f"{args.method}")
 
 
-def _show_identified(args, model, data, check, steps, title: str, *,
+def _errors(model, logs) -> tuple:
+    """RMSE per joint [N m] over ``logs`` (each with the model's offsets for it: its own from
+    a fit over several logs, else the model's), and the RMS measured torque."""
+    import numpy as np
+
+    own = {entry["source"]: np.array(entry["offsets"])
+           for entry in model.report.get("log_offsets", [])}
+    mean = np.mean(list(own.values()), axis=0) if own else 0.0  # the model's offsets
+    squares, torques, count = 0.0, 0.0, 0
+    for log in logs:
+        measured = model.measured_torque(log)
+        predicted = model.predict(log.q, log.dq, log.ddq, log.t)
+        shift = own.get(str(log.metadata.get("source")))
+        if shift is not None and len(own) > 1:
+            predicted = predicted + shift - mean
+        squares = squares + ((measured - predicted) ** 2).sum(axis=0)
+        torques = torques + (measured**2).sum(axis=0)
+        count += log.n_samples
+    return np.sqrt(squares / count), np.sqrt(torques / count), count
+
+
+def _show_identified(args, model, logs, checks, steps, title: str, *,
                      extra: dict | None = None, lines: tuple[str, ...] = (),
                      parameters=None) -> int:
     """Save, then print (or JSON, with ``extra`` merged in) an identified model with its
-    identification and held-out RMSE; ``lines`` close the text; ``parameters``: the robot
-    with the full link parameters, for ``--parameters-output``.
+    identification and held-out RMSE (each log with its own offsets); ``lines`` close the
+    text; ``parameters``: the robot with the full link parameters, for
+    ``--parameters-output``.
 
     Everything is computed and formatted first; the model and the parameters are then
     written together (both or neither), and only then printed: a failure leaves no file.
     """
-    import numpy as np
-
-    from dynid.metrics import rmse
-
-    error = rmse(data.tau, model.predict(data.q, data.dq, data.ddq, data.t))
-    held_out = (rmse(check.tau, model.predict(check.q, check.dq, check.ddq, check.t))
-                if check is not None else None)
+    error, _, _ = _errors(model, logs)
+    held_out = rms = None
+    if checks is not None:
+        held_out, rms, count = _errors(model, checks)
+    offsets = model.report.get("log_offsets")
     if args.json:
         payload = {"robot": model.robot.name, "friction": model.friction.name,
                    "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
-                   "validation": None if check is None else {
-                       "n_samples": check.n_samples, "rmse": held_out,
-                       "rms_torque": np.sqrt(np.mean(check.tau**2, axis=0))},
+                   "validation": None if checks is None else {
+                       "n_samples": count, "rmse": held_out, "rms_torque": rms},
                    "model_file": args.output, **(extra or {})}
         _write(args, model, parameters)
         print_json(payload)
@@ -170,9 +310,14 @@ def _show_identified(args, model, data, check, steps, title: str, *,
     text = _coefficient_lines(model, title)
     if steps:
         text.append("  preprocessing: " + ", ".join(steps))
+    if offsets is not None and len(offsets) > 1:
+        text.append("  torque offsets per log [N m] (std):")
+        text += [f"    {entry['source']}: " + " ".join(
+            f"{v:.3g} ({s:.2g})" for v, s in zip(entry["offsets"], entry["std"], strict=True))
+            for entry in offsets]
     text.append("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
     if held_out is not None:
-        text.append(f"  RMSE per joint [N m], validation ({check.n_samples} held-out samples): "
+        text.append(f"  RMSE per joint [N m], validation ({count} held-out samples): "
                     + " ".join(f"{v:.4g}" for v in held_out))
     text.extend(lines)
     if args.output:
@@ -200,7 +345,7 @@ def _write(args, model, parameters=None) -> None:
         atomic_write_all(writes)
 
 
-def _identify_iv(args, robot, data, check, steps) -> int:
+def _identify_iv(args, robot, data, checks, steps) -> int:
     from dynid.excitation import load_trajectory
     from dynid.identification import identify_iv
 
@@ -210,12 +355,12 @@ def _identify_iv(args, robot, data, check, steps) -> int:
     model = identify_iv(robot, data, load_trajectory(args.reference),
                         natural_frequency=args.natural_frequency,
                         friction=linear_friction(robot, args))
-    return _show_identified(args, model, data, check, steps,
-                            f"{robot.name}: IV on {args.data} "
+    return _show_identified(args, model, [data], checks, steps,
+                            f"{robot.name}: IV on {_names(args)} "
                             f"({model.report['iterations']} iterations)")
 
 
-def _identify_constrained(args, robot, data, check, steps) -> int:
+def _identify_constrained(args, robot, logs, checks, steps) -> int:
     """CLS-1/2/3 or log-Cholesky: the model predicts with the constrained parameters; the
     full link parameters go to ``--parameters-output`` as a robot file."""
     import dataclasses
@@ -227,21 +372,35 @@ def _identify_constrained(args, robot, data, check, steps) -> int:
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")
-    result = identify_constrained(robot, data, method=args.method,
+    result = identify_constrained(robot, _one_or_all(logs), method=args.method,
                                   friction=linear_friction(robot, args), prior=prior,
-                                  regulariser=args.regulariser or "euclidean")
+                                  regulariser=args.regulariser or "euclidean",
+                                  weight=args.prior_weight, bounds=_bounds(args, robot),
+                                  rotor_inertia=args.rotor_inertia, offsets=args.offsets,
+                                  progress=stderr_progress(args))
+    curve = result.model.report.get("prior_weight_curve")
+    lines = list(result.consistency.lines())
+    if curve:
+        lines.append(f"  prior weight chosen by held-out error: {curve['chosen']:.3g} "
+                     f"({len(curve['weights'])} weights tried, "
+                     f"{curve['blocks']} time blocks)")
     return _show_identified(
-        args, result.model, data, check, steps,
-        f"{robot.name}: {args.method.upper()} on {args.data} (friction "
+        args, result.model, logs, checks, steps,
+        f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
         f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
         extra={"constrained": {**result.to_json(),
                                "parameters_file": args.parameters_output}},
-        lines=tuple(result.consistency.lines()),
+        lines=tuple(lines),
         parameters=dataclasses.replace(robot, parameters=result.parameters,
                                        name=f"{robot.name}-{args.method}"))
 
 
-def _identify_nls(args, robot, data, check, steps) -> int:
+def _bounds(args, robot):
+    """--bounds FILE (the robot file's `bounds:` block form), else None (the robot's)."""
+    return None if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
+
+
+def _identify_nls(args, robot, data, checks, steps) -> int:
     """Physical parameters and a friction model fitted jointly (Gilbert et al.)."""
     import dataclasses
 
@@ -256,10 +415,13 @@ def _identify_nls(args, robot, data, check, steps) -> int:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
     result = identify_nls(robot, data, friction=name, lasso=args.lasso or 0.0,
                           max_samples=args.max_samples or 10_000,
+                          max_iterations=args.max_evaluations or 200,
+                          bounds=_bounds(args, robot), rotor_inertia=args.rotor_inertia,
                           progress=stderr_progress(args))
     return _show_identified(
-        args, result.model, data, check, steps,
-        f"{robot.name}: NLS on {args.data} (friction {result.friction.name}, fitted jointly; "
+        args, result.model, [data], checks, steps,
+        f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
+        "jointly; "
         f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
         lines=tuple(result.lines()),

@@ -4,14 +4,26 @@ al.'s penalty search)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from dynid.cli._common import SEED, Range, output_options, print_json, stderr_progress
+from dynid.cli._common import (
+    SEED,
+    Range,
+    bounds_file,
+    output_options,
+    print_json,
+    stderr_progress,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     retrieve = commands.add_parser(
         "retrieve", help="feasible link parameters from identified base coefficients")
-    retrieve.add_argument("robot", help="built-in robot name, or a .yaml file (with bounds)")
+    retrieve.add_argument("robot", help="built-in robot name, a .yaml robot file or a .urdf "
+                                        "(bounds: the file's, else derived from a URDF)")
+    retrieve.add_argument("--tip", metavar="LINK",
+                          help="a URDF robot's tip link (where its arm ends; a URDF with a "
+                               "gripper needs one)")
     retrieve.add_argument("coefficients", metavar="COEFFS",
                           help="a model file written by `dynid identify` / `identify-static`")
     retrieve.add_argument("--method", choices=["sdp", "penalty"], default="sdp",
@@ -28,51 +40,59 @@ def register(commands: argparse._SubParsersAction) -> None:
                           nargs=2, metavar=("MIN", "MAX"),
                           help="the robot's total-mass range [kg] (default: the bounds')")
     retrieve.add_argument("--prior", metavar="ROBOT",
-                          help="sdp: tie-break towards this robot's parameters (e.g. "
-                               "panda-cad)")
+                          help="tie-break towards this robot's parameters (e.g. panda-cad); "
+                               "penalty: every stage pulls towards it")
+    retrieve.add_argument("--prior-weight", type=Range(float, high=1e6, above=0), metavar="W",
+                          help="penalty: the pull towards --prior against the relative fit "
+                               "(default 1e-3)")
     retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
-                          help="write the robot with the retrieved parameters")
+                          help="write the robot with the retrieved parameters: a dynid robot "
+                               "file (.yaml; a URDF robot's points at its URDF), or URDF / "
+                               "MJCF (.urdf, .xml)")
     output_options(retrieve, quiet=True)
-    retrieve.set_defaults(handler=_retrieve, output_suffixes={"-o": (".yaml", ".yml")})
+    retrieve.set_defaults(handler=_retrieve, output_suffixes={
+        "-o": (".yaml", ".yml", ".urdf", ".xml", ".mjcf")})
 
 
 def _retrieve(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from dynid._reading import load_yaml
     from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
-    from dynid.robot import ParameterBounds, load_robot, save_robot
+    from dynid.robot import load_robot, save_robot
 
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, tip=args.tip)
     model = load_model(args.coefficients)
     if model.robot.n_joints != robot.n_joints:
         raise ValueError(f"`COEFFS` is a model of {model.robot.n_joints} joints, `ROBOT` has "
                          f"{robot.n_joints}")
-    bounds = robot.bounds
-    if args.bounds:
-        bounds = ParameterBounds.from_dict(load_yaml(args.bounds, what="bounds file"),
-                                           robot.n_joints)
+    bounds = robot.bounds if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
     total_mass = tuple(args.total_mass) if args.total_mass else None
     # coefficients dropped at identification (high relative std) are not fitted
     exclude = [int(k) for k in model.report.get("dropped", [])]
+    prior = load_robot(args.prior).parameters if args.prior else None
+    if args.prior_weight is not None and (args.method != "penalty" or prior is None):
+        raise ValueError("`--prior-weight` weighs --prior in --method penalty")
     if args.method == "sdp":
         if (args.restarts, args.stages, args.seed) != (None, None, None):
             raise ValueError("`--restarts`, `--stages` and `--seed` are for --method penalty")
-        prior = load_robot(args.prior).parameters if args.prior else None
         result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
                               total_mass=total_mass, exclude=exclude, prior=prior)
     else:
-        if args.prior:
-            raise ValueError("`--prior` is for --method sdp (the penalty search starts at "
-                             "random points in the bounds)")
         result = retrieve_penalty(robot, model.base, model.coefficients, bounds=bounds,
-                                  total_mass=total_mass, exclude=exclude,
+                                  total_mass=total_mass, exclude=exclude, prior=prior,
+                                  prior_weight=args.prior_weight or 1e-3,
                                   restarts=8 if args.restarts is None else args.restarts,
                                   stages=10 if args.stages is None else args.stages,
                                   seed=args.seed or 0, progress=stderr_progress(args))
     if args.output:
-        save_robot(dataclasses.replace(robot, parameters=result.parameters,
-                                       name=f"{robot.name}-retrieved"), args.output)
+        retrieved = dataclasses.replace(robot, parameters=result.parameters,
+                                        name=f"{robot.name}-retrieved")
+        if Path(args.output).suffix.lower() in (".yaml", ".yml"):
+            save_robot(retrieved, args.output)
+        else:
+            from dynid.export import export_robot
+
+            export_robot(retrieved, args.output)
     if args.json:
         print_json({**result.to_json(), "output": args.output})
         return 0

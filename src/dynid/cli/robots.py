@@ -7,34 +7,54 @@ import math
 
 from dynid.cli._common import ROBOT_HELP, output_options, print_json
 
+# the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
+# literal here: `dynid robots` imports nothing it does not need)
+_EXAMPLE_ROBOT_DATA = "example-robot-data"
+
+TIP_HELP = ("the link where a URDF robot's arm ends (a URDF with a gripper or another branch "
+            "needs one; the joints after it are locked)")
+
 
 def register(commands: argparse._SubParsersAction) -> None:
-    robots = commands.add_parser("robots", help="list the built-in robots")
+    robots = commands.add_parser(
+        "robots", help="list the built-in robots (and example-robot-data's, when installed)")
     output_options(robots)
     robots.set_defaults(handler=_robots)
 
     robot = commands.add_parser("robot", help="inspect a robot")
     robot_commands = robot.add_subparsers(dest="robot_command", required=True)
-    show = robot_commands.add_parser("show", help="joints, convention, limits, mass, base count")
+    show = robot_commands.add_parser(
+        "show", help="joints, convention, limits, mass, base count, bounds and priors")
     show.add_argument("robot", help=ROBOT_HELP)
+    show.add_argument("--tip", metavar="LINK", help=TIP_HELP)
     output_options(show)
     show.set_defaults(handler=_robot_show)
 
 
 def _robots(args: argparse.Namespace) -> int:
-    from dynid.robot import builtin_robots, load_robot
+    from dynid.robot import builtin_robots, example_robots, load_robot
+    from dynid.robot._example_robot_data import INSTALL, robots_folder
 
     rows = []
     for name in builtin_robots():
         robot = load_robot(name)
         rows.append({"name": name, "n_joints": robot.n_joints, "convention": robot.convention,
-                     "description": robot.description})
+                     "description": robot.description, "source": "dynid"})
+    for name, entry in example_robots(builtin_robots()):  # listed without loading pinocchio
+        rows.append({"name": name, "n_joints": entry.n_joints, "convention": "urdf",
+                     "description": entry.description, "source": _EXAMPLE_ROBOT_DATA})
+    installed = robots_folder() is not None
     if args.json:
-        print_json({"robots": rows})
+        print_json({"robots": rows, "example_robot_data": {"installed": installed,
+                                                           "install": INSTALL}})
     else:
+        width = max([10, *(len(row["name"]) for row in rows)])
         for row in rows:
-            print(f"{row['name']:<10} {row['n_joints']} joints  {row['convention']:<4} "
-                  f"{row['description']}")
+            marker = f" [{_EXAMPLE_ROBOT_DATA}]" if row["source"] == _EXAMPLE_ROBOT_DATA else ""
+            print(f"{row['name']:<{width}} {row['n_joints']} joints  {row['convention']:<4} "
+                  f"{row['description']}{marker}")
+        if not installed:
+            print(f"(UR3/5/10, Kinova, xArm7, ... by name: {INSTALL})")
     return 0
 
 
@@ -43,7 +63,7 @@ def _robot_show(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
     from dynid.robot.inertia import MASS
 
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, tip=args.tip)
     base = robot_base_parameters(robot)
     joints = _joint_rows(robot)
     payload = {
@@ -58,7 +78,10 @@ def _robot_show(args: argparse.Namespace) -> int:
         "links": [{"name": name, "mass": float(pi[MASS])}
                   for name, pi in zip(robot.link_names, robot.parameters, strict=True)],
         "friction": robot.friction.to_dict(),
-        "source": {"citation": robot.source.citation, "url": robot.source.url},
+        "rotor_inertia": robot.rotor_inertia.tolist(),
+        "bounds": _bounds_payload(robot.bounds),
+        "source": {"citation": robot.source.citation, "url": robot.source.url,
+                   "notes": robot.source.notes},
     }
     if args.json:
         print_json(payload)
@@ -78,9 +101,47 @@ def _robot_show(args: argparse.Namespace) -> int:
                   for key in ("lower", "upper", "velocity", "acceleration", "torque")]
         cells.append(f"{link['mass']:.3f}")
         print("  " + "".join(f"{c:>10}" for c in cells))
+    if robot.rotor_inertia.any():
+        print("  rotor inertia (reflected): "
+              + ", ".join(f"{v:.4g}" for v in robot.rotor_inertia) + " kg m^2")
+    _print_bounds(robot)
     if robot.source.citation:
         print(f"  source: {' '.join(robot.source.citation.split())}")
+    if robot.convention == "urdf" and robot.source.url:
+        print(f"  urdf: {robot.source.url}")
+    for note in filter(None, robot.source.notes.split("; ")) if robot.convention == "urdf" \
+            else []:
+        print(f"    {note}")
     return 0
+
+
+def _bounds_payload(bounds) -> dict | None:
+    if bounds is None:
+        return None
+    return {**bounds.to_dict(), "derived": bounds.derived,
+            "basis": [link.basis for link in bounds.links]}
+
+
+def _print_bounds(robot) -> None:
+    """The parameter bounds, labelled "derived" (from the description) or "as written"."""
+    bounds = robot.bounds
+    if bounds is None:
+        print("  bounds: none (the constrained methods and retrieval need them: a robot file's "
+              "`bounds:` or --bounds FILE)")
+        return
+    label = "derived" if bounds.derived else "as written"
+    total = (f", total mass {bounds.total_mass[0]:.3f}-{bounds.total_mass[1]:.3f} kg"
+             if bounds.total_mass else "")
+    print(f"  bounds ({label}){total}: {' '.join(bounds.source.split())}")
+    header = ["link", "mass min", "mass max", "CoM box lower [m]", "CoM box upper [m]"]
+    print((f"    {header[0]:<16}{header[1]:>10}{header[2]:>10}  {header[3]:<24}"
+           f"{header[4]:<24}" + ("  from" if bounds.derived else "")).rstrip())
+    for name, link in zip(robot.link_names, bounds.links, strict=True):
+        lower = " ".join(f"{v:+.3f}" for v in link.com_lower)
+        upper = " ".join(f"{v:+.3f}" for v in link.com_upper)
+        line = (f"    {name[:15]:<16}{link.mass[0]:>10.3f}{link.mass[1]:>10.3f}  {lower:<24}"
+                f"{upper:<24}" + (f"  {link.basis}" if bounds.derived else ""))
+        print(line.rstrip())
 
 
 def _joint_rows(robot) -> list[dict]:

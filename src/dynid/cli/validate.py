@@ -6,6 +6,7 @@ import argparse
 
 from dynid.cli._common import (
     FIGURE_SUFFIXES,
+    joint_keys,
     output_options,
     prepared,
     print_json,
@@ -19,6 +20,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     validate.add_argument("model", help="a model file from `dynid identify` (or friction, nls)")
     validate.add_argument("data", help="a log (as for `dynid identify`)")
     validate.add_argument("--plot", metavar="PNG", help="measured vs predicted torques")
+    validate.add_argument("--reestimate-offsets", action="store_true",
+                          help="use this log's own torque offsets (its mean residual per "
+                               "joint) instead of the model's: torque sensors drift between "
+                               "runs; reported as re-estimated")
+    validate.add_argument("--joints", nargs="+", metavar="JOINT",
+                          help="score these joints only (names or numbers from 1), e.g. when "
+                               "a sensor is dead")
     validation_options(validate)
     output_options(validate)
     validate.set_defaults(handler=_validate, output_suffixes={"--plot": FIGURE_SUFFIXES})
@@ -32,11 +40,15 @@ def _validate(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     data = prepared(args, args.data, model.robot)
     check_compatible(model, data)
-    report = validate_model(model, data, n_poses=args.poses)
+    report = validate_model(model, data, n_poses=args.poses,
+                            reestimate_offsets=args.reestimate_offsets,
+                            joints=joint_keys(args.joints))
     if args.plot:
         from dynid.evaluation import plot_torques
 
-        plot_torques(data.t, data.tau, model.predict(data.q, data.dq, data.ddq, data.t),
+        plot_torques(data.t, model.measured_torque(data),
+                     model.predict(data.q, data.dq, data.ddq, data.t)
+                     + (0 if report.offsets is None else report.offsets),
                      args.plot, rigid=model.rigid_torque(data.q, data.dq, data.ddq),
                      title=f"{model.robot.name}: {args.data}, measured vs model")
     if args.json:

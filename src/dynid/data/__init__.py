@@ -2,6 +2,7 @@
 (``preprocess``: trimming, resampling, filtering, differentiation, splitting).
 """
 
+from dynid.data.dataset import EFFORTS as EFFORTS
 from dynid.data.dataset import MAX_MAGNITUDE as MAX_MAGNITUDE
 from dynid.data.dataset import MAX_SAMPLES as MAX_SAMPLES
 from dynid.data.dataset import Dataset as Dataset
@@ -39,6 +40,7 @@ from dynid.data.rosbag import read_rosbag as read_rosbag
 __all__ = [
     "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
+    "EFFORTS",
     "FIELDS",
     "JOINT_STATE",
     "MAX_GAP_STEPS",

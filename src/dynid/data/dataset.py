@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
 __all__ = [
+    "EFFORTS",
     "MAX_MAGNITUDE",
     "MAX_SAMPLES",
     "Dataset",
@@ -28,6 +29,11 @@ __all__ = [
 # squares and products of a fit: refused as a unit or format mistake
 MAX_MAGNITUDE = 1e9
 
+# What a log's ``tau`` column holds: joint torques [N m] (forces [N] on prismatic joints), or
+# motor currents [A] (torque = drive gain x current; the gains are identified with the
+# dynamics, ``dynid.identification.identify_drive_gains``)
+EFFORTS = ("torque", "current")
+
 
 def _in_range(name: str, array: NDArray) -> None:
     large = np.abs(array) > MAX_MAGNITUDE
@@ -42,9 +48,10 @@ class Dataset:
     """``t`` (N,) [s], strictly increasing; ``q``, ``dq``, ``tau`` (N, n); ``ddq`` (N, n) or None;
     optionally the controller's model along the log, ``M`` (N, n, n) and ``g`` (N, n).
 
-    SI units (rad, rad/s, rad/s^2, N m). ``metadata`` says where the data come from (robot name,
-    rate, noise, preprocessing, ...). At least one sample and one joint; magnitudes up to
-    ``MAX_MAGNITUDE``.
+    SI units (rad, rad/s, rad/s^2, N m). ``effort`` says what ``tau`` holds (``EFFORTS``):
+    ``"torque"`` [N m], or ``"current"`` — motor currents [A] in the joints' order.
+    ``metadata`` says where the data come from (robot name, rate, noise, preprocessing, ...).
+    At least one sample and one joint; magnitudes up to ``MAX_MAGNITUDE``.
     """
 
     t: NDArray
@@ -55,8 +62,12 @@ class Dataset:
     metadata: dict = field(default_factory=dict)
     M: NDArray | None = None
     g: NDArray | None = None
+    effort: str = "torque"
 
     def __post_init__(self) -> None:
+        if self.effort not in EFFORTS:
+            raise ValueError(f"`effort` must be one of {EFFORTS} (what the tau column holds), "
+                             f"got {self.effort!r:.60}")
         t = as_float_array("t", self.t)
         if t.ndim == 1 and t.size == 0:
             raise ValueError("`t` is empty: a log needs at least one sample")
@@ -109,7 +120,7 @@ class Dataset:
         """The samples at ``index`` (a slice, boolean mask or increasing integer indices)."""
         pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq", "M", "g")}
         return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
-                       metadata=dict(self.metadata))
+                       metadata=dict(self.metadata), effort=self.effort)
 
 
 @dataclass(frozen=True)
@@ -159,13 +170,15 @@ def concatenate(parts: list[Dataset]) -> Dataset:
     the first."""
     if not parts:
         raise ValueError("`parts` is empty")
+    if len({part.effort for part in parts}) > 1:
+        raise ValueError("`parts` mix torque and current logs")
     joined = {}
     for name in ("t", "q", "dq", "tau", "ddq", "M", "g"):
         values = [getattr(part, name) for part in parts]
         if any(v is None for v in values) and not all(v is None for v in values):
             raise ValueError(f"`parts`: `{name}` is in some parts only")
         joined[name] = None if values[0] is None else np.concatenate(values)
-    return Dataset(**joined, metadata=dict(parts[0].metadata))
+    return Dataset(**joined, metadata=dict(parts[0].metadata), effort=parts[0].effort)
 
 
 def with_accelerations(data: Dataset) -> Dataset:
@@ -174,7 +187,8 @@ def with_accelerations(data: Dataset) -> Dataset:
         raise ValueError(f"`data` needs at least 3 samples to differentiate, got {data.n_samples}")
     ddq = np.gradient(data.dq, data.t, axis=0)
     return Dataset(t=data.t, q=data.q, dq=data.dq, tau=data.tau, ddq=ddq,
-                   metadata={**data.metadata, "ddq": "central differences of dq"})
+                   metadata={**data.metadata, "ddq": "central differences of dq"},
+                   effort=data.effort)
 
 
 MAX_SAMPLES = 50_000_000  # a time series longer than this is a mistaken rate or duration

@@ -69,7 +69,7 @@ def _with_step(data: Dataset, step: str, **changes) -> Dataset:
     fields.update(changes)
     metadata = {**data.metadata,
                 "preprocessing": [*data.metadata.get("preprocessing", []), step]}
-    return Dataset(**fields, metadata=metadata)
+    return Dataset(**fields, metadata=metadata, effort=data.effort)
 
 
 def _irregularity(t: NDArray) -> tuple[float, bool]:
@@ -280,13 +280,19 @@ def segments(data: Dataset, max_gap_steps: float = MAX_GAP_STEPS) -> list[Datase
 
 
 def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
-            order: int = 4, trim_seconds: float | None = None) -> Dataset:
+            order: int = 4, trim_seconds: float | None = None, as_is: bool = False) -> Dataset:
     """A log ready to identify: resampled when irregular (or when ``rate`` is given), and,
     when it has no accelerations, low-passed (``cutoff``, default ``DEFAULT_CUTOFF``),
     differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
     has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata.
 
-    A log with gaps (see the module docstring) is prepared segment by segment."""
+    A log with gaps (see the module docstring) is prepared segment by segment.
+
+    ``as_is``: every step off — the log is used exactly as it is (no resampling, filtering,
+    differentiation, trimming or splitting at gaps; an irregular rate is kept), so it must
+    carry ``ddq``, and ``rate``, ``cutoff`` and ``trim_seconds`` must be None."""
+    if as_is:
+        return _as_is(data, rate=rate, cutoff=cutoff, trim_seconds=trim_seconds)
     parts = segments(data)
     if len(parts) == 1:
         return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds)
@@ -309,6 +315,23 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
     joined = concatenate(ready)
     joined.metadata["preprocessing"] = [note, *ready[0].metadata.get("preprocessing", [])]
     return joined
+
+
+def _as_is(data: Dataset, *, rate: float | None, cutoff: float | None,
+           trim_seconds: float | None) -> Dataset:
+    steps = {"rate": rate, "cutoff": cutoff, "trim_seconds": trim_seconds}
+    given = [name for name, value in steps.items() if value is not None]
+    if given:
+        raise ValueError(f"`as_is` uses the log as it is: it excludes `{'`, `'.join(given)}`")
+    if data.ddq is None:
+        raise ValueError(f"`as_is`: {data.metadata.get('source', 'the log')} has no "
+                         "accelerations (ddq); a log used as it is must carry them (leave "
+                         "`as_is` off to differentiate dq)")
+    metadata = {**data.metadata, "preprocessing": [
+        *data.metadata.get("preprocessing", []),
+        "as is (no resampling, filtering, differentiation or trimming)"]}
+    return Dataset(**{name: getattr(data, name) for name in ("t", *FIELDS, "M", "g")},
+                   metadata=metadata, effort=data.effort)
 
 
 def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: int,

@@ -6,7 +6,8 @@ order may change from message to message and other joints (a gripper's) may be p
 joints asked for (``joints``, by name; default: those of the first message, in its order) are
 picked out of every message. Time stamps are the messages' header stamps (the recording time
 where a publisher leaves them zero); a log at an irregular rate is resampled by
-``dynid.data.prepare``. Efforts are read as joint torques [N m] (revolute) or forces [N].
+``dynid.data.prepare``. Efforts are read as joint torques [N m] (revolute) or forces [N], or,
+with ``effort="current"``, as motor currents [A] (``Dataset.effort``).
 
 Read with the ``mcap`` and ``mcap-ros2-support`` libraries; the file is checked like every
 other input (``dynid._reading``), and a corrupt bag is a one-line error.
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid._reading import MAX_TABLE_BYTES, FileError, check_allocation, regular_file
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import EFFORTS, Dataset
 
 __all__ = ["JOINT_STATE", "read_rosbag"]
 
@@ -28,9 +29,14 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
 def read_rosbag(path: str | Path, *, topic: str | None = None,
-                joints: Sequence[str] | None = None) -> Dataset:
+                joints: Sequence[str] | None = None, effort: str = "torque") -> Dataset:
     """The ``JointState`` messages of ``topic`` (default: the bag's only JointState topic)
-    for ``joints`` (names; default: the first message's) as a Dataset ``t, q, dq, tau``."""
+    for ``joints`` (names; default: the first message's) as a Dataset ``t, q, dq, tau``;
+    ``effort`` says what the messages' ``effort`` field holds: ``"torque"`` [N m] or
+    ``"current"`` [A] (``dynid.data.EFFORTS``)."""
+    if effort not in EFFORTS:
+        raise ValueError(f"`effort` must be one of {', '.join(EFFORTS)} (what the bag's effort "
+                         f"field holds), got {effort!r:.60}")
     from mcap.exceptions import McapError
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
@@ -53,7 +59,7 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
     times, q, dq, tau, names = rows
     order = np.argsort(times, kind="stable")
     return Dataset(t=np.asarray(times)[order], q=np.asarray(q)[order], dq=np.asarray(dq)[order],
-                   tau=np.asarray(tau)[order],
+                   tau=np.asarray(tau)[order], effort=effort,
                    metadata={"source": str(path), "format": "ros2 bag", "topic": chosen,
                              "joint_names": list(names)})
 

@@ -7,6 +7,8 @@ from dynid.dynamics.kinematics import tool_pose as tool_pose
 from dynid.dynamics.mass_matrix import mass_matrix as mass_matrix
 from dynid.dynamics.regressor import parameter_names as parameter_names
 from dynid.dynamics.regressor import regressor as regressor
+from dynid.dynamics.regressor import rotor_names as rotor_names
+from dynid.dynamics.regressor import rotor_regressor as rotor_regressor
 from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
 from dynid.dynamics.rnea import gravity_torque as gravity_torque
 from dynid.dynamics.rnea import rnea as rnea
@@ -21,6 +23,8 @@ __all__ = [
     "parameter_names",
     "regressor",
     "rnea",
+    "rotor_names",
+    "rotor_regressor",
     "static_regressor",
     "tool_pose",
 ]

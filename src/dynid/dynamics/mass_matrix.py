@@ -14,9 +14,12 @@ __all__ = ["mass_matrix"]
 
 
 def mass_matrix(robot: Robot, q: ArrayLike, *, parameters: ArrayLike | None = None) -> NDArray:
-    """``M(q)`` ``(*, n, n)``, symmetric (positive definite for physical parameters)."""
+    """``M(q)`` ``(*, n, n)``, symmetric (positive definite for physical parameters); the
+    drives' reflected rotor inertias on its diagonal."""
     (q,), shape = joint_arrays(robot, q=q)
     n = robot.n_joints
     out = np.empty((q.shape[0], n, n))
     _kernels.mass_matrix(*chain_arrays(robot), link_parameters(robot, parameters), q, out)
+    if robot.rotor_inertia.any():
+        out[:, np.arange(n), np.arange(n)] += robot.rotor_inertia
     return out.reshape(*shape, n, n)

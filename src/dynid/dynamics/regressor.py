@@ -4,6 +4,10 @@
 parameters (layout ``dynid.robot.inertia.PARAMETER_NAMES``, link frame, inertia about the
 origin), so ``pi = robot.parameters.ravel()``. Rows below the block diagonal (link j below
 joint i) are zero.
+
+The drives' reflected rotor inertias have their own columns, ``rotor_regressor``: ``(*, n, n)``,
+``diag(ddq)`` (``Ia_j ddq_j`` on joint j alone), parameters ``Ia1..Ian``
+(``robot.rotor_inertia``), so ``rnea = Y pi + Y_rotor Ia``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dynid.dynamics._inputs import gravity_vector, joint_arrays
 from dynid.robot import Robot
 from dynid.robot.inertia import PARAMETER_NAMES
 
-__all__ = ["parameter_names", "regressor"]
+__all__ = ["parameter_names", "regressor", "rotor_names", "rotor_regressor"]
 
 
 def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
@@ -46,3 +50,18 @@ def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
 def parameter_names(robot: Robot) -> list[str]:
     """Names of the regressor's columns, e.g. ``m1, mx1, ..., Izz7`` (link index 1-based)."""
     return [f"{name}{j + 1}" for j in range(robot.n_joints) for name in PARAMETER_NAMES]
+
+
+def rotor_regressor(ddq: ArrayLike) -> NDArray:
+    """Rotor-inertia columns ``(*, n, n)`` at ``ddq`` ``(*, n)``: ``diag(ddq)``."""
+    ddq = np.asarray(ddq, dtype=float)
+    n = ddq.shape[-1]
+    out = np.zeros((*ddq.shape, n))
+    index = np.arange(n)
+    out[..., index, index] = ddq
+    return out
+
+
+def rotor_names(robot: Robot) -> list[str]:
+    """Names of the rotor-inertia columns, ``Ia1..Ian``."""
+    return [f"Ia{j + 1}" for j in range(robot.n_joints)]

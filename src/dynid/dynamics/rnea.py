@@ -1,7 +1,8 @@
 """Recursive Newton–Euler inverse dynamics, batched: ``tau = M(q) ddq + c(q, dq) + g(q)``.
 
-Rigid-body torques only; joint friction is the robot's ``friction`` model, added by callers
-that want it (``robot.friction.torque(dq)``).
+The rigid bodies and the drives' reflected rotor inertias (``robot.rotor_inertia * ddq``, part
+of ``M(q)``); joint friction is the robot's ``friction`` model, added by callers that want it
+(``robot.friction.torque(dq)``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def rnea(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
     tau = np.empty_like(q)
     _kernels.rnea(*chain_arrays(robot), link_parameters(robot, parameters), q, dq, ddq,
                   gravity_vector(robot, gravity), tau)
+    if robot.rotor_inertia.any():
+        tau += robot.rotor_inertia * ddq
     return tau.reshape(*shape, robot.n_joints)
 
 

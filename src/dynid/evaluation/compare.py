@@ -28,7 +28,7 @@ from dynid._files import atomic_write, to_builtin
 from dynid._parallel import run_parallel
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
-from dynid.friction.models import NoFriction
+from dynid.friction.models import FrictionModel, NoFriction
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained import identify_constrained
@@ -38,6 +38,7 @@ from dynid.identification.model import LinearModel
 from dynid.identification.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import w_errors
 from dynid.robot import Robot
+from dynid.robot.bounds import ParameterBounds
 
 __all__ = ["COMPARE_METHODS", "DEFAULT_METHODS", "Comparison", "compare_methods", "fit_method",
            "write_table"]
@@ -190,8 +191,13 @@ def _mark(value: bool | None) -> str:
 
 
 def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None = None,
-               reference=None, nls_friction: str | None = None) -> LinearModel:
-    """One method's model of ``robot`` from ``data`` (see the module for the methods)."""
+               reference=None, nls_friction: str | None = None,
+               friction: FrictionModel | None = None,
+               bounds: ParameterBounds | None = None) -> LinearModel:
+    """One method's model of ``robot`` from ``data`` (see the module for the methods);
+    ``friction``: the linear friction columns of the linear and constrained methods (default
+    ``default_friction``), ``bounds``: the constrained methods' and NLS's (default the
+    robot's)."""
 
     if method == "cad":
         source = prior if prior is not None else robot
@@ -201,17 +207,19 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
                            coefficients=base.base(body.parameters.ravel()),
                            std=np.zeros(base.rank), report={"method": "cad"})
     if method in ("ols", "wls"):
-        return identify(robot, data, estimator=ESTIMATORS[method]())
+        return identify(robot, data, estimator=ESTIMATORS[method](), friction=friction)
     if method == "iv":
         if reference is None:
             raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
-        return identify_iv(robot, data, reference, friction=default_friction(robot))
+        return identify_iv(robot, data, reference, friction=friction or default_friction(robot))
     if method in ("cls1", "cls2", "cls3", "log-cholesky"):
-        return identify_constrained(robot, data, method=method,
+        return identify_constrained(robot, data, method=method, friction=friction,
+                                    bounds=bounds,
                                     prior=None if prior is None else prior.parameters).model
     if method == "nls":
         own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else None
         return identify_nls(robot, data, friction=nls_friction or own or "viscous-coulomb",
+                            bounds=bounds,
                             start=None if prior is None else prior.parameters).model
     raise ValueError(f"`method` must be one of {COMPARE_METHODS}, got {method!r}")
 
@@ -220,18 +228,20 @@ def _task(task: dict) -> dict:
     """One (method, identification trajectory) fit, in a worker."""
     clock = time.perf_counter()
     model = fit_method(task["method"], task["robot"], task["data"], prior=task["prior"],
-                       reference=task["reference"], nls_friction=task["nls_friction"])
+                       reference=task["reference"], nls_friction=task["nls_friction"],
+                       friction=task["friction"], bounds=task["bounds"])
     return {"method": task["method"], "index": task["index"], "model": model,
             "seconds": time.perf_counter() - clock}
 
 
-def _criteria(model: LinearModel, robot: Robot) -> tuple[bool, bool, bool | None]:
+def _criteria(model: LinearModel, robot: Robot, bounds: ParameterBounds | None
+              ) -> tuple[bool, bool, bool | None]:
     """Jaco2 Table 5's three rows for one model: its full parameter set when it has one, else
     the equivalent set it predicts with (a base-parameter estimate)."""
     parameters = model.physical_parameters
     if parameters is None:
         parameters = model.equivalent_parameters[: model.n_rigid].reshape(-1, 10)
-    report = check_consistency(parameters, robot.bounds)
+    report = check_consistency(parameters, bounds if bounds is not None else robot.bounds)
     feasible = all(report.mass_positive) and all(report.inertia_positive)
     first_moment = all(report.com_in_box) if report.com_in_box else None
     return feasible, all(report.triangle), first_moment
@@ -241,6 +251,10 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                     names: Sequence[str] | None = None,
                     methods: Sequence[str] = DEFAULT_METHODS, prior: Robot | None = None,
                     references: Sequence | None = None, nls_friction: str | None = None,
+                    friction: FrictionModel | None = None,
+                    bounds: ParameterBounds | None = None,
+                    joints: Sequence[int | str] | None = None,
+                    reestimate_offsets: bool = False,
                     executor: Executor | None = None,
                     progress: Callable[[str], None] | None = None) -> Comparison:
     """Table 5 for ``robot`` over ``datasets`` (at least two), see the module.
@@ -248,7 +262,11 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     ``prior``: the CAD robot (the ``cad`` row, the constrained methods' regulariser and the
     NLS start; default the robot's own parameters); ``references``: for ``iv``, the trajectory
     each log tracked; ``nls_friction``: the NLS friction model (default the robot file's when
-    it can be fitted, else viscous-coulomb).
+    it can be fitted, else viscous-coulomb); ``friction``: the linear friction columns of the
+    other methods (default ``default_friction``); ``bounds``: of the constrained methods and
+    NLS (default the robot's). ``joints`` (names or numbers from 1): score only these (a dead
+    sensor); ``reestimate_offsets``: each validation log's own torque offsets (its mean
+    residual per joint) replace the model's, as ``validate_model`` does.
     """
     if len(datasets) < 2:
         raise ValueError(f"`datasets` must hold at least two trajectories (one identifies, "
@@ -260,7 +278,10 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
         if method not in COMPARE_METHODS:
             raise ValueError(f"`methods` must be among {COMPARE_METHODS}, got {method!r}")
     bounded = [m for m in methods if m in ("cls1", "cls2", "cls3", "log-cholesky")]
-    if bounded and robot.bounds is None:
+    picked = robot.joint_indices(joints) if joints is not None else list(range(robot.n_joints))
+    if not picked:
+        raise ValueError("`joints` is empty: name at least one joint to score")
+    if bounded and robot.bounds is None and bounds is None:
         raise ValueError(f"`methods` {', '.join(bounded)} need parameter bounds, and "
                          f"{robot.name!r} has none: give a robot file with `bounds`, or leave "
                          "them out")
@@ -277,7 +298,7 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     say = progress or (lambda _line: None)
     tasks = [{"method": method, "index": i, "robot": robot, "data": data, "prior": prior,
               "reference": None if references is None else references[i],
-              "nls_friction": nls_friction}
+              "nls_friction": nls_friction, "friction": friction, "bounds": bounds}
              for method in methods for i, data in enumerate(datasets)]
     results = {}
 
@@ -295,11 +316,14 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
         verdicts = []
         for i in range(k):
             model = results[(method, i)]["model"]
-            verdicts.append(_criteria(model, robot))
+            verdicts.append(_criteria(model, robot, bounds))
             for j, data in enumerate(datasets):
                 check_compatible(model, data)
+                measured = model.measured_torque(data)
                 predicted = model.predict(data.q, data.dq, data.ddq, data.t)
-                w[i, j, m], w_r[i, j, m] = w_errors(data.tau, predicted)
+                if reestimate_offsets and i != j:
+                    predicted = predicted + np.mean(measured - predicted, axis=0)
+                w[i, j, m], w_r[i, j, m] = w_errors(measured[:, picked], predicted[:, picked])
         for c, criterion in enumerate(CRITERIA):
             values = [v[c] for v in verdicts]
             criteria[criterion][method] = None if None in values else all(values)

@@ -4,6 +4,7 @@ space (Jaco2 paper, "Validation Methodology")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,8 @@ class ValidationReport:
     consistency: object | None  # ConsistencyReport of that set, None for a base-only model
     mass_matrix: dict = field(default_factory=dict)  # M(q) > 0 over sampled poses
     undefined: dict = field(default_factory=dict)  # figure -> why it has no value
+    joints: list = field(default_factory=list)  # the 1-based joints scored (all by default)
+    offsets: list | None = None  # re-estimated: this log's shift from the model's [N m]
 
     @property
     def consistent(self) -> bool:
@@ -52,13 +55,14 @@ class ValidationReport:
                 "w_r": self.w_r, "undefined": self.undefined,
                 "residuals": {k: np.asarray(v).tolist() for k, v in self.residuals.items()},
                 "rms_torque": self.rms_torque.tolist(), "physical": self.physical,
+                "joints": self.joints, "offsets_reestimated": self.offsets,
                 "consistent": self.consistent,
                 "consistency": None if self.consistency is None else
                 self.consistency.to_json(), "mass_matrix": self.mass_matrix}
 
     def lines(self) -> list[str]:
-        n = self.rmse.size
-        head = "  " + f"{'':<24}" + "".join(f"{'joint ' + str(j + 1):>9}" for j in range(n))
+        joints = self.joints or list(range(1, self.rmse.size + 1))
+        head = "  " + f"{'':<24}" + "".join(f"{'joint ' + str(j):>9}" for j in joints)
 
         def row(name, values, digits=4):
             return f"  {name:<24}" + "".join(f"{v:>9.{digits}f}" for v in values)
@@ -71,12 +75,16 @@ class ValidationReport:
             summary = (f"  {self.n_samples} samples; relative error "
                        f"{self.relative_error_percent:.3g} %, w {self.w:.3g} N m, "
                        f"w_r {self.w_r:.3g} (Jaco2 eq. 9)")
+        if self.offsets is not None:
+            summary += "; offsets re-estimated on this log"
         out = [summary, head,
                row("RMSE [N m]", self.rmse), row("MAE [N m]", self.mae),
                row("RMSE, no friction [N m]", self.rmse_rigid),
                row("RMS torque [N m]", self.rms_torque),
                row("residual mean [N m]", self.residuals["mean"]),
                row("residual lag-1 autocorr.", self.residuals["lag1_autocorrelation"], 3)]
+        if self.offsets is not None:
+            out.append(row("offset shift, this log", [self.offsets[j - 1] for j in joints]))
         matrix = self.mass_matrix
         out.append(f"  M(q) > 0 on {matrix['positive_fraction'] * 100:.1f} % of "
                    f"{matrix['n_samples']} sampled poses (smallest eigenvalue "
@@ -103,29 +111,46 @@ def check_compatible(model, data) -> None:
                          f"{model.robot.name!r}")
 
 
-def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0) -> ValidationReport:
+def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
+                   reestimate_offsets: bool = False,
+                   joints: Sequence[int | str] | None = None) -> ValidationReport:
     """Validate an identified ``LinearModel`` on ``data`` (a ``Dataset`` with accelerations).
 
     Torques with and without friction (a stateful friction along the data's time), the
     metrics above, the physical consistency of the model's link parameters when it has a full
     set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
-    on ``n_poses`` random poses within the limits.
+    on ``n_poses`` random poses within the limits. A current log is turned into torques by the
+    model's drive gains.
+
+    ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
+    the model's — a torque sensor drifts between runs; the report says so and lists them.
+    ``joints`` (names or 1-based numbers): score these joints only (a dead sensor on another).
     """
 
     check_compatible(model, data)
     if data.ddq is None:
         raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
+    picked = (model.robot.joint_indices(joints) if joints is not None
+              else list(range(model.robot.n_joints)))
+    if not picked:
+        raise ValueError("`joints` is empty: name at least one joint to score")
+    measured = model.measured_torque(data)
     rigid = model.rigid_torque(data.q, data.dq, data.ddq)
     predicted = rigid + model.friction_torque(data.dq, data.t)
+    offsets = None
+    if reestimate_offsets:
+        offsets = np.mean(measured - predicted, axis=0)
+        predicted = predicted + offsets
+    measured, predicted, rigid = measured[:, picked], predicted[:, picked], rigid[:, picked]
     parameters = model.physical_parameters
     consistency = (check_consistency(parameters, model.robot.bounds)
                    if parameters is not None else None)
     # the relative errors divide by |tau|: a log of zero torques (none logged, the arm off)
     # leaves them undefined, and says so, while the absolute errors still stand
     undefined = {}
-    if np.any(data.tau):
-        relative = relative_error_percent(data.tau, predicted)
-        w, w_r = w_errors(data.tau, predicted)
+    if np.any(measured):
+        relative = relative_error_percent(measured, predicted)
+        w, w_r = w_errors(measured, predicted)
     else:
         reason = ("`data.tau` is zero on every joint and sample: a relative error needs "
                   "torque (were the torques logged?)")
@@ -133,13 +158,14 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0) -> Valida
         relative, w_r = None, None
         w = float(np.linalg.norm(predicted)) / data.n_samples  # w_errors' w, tau = 0
     return ValidationReport(
-        n_samples=data.n_samples, rmse=rmse(data.tau, predicted), mae=mae(data.tau, predicted),
-        rmse_rigid=rmse(data.tau, rigid), relative_error_percent=relative, w=w, w_r=w_r,
-        residuals=residual_statistics(data.tau, predicted),
-        rms_torque=np.sqrt(np.mean(data.tau**2, axis=0)), physical=parameters is not None,
+        n_samples=data.n_samples, rmse=rmse(measured, predicted), mae=mae(measured, predicted),
+        rmse_rigid=rmse(measured, rigid), relative_error_percent=relative, w=w, w_r=w_r,
+        residuals=residual_statistics(measured, predicted),
+        rms_torque=np.sqrt(np.mean(measured**2, axis=0)), physical=parameters is not None,
         consistency=consistency,
         mass_matrix=mass_matrix_check(model._rigid, n_samples=n_poses, seed=seed),
-        undefined=undefined)
+        undefined=undefined, joints=[j + 1 for j in picked],
+        offsets=None if offsets is None else offsets.tolist())
 
 
 def mass_matrix_check(robot, parameters: ArrayLike | None = None, *, n_samples: int = 2000,

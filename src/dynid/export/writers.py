@@ -5,6 +5,8 @@ Frames: every joint is stored as ``pre @ motion(q) @ post`` (``dynid.robot.Joint
 MJCF attach a child link at its joint, so joint i sits at ``post_{i-1} @ pre_i`` in its parent
 and each link's parameters are carried from the dynid link frame into the joint frame (through
 ``post``: only standard DH has one). The inertial block is the CoM and the inertia about it.
+Rotor inertias (reflected): MJCF's joint ``armature``; in URDF a simple transmission per joint
+with Drake's ``drake:rotor_inertia`` (reduction 1), which ``dynid.robot.load_urdf`` reads back.
 Friction: URDF's ``<dynamics damping friction>`` and MJCF's ``damping``/``frictionloss`` are
 viscous and Coulomb terms; they take the model's when it has them (viscous-Coulomb, Stribeck's
 ``fv``/``fc``, LuGre's ``sigma2``/``fc``); an offset or a sigmoid has no counterpart, and is
@@ -79,12 +81,16 @@ def _friction_terms(friction: FrictionModel) -> tuple[NDArray | None, NDArray | 
         note = ("" if not np.any(friction.fo) else
                 "the offsets fo have no URDF/MJCF counterpart and are left out")
         return np.asarray(friction.fv), np.abs(np.asarray(friction.fc)), note
+    offsets = ("" if not np.any(getattr(friction, "fo", 0.0)) else
+               "; the offsets fo have no URDF/MJCF counterpart and are left out")
     if isinstance(friction, Stribeck):
         return (np.asarray(friction.fv), np.asarray(friction.fc),
-                "Stribeck: fv and fc kept, the stiction term fs exp(-(|dq|/vs)^ks) left out")
+                "Stribeck: fv and fc kept, the stiction term fs exp(-(|dq|/vs)^ks) left out"
+                + offsets)
     if isinstance(friction, LuGre):
         return (np.asarray(friction.sigma2), np.asarray(friction.fc),
-                "LuGre: sigma2 and fc kept, the bristle dynamics and stiction left out")
+                "LuGre: sigma2 and fc kept, the bristle dynamics and stiction left out"
+                + offsets)
     if friction.name == "none":
         return None, None, ""
     return None, None, f"{friction.name} friction has no URDF/MJCF counterpart: left out"
@@ -97,10 +103,13 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
-    parts = [f"<robot name={quoteattr(robot.name)}>",
+    base, tool_link = _free_name("base_link", names), _free_name("tool", names)
+    rotor = robot.rotor_inertia
+    namespace = ' xmlns:drake="http://drake.mit.edu"' if rotor.any() else ""
+    parts = [f"<robot name={quoteattr(robot.name)}{namespace}>",
              *_comments("link frames at their joints", note)]
-    parts.append('  <link name="base_link"/>')
-    parent, previous_post = "base_link", np.eye(4)
+    parts.append(f"  <link name={quoteattr(base)}/>")
+    parent, previous_post = base, np.eye(4)
     for k, (joint, pi) in enumerate(zip(robot.joints, links, strict=True)):
         mass, com, inertia = to_com(pi)
         parts += [f"  <link name={quoteattr(names[k])}>", "    <inertial>",
@@ -132,11 +141,32 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
         parts.append("  </joint>")
         parent, previous_post = names[k], joint.post
     tool = previous_post @ robot.tool
-    parts += ['  <link name="tool"/>', '  <joint name="tool_joint" type="fixed">',
-              f"    <parent link={quoteattr(parent)}/>", '    <child link="tool"/>',
+    parts += [f"  <link name={quoteattr(tool_link)}/>",
+              f"  <joint name={quoteattr(tool_link + '_joint')} type=\"fixed\">",
+              f"    <parent link={quoteattr(parent)}/>",
+              f"    <child link={quoteattr(tool_link)}/>",
               f'    <origin xyz="{_vector(tool[:3, 3])}" rpy="{_vector(_rpy(tool[:3, :3]))}"/>',
-              "  </joint>", "</robot>"]
+              "  </joint>"]
+    if rotor.any():  # reflected rotor inertias, read back by dynid.robot.load_urdf
+        for joint, value in zip(robot.joints, rotor, strict=True):
+            parts += [f"  <transmission name={quoteattr(joint.name + '_transmission')}>",
+                      "    <type>transmission_interface/SimpleTransmission</type>",
+                      f"    <joint name={quoteattr(joint.name)}/>",
+                      f"    <actuator name={quoteattr(joint.name + '_motor')}>",
+                      "      <mechanicalReduction>1</mechanicalReduction>",
+                      f'      <drake:rotor_inertia value="{_number(value)}"/>',
+                      "    </actuator>", "  </transmission>"]
+    parts.append("</robot>")
     return "\n".join(parts) + "\n"
+
+
+def _free_name(name: str, taken) -> str:
+    """``name``, or ``name_1``, ``name_2``, ... where a link of the robot is called so."""
+    out, k = name, 0
+    while out in taken:
+        k += 1
+        out = f"{name}_{k}"
+    return out
 
 
 def to_mjcf(robot: Robot, parameters: NDArray | None = None,
@@ -172,6 +202,8 @@ def to_mjcf(robot: Robot, parameters: NDArray | None = None,
         if damping is not None:
             attributes += [f'damping="{_number(damping[k])}"',
                            f'frictionloss="{_number(coulomb[k])}"']
+        if robot.rotor_inertia[k] > 0:  # MuJoCo's armature: the reflected rotor inertia
+            attributes.append(f'armature="{_number(robot.rotor_inertia[k])}"')
         parts.append(f"{pad}  <joint {' '.join(attributes)}/>")
         previous_post, depth = joint.post, depth + 1
     tool = previous_post @ robot.tool
@@ -195,9 +227,9 @@ def identified_robot(model) -> Robot:
                          "`dynid retrieve` finds a feasible set, or identify with cls3 / nls")
     friction = model.fitted_friction
     if friction is None:
-        friction = model.friction.with_coefficients(
-            model.equivalent_parameters[model.n_rigid:])
-    return model.robot.with_parameters(parameters).with_friction(friction)
+        friction = model.friction.with_coefficients(model.friction_parameters)
+    robot = model.robot.with_parameters(parameters).with_friction(friction)
+    return robot.with_rotor_inertia(model.robot.rotor_inertia) if model.rotor_inertia else robot
 
 
 def export_robot(robot: Robot, path: str | Path, *, format: str | None = None,

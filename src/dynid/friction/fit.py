@@ -53,7 +53,8 @@ class FrictionFit:
 def start_model(name: str, dq: ArrayLike, residual: ArrayLike) -> FrictionModel:
     """A data-based start for ``name``: per joint, the least-squares line
     ``fv dq + fc sign(dq) + fo`` through the residual, mapped onto the model's parameters
-    (Stribeck velocity a tenth of the typical speed; sigmoid saturating at half of it)."""
+    (Stribeck velocity a tenth of the typical speed; sigmoid saturating at half of it; the
+    offset ``fo`` of viscous-Coulomb, Stribeck and LuGre taken as it is)."""
     if name not in FITTABLE_MODELS:
         raise ValueError(f"`name` must be one of {FITTABLE_MODELS}, got {name!r}")
     velocity, torque = _pair(dq, residual)
@@ -76,9 +77,9 @@ def start_model(name: str, dq: ArrayLike, residual: ArrayLike) -> FrictionModel:
         level = coulomb + viscous * speed
         return Sigmoid(2 * np.maximum(level, 1e-3), 2.94 / (0.5 * speed), np.zeros(n))
     if name == "stribeck":
-        return Stribeck(coulomb, 0.5 * coulomb, 0.1 * speed, np.ones(n), viscous)
+        return Stribeck(coulomb, 0.5 * coulomb, 0.1 * speed, np.ones(n), viscous, fo)
     return LuGre(np.full(n, DEFAULT_SIGMA0), np.full(n, DEFAULT_SIGMA1), viscous, coulomb,
-                 np.maximum(1.5 * coulomb, 1e-3), 0.1 * speed)
+                 np.maximum(1.5 * coulomb, 1e-3), 0.1 * speed, fo)
 
 
 def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike, *,

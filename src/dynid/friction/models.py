@@ -9,6 +9,9 @@ Friction torque adds to the rigid-body torque: ``tau = M(q) ddq + c(q, dq) + g(q
 
 Every model's parameters are per-joint vectors, one dataclass field each; ``per_joint()`` gives
 them as an ``(n, k)`` table and ``KINDS`` says how each is fitted (``dynid.friction.fit``).
+The nonlinear Stribeck and LuGre models end in a constant offset ``fo`` per joint (a torque
+sensor's zero error, as ``ViscousCoulomb``'s ``fo``): optional, zeros when left out, so that
+robot and model files written before it still load (``OPTIONAL``).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class FrictionModel(abc.ABC):
     # how each field is fitted: "free", "nonneg" (>= 0), "positive" (> 0, fitted as its
     # logarithm) or "fixed" (a shape constant kept from the template)
     KINDS: ClassVar[dict[str, str]] = {}
+    # fields that may be left out (constructor and robot file): zeros, one per joint
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -95,6 +100,10 @@ class FrictionModel(abc.ABC):
         }
 
     def _vectors(self) -> None:
+        n = len(np.atleast_1d(getattr(self, fields(self)[0].name)))
+        for name in self.OPTIONAL:
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(n))
         lengths = set()
         for f in fields(self):
             value = as_vector(f"{self.name}.{f.name}", getattr(self, f.name),
@@ -267,7 +276,10 @@ class Arctan(FrictionModel):
 class Sigmoid(FrictionModel):
     """``tau_f = phi1 / (1 + exp(-phi2 (dq + phi3))) - phi1 / (1 + exp(-phi2 phi3))``.
 
-    Gaz et al. 2019, eq. 25: phi1 [N m], phi2 [s/rad], phi3 [rad/s]; zero at dq = 0.
+    Gaz et al. 2019, eq. 25: phi1 [N m], phi2 [s/rad], phi3 [rad/s]; zero at dq = 0. Far from
+    rest it is an asymmetric Coulomb step, ``phi1 / 2 sign(dq) + phi1 (1/2 - L(phi2 phi3))``
+    (``L`` the logistic): ``phi3`` acts as an offset of up to ``phi1 / 2``, which the Stribeck
+    and LuGre models carry as their ``fo``.
     """
 
     phi1: NDArray
@@ -288,12 +300,15 @@ class Sigmoid(FrictionModel):
 
 @dataclass(frozen=True)
 class Stribeck(FrictionModel):
-    """``tau_f = sign(dq) (fc + fs exp(-(|dq| / vs)^ks)) + fv dq`` (Gilbert et al. 2024, eq. 13).
+    """``tau_f = sign(dq) (fc + fs exp(-(|dq| / vs)^ks)) + fv dq + fo`` (Gilbert et al. 2024,
+    eq. 13, with an offset).
 
     fc [N m] Coulomb, fs [N m] stiction above Coulomb, vs [rad/s] Stribeck velocity, ks the
-    shape exponent, fv [N m s/rad] viscous. Gilbert et al. print ``exp(-|dq| ks / vs)``, in
-    which only ``vs / ks`` can be identified; the exponent form used here contains it (ks = 1
-    with vs the printed vs / ks) and is the usual generalised Stribeck curve.
+    shape exponent, fv [N m s/rad] viscous, fo [N m] a constant offset (not in Gilbert's
+    equation: a torque sensor's zero error; optional, default 0). Gilbert et al. print
+    ``exp(-|dq| ks / vs)``, in which only ``vs / ks`` can be identified; the exponent form used
+    here contains it (ks = 1 with vs the printed vs / ks) and is the usual generalised Stribeck
+    curve.
     """
 
     fc: NDArray
@@ -301,9 +316,11 @@ class Stribeck(FrictionModel):
     vs: NDArray
     ks: NDArray
     fv: NDArray
+    fo: NDArray | None = None
     name: ClassVar[str] = "stribeck"
     KINDS: ClassVar[dict[str, str]] = {"fc": "nonneg", "fs": "nonneg", "vs": "positive",
-                                       "ks": "positive", "fv": "nonneg"}
+                                       "ks": "positive", "fv": "nonneg", "fo": "free"}
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("fo",)
 
     def __post_init__(self) -> None:
         self._vectors()
@@ -315,7 +332,7 @@ class Stribeck(FrictionModel):
         speed = np.abs(values)
         with np.errstate(over="ignore"):  # (speed / vs)^ks -> inf: exp(-inf) = 0, the limit
             decay = np.exp(-((speed / self.vs) ** self.ks))
-        out = np.sign(values) * (self.fc + self.fs * decay) + self.fv * values
+        out = np.sign(values) * (self.fc + self.fs * decay) + self.fv * values + self.fo
         return out.reshape(*shape, self.n_joints)
 
 
@@ -327,11 +344,13 @@ class LuGre(FrictionModel):
     """LuGre dynamic friction with a bristle state z per joint (Gilbert et al. 2024, eq. 12)::
 
         dz/dt = dq - sigma0 |dq| z / s(dq),   s(dq) = fc + (fs - fc) exp(-(dq / vs)^2)
-        tau_f = sigma0 z + sigma1 dz/dt + sigma2 dq
+        tau_f = sigma0 z + sigma1 dz/dt + sigma2 dq + fo
 
     sigma0 [N m/rad] bristle stiffness, sigma1 [N m s/rad] damping, sigma2 [N m s/rad] viscous,
-    fc / fs [N m] Coulomb / stiction levels, vs [rad/s] Stribeck velocity. ``torque(dq)`` is
-    the steady state (dz/dt = 0): ``s(dq) sign(dq) + sigma2 dq``; ``torque_with_state`` and
+    fc / fs [N m] Coulomb / stiction levels, vs [rad/s] Stribeck velocity, fo [N m] a constant
+    offset (not in Gilbert's equation: a torque sensor's zero error; optional, default 0; it
+    does not enter the state). ``torque(dq)`` is the steady state (dz/dt = 0):
+    ``s(dq) sign(dq) + sigma2 dq + fo``; ``torque_with_state`` and
     ``state_derivative`` are for simulation, where z is integrated with the joints.
     """
 
@@ -341,11 +360,13 @@ class LuGre(FrictionModel):
     fc: NDArray
     fs: NDArray
     vs: NDArray
+    fo: NDArray | None = None
     name: ClassVar[str] = "lugre"
     stateful: ClassVar[bool] = True
     KINDS: ClassVar[dict[str, str]] = {"sigma0": "positive", "sigma1": "nonneg",
                                        "sigma2": "nonneg", "fc": "nonneg", "fs": "positive",
-                                       "vs": "positive"}
+                                       "vs": "positive", "fo": "free"}
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("fo",)
 
     def __post_init__(self) -> None:
         self._vectors()
@@ -364,11 +385,11 @@ class LuGre(FrictionModel):
 
     def torque_with_state(self, dq: NDArray, z: NDArray) -> NDArray:
         return (self.sigma0 * z + self.sigma1 * self.state_derivative(dq, z)
-                + self.sigma2 * dq)
+                + self.sigma2 * dq + self.fo)
 
     def torque(self, dq: ArrayLike) -> NDArray:
         values, shape = self._dq(dq)
-        out = self._stribeck(values) * np.sign(values) + self.sigma2 * values
+        out = self._stribeck(values) * np.sign(values) + self.sigma2 * values + self.fo
         return out.reshape(*shape, self.n_joints)
 
     def states_along(self, t: ArrayLike, dq: ArrayLike) -> NDArray:
@@ -417,7 +438,9 @@ FRICTION_MODELS: dict[str, type[FrictionModel]] = {
 
 
 def friction_from_dict(spec: dict | None, n_joints: int) -> FrictionModel:
-    """Build a model from the robot-file form ``{"model": name, "parameters": {...}}``."""
+    """Build a model from the robot-file form ``{"model": name, "parameters": {...}}``; the
+    model's ``OPTIONAL`` fields may be left out (zeros: files from before Stribeck's and
+    LuGre's offset ``fo``), any other missing or unknown key is an error."""
     if spec is None:
         return NoFriction(n_joints)
     if not isinstance(spec, dict) or "model" not in spec:
@@ -433,12 +456,18 @@ def friction_from_dict(spec: dict | None, n_joints: int) -> FrictionModel:
     if not isinstance(params, dict):
         raise ValueError(f"`friction.parameters` must be a mapping, got {params!r:.60}")
     expected = [f.name for f in fields(cls)]
-    if sorted(params) != sorted(expected):
+    required = [key for key in expected if key not in cls.OPTIONAL]
+    if not set(required) <= set(params) <= set(expected):
+        optional = (f" ({', '.join(cls.OPTIONAL)} optional, default 0)" if cls.OPTIONAL
+                    else "")
         raise ValueError(
-            f"`friction.parameters` for model {name!r} must have keys {expected}, "
+            f"`friction.parameters` for model {name!r} must have keys {expected}{optional}, "
             f"got {sorted(map(str, params))}"
         )
-    model = cls(**{key: params[key] for key in expected})
+    for key in cls.OPTIONAL:
+        if key in params and params[key] is None:  # `fo:` written empty is no zero
+            raise ValueError(f"`friction.parameters.{key}` must be a list of numbers, got None")
+    model = cls(**{key: params[key] for key in expected if key in params})
     if model.n_joints != n_joints:
         raise ValueError(
             f"`friction.parameters` must have {n_joints} values per key, got {model.n_joints}"

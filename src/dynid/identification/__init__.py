@@ -3,7 +3,9 @@
 - ``base_parameters``: identifiable combinations by rref or pivoted QR (Szabó 2021 §4.1;
   Gaz et al. 2019 eq. 5-8); ``symbolic``: the regroupings in the table lengths.
 - ``estimators``: OLS, WLS (Szabó eq. 18-19), IV, with covariance and relative std (Gaz §VI).
-- ``linear``: identification from time series with linear friction, and IDIM-IV.
+- ``linear``: identification from time series (one log or several, each with its own offsets)
+  with linear friction and rotor inertias, and IDIM-IV.
+- ``drive_gains``: drive gains and dynamics from motor currents (Gautier & Briot 2014).
 - ``reverse_engineering``: a controller's M(q), g(q) to coefficients (Gaz §IV-A).
 - ``consistency``: physical consistency of link parameters (Jaco2 paper eq. 3-6).
 - ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (Jaco2 paper).
@@ -17,6 +19,8 @@ from dynid.identification.base_parameters import LINK_ORDER as LINK_ORDER
 from dynid.identification.base_parameters import METHODS as METHODS
 from dynid.identification.base_parameters import BaseParameters as BaseParameters
 from dynid.identification.base_parameters import base_parameters as base_parameters
+from dynid.identification.base_parameters import model_columns as model_columns
+from dynid.identification.base_parameters import model_names as model_names
 from dynid.identification.base_parameters import processing_order as processing_order
 from dynid.identification.base_parameters import regrouping_for as regrouping_for
 from dynid.identification.base_parameters import robot_base_parameters as robot_base_parameters
@@ -25,7 +29,12 @@ from dynid.identification.consistency import ConsistencyReport as ConsistencyRep
 from dynid.identification.consistency import check_consistency as check_consistency
 from dynid.identification.constrained import CONSTRAINED_METHODS as CONSTRAINED_METHODS
 from dynid.identification.constrained import ConstrainedResult as ConstrainedResult
+from dynid.identification.constrained import (
+    InconsistentPriorWarning as InconsistentPriorWarning,
+)
 from dynid.identification.constrained import identify_constrained as identify_constrained
+from dynid.identification.drive_gains import KnownPayload as KnownPayload
+from dynid.identification.drive_gains import identify_drive_gains as identify_drive_gains
 from dynid.identification.estimators import ESTIMATORS as ESTIMATORS
 from dynid.identification.estimators import ILL_CONDITIONED as ILL_CONDITIONED
 from dynid.identification.estimators import IV as IV
@@ -83,6 +92,8 @@ __all__ = [
     "FrictionComparison",
     "IVConvergenceWarning",
     "IllConditionedWarning",
+    "InconsistentPriorWarning",
+    "KnownPayload",
     "LinearModel",
     "NLSResult",
     "PayloadResult",
@@ -98,6 +109,7 @@ __all__ = [
     "gaz2019_penalty_weights",
     "identify",
     "identify_constrained",
+    "identify_drive_gains",
     "identify_iv",
     "identify_nls",
     "identify_payload",
@@ -105,6 +117,8 @@ __all__ = [
     "in_tool_frame",
     "joint1_gravity_is_zero",
     "load_model",
+    "model_columns",
+    "model_names",
     "parameter_scale",
     "processing_order",
     "regrouping_for",

@@ -4,43 +4,45 @@ the data leave undetermined, and the figures that go to a model's report."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
-from dynid.identification.base_parameters import BaseParameters, base_parameters
+from dynid.identification.base_parameters import base_parameters
 from dynid.identification.estimators import RankDeficiencyWarning
 
 
-def check_rows(stacked: np.ndarray, base: BaseParameters, what: str) -> None:
-    if stacked.shape[0] * stacked.shape[1] <= base.rank:
+def check_rows(stacked: np.ndarray, n_unknowns: int, what: str) -> None:
+    if stacked.shape[0] * stacked.shape[1] <= n_unknowns:
         raise ValueError(
-            f"{what}: {stacked.shape[0] * stacked.shape[1]} equations for {base.rank} base "
-            "parameters; record more samples"
+            f"{what}: {stacked.shape[0] * stacked.shape[1]} equations for {n_unknowns} "
+            "unknowns (base parameters and offsets); record more samples"
         )
 
 
-def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, base: BaseParameters,
-         what: str, hint: str) -> None:
-    """Fit; if the data leave base parameters undetermined, a ValueError that names them."""
+def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, names: Sequence[str],
+             what: str, hint: str, **options) -> None:
+    """Fit the unknowns ``names`` (the base parameters, then any per-log terms); if the data
+    leave some undetermined, a ValueError that names them. ``options`` go to ``fit``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficiencyWarning)
-        estimator.fit(stacked, targets)
-    if estimator.rank_ == base.rank - estimator.dropped_.size:
+        estimator.fit(stacked, targets, **options)
+    if estimator.rank_ == len(names) - estimator.dropped_.size:
         return
     # the estimator's rank decision stands; rref on its factor only names the missing ones
     missing = []
     for rtol in (1e-10, 1e-6):
         try:
-            found = base_parameters(estimator.factor_, names=base.base_names, rtol=rtol)
+            found = base_parameters(estimator.factor_, names=names, rtol=rtol)
         except ValueError:  # singular values crowd this tolerance: no clean set to name
             continue
-        missing = [name for k, name in enumerate(base.base_names)
+        missing = [name for k, name in enumerate(names)
                    if k not in set(found.independent)]
         if missing:
             break
     named = f"; not excited: {', '.join(missing)}" if missing else ""
     raise ValueError(
-        f"{what} determine only {estimator.rank_} of {base.rank} base parameters{named} "
+        f"{what} determine only {estimator.rank_} of {len(names)} unknowns{named} "
         f"({hint})"
     )
 

@@ -58,7 +58,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, frozen_copy
-from dynid.dynamics import parameter_names, regressor
+from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel
 from dynid.identification._compress import triangular_factor
@@ -71,6 +71,8 @@ __all__ = [
     "STRUCTURAL_RTOL",
     "BaseParameters",
     "base_parameters",
+    "model_columns",
+    "model_names",
     "processing_order",
     "regrouping_for",
     "robot_base_parameters",
@@ -311,13 +313,35 @@ def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDA
     return rng.uniform(lower, upper, size=(n_samples, robot.n_joints))
 
 
+def model_columns(robot: Robot, q: NDArray, dq: NDArray, ddq: NDArray, *,
+                  friction: FrictionModel | None = None, rotor_inertia: bool = False) -> NDArray:
+    """The identification model's full regressor ``(N, n, p)``: the rigid-body columns
+    (10 n), the rotor-inertia columns (n, with ``rotor_inertia``), then the friction model's
+    (linear) columns — the one column layout of every linear model (``model_names``)."""
+    parts = [regressor(robot, q, dq, ddq)]
+    if rotor_inertia:
+        parts.append(rotor_regressor(ddq))
+    if friction is not None:
+        if not friction.linear:
+            raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
+        parts.append(friction.regressor(dq))
+    return np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
+
+
+def model_names(robot: Robot, *, friction: FrictionModel | None = None,
+                rotor_inertia: bool = False) -> tuple[str, ...]:
+    """Names of ``model_columns``: ``m1..Izz_n``, ``Ia1..Ian``, the friction coefficients."""
+    names = parameter_names(robot) + (rotor_names(robot) if rotor_inertia else [])
+    return tuple(names + (friction.coefficient_names() if friction is not None else []))
+
+
 def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
                          kind: Literal["torque", "static"] = "torque",
                          drop_joint1_gravity: bool = False, n_samples: int | None = None,
-                         seed: int = 0) -> NDArray:
+                         seed: int = 0, rotor_inertia: bool = False) -> NDArray:
     """Stacked regressor at random states, for identifiability.
 
-    ``kind="torque"``: the joint-torque regressor ``(n N, 10 n [+ friction])``; positions
+    ``kind="torque"``: the joint-torque regressor ``(n N, p)`` of ``model_columns``; positions
     uniform within the limits (+-pi where unbounded), velocities and accelerations standard
     normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
     Generic states: only the structure can cause rank loss.
@@ -327,37 +351,35 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     rng = np.random.default_rng(seed)
     q = _random_poses(robot, rng, n_samples)
     if kind == "static":
-        if friction is not None:
-            raise ValueError("`friction` has no columns in the static regressor (no motion)")
+        if friction is not None or rotor_inertia:
+            raise ValueError("`friction` and `rotor_inertia` have no columns in the static "
+                             "regressor (no motion)")
         y = static_regressor(robot, q, drop_joint1_gravity=drop_joint1_gravity)
         return y.reshape(-1, y.shape[-1])
     if kind != "torque":
         raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
     dq, ddq = rng.standard_normal((2, n_samples, n))
-    y = regressor(robot, q, dq, ddq)
-    if friction is not None:
-        if not friction.linear:
-            raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-        y = np.concatenate([y, friction.regressor(dq)], axis=-1)
+    y = model_columns(robot, q, dq, ddq, friction=friction, rotor_inertia=rotor_inertia)
     return y.reshape(n_samples * n, -1)
 
 
 def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None,
                           kind: Literal["torque", "static"] = "torque",
                           drop_joint1_gravity: bool = False, method: Method = "rref",
-                          rtol: float | None = None, seed: int = 0) -> BaseParameters:
-    """Base parameters of ``robot``'s torque regressor (with ``friction`` columns if given) or
-    of its static ``[M; g]`` regressor (``kind="static"``).
+                          rtol: float | None = None, seed: int = 0,
+                          rotor_inertia: bool = False) -> BaseParameters:
+    """Base parameters of ``robot``'s torque regressor (with the rotor-inertia and
+    ``friction`` columns if asked, ``model_columns``) or of its static ``[M; g]`` regressor
+    (``kind="static"``).
 
     ``rtol`` defaults to ``STRUCTURAL_RTOL`` (1e-4): a table with its angles rounded to 4-5
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
     under ~1 mm, some twists a few degrees off a multiple of pi/2) count as zero (module
     docstring). Pass ``rtol`` to override."""
-    names = parameter_names(robot)
-    if friction is not None:
-        names = names + friction.coefficient_names()
+    names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
     stacked = structural_regressor(robot, friction=friction, kind=kind,
-                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed)
+                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed,
+                                   rotor_inertia=rotor_inertia)
     return base_parameters(stacked, names=names, method=method,
                            rtol=STRUCTURAL_RTOL if rtol is None else rtol,
                            order=processing_order(robot, len(names)))
@@ -365,7 +387,9 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
 
 def processing_order(robot: Robot, n_columns: int) -> NDArray:
     """The rref visiting order of a robot's regressor columns: links base to tip, each in its
-    convention's ``LINK_ORDER``; friction (or other extra) columns last."""
+    convention's ``LINK_ORDER``; rotor-inertia and friction (or other extra) columns last, so
+    a rotor inertia that moves like its link's ``ZZ`` (joint 1 about a vertical axis) is
+    regrouped into it."""
     within = [PARAMETER_NAMES.index(name) for name in LINK_ORDER[robot.convention]]
     links = [N_LINK_PARAMETERS * j + k for j in range(robot.n_joints) for k in within]
     return np.array(links + list(range(len(links), n_columns)))

@@ -14,8 +14,9 @@ full ``pi`` (10 n) and ``f``:
   range; with a regulariser towards a prior, Euclidean (scaled) or entropic (log-det
   divergence of Lee, Wensing & Park). The robot files bound the CoM by a box; Jaco2 eq. 6's
   ellipsoid, drawn through that box's corners, contains the box and would add nothing;
-- ``log-cholesky``: unconstrained nonlinear least squares on log-Cholesky coordinates,
-  consistent by construction (scipy, started from CLS-3).
+- ``log-cholesky``: nonlinear least squares on log-Cholesky coordinates that map onto
+  consistent bodies inside the CoM boxes, mass bounds and total-mass range by construction
+  (``dynid.identification.log_cholesky``; scipy, started from CLS-3).
 
 Every problem is scaled (parameters by the bounds' sizes, the fit by ``|z|``) before Clarabel
 sees it; the solver status is in the result, never hidden.
@@ -23,8 +24,12 @@ sees it; the solver status is in the result, never hidden.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,10 +38,18 @@ from dynid._validation import as_link_table
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
 from dynid.identification._compress import triangular_factor
+from dynid.identification._logs import (
+    Offsets,
+    as_logs,
+    deviation_names,
+    log_offsets,
+    stack_logs,
+)
 from dynid.identification._sdp import link_pseudo_inertia, solve
-from dynid.identification.base_parameters import robot_base_parameters
+from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
-from dynid.identification.linear import default_friction
+from dynid.identification.linear import default_friction, linear_template
+from dynid.identification.log_cholesky import fit_log_cholesky
 from dynid.identification.model import LinearModel
 from dynid.identification.retrieval import check_bounds, parameter_scale
 from dynid.robot import Robot
@@ -44,12 +57,13 @@ from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
 from dynid.robot.inertia import (
     MASS,
     N_LINK_PARAMETERS,
-    from_log_cholesky,
+    PHYSICAL_RTOL,
+    physical_margin,
     pseudo_inertia,
-    to_log_cholesky,
 )
 
-__all__ = ["CONSTRAINED_METHODS", "ConstrainedResult", "identify_constrained"]
+__all__ = ["CONSTRAINED_METHODS", "ConstrainedResult", "InconsistentPriorWarning",
+           "identify_constrained"]
 
 CONSTRAINED_METHODS = ("cls1", "cls2", "cls3", "log-cholesky")
 
@@ -81,21 +95,26 @@ def _skew(cp, h):
     return cp.bmat([[0, -h[2], h[1]], [h[2], 0, -h[0]], [-h[1], h[0], 0]])
 
 
-def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
-                         friction: FrictionModel | None = None,
+def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
+                         method: str = "cls3", friction: FrictionModel | None = None,
                          bounds: ParameterBounds | None = None,
                          prior: ArrayLike | None = None, regulariser: str = "euclidean",
-                         weight: float | None = None) -> ConstrainedResult:
+                         weight: float | Literal["auto"] | None = None,
+                         rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
+                         progress: Callable[[str], None] | None = None) -> ConstrainedResult:
     """Identify the full link parameters under physical constraints (see the module).
 
+    ``data``: one log or several (each with its own torque offsets, as ``identify``).
     ``bounds`` default to the robot file's; ``prior`` ``(n, 10)`` defaults to the robot's own
     parameters (its CAD or previous values); ``weight`` scales the regulariser against the
     normalised data fit ``|tau - tau^|^2 / |tau|^2`` (default 1e-3 Euclidean, 1e-6 entropic;
     the divergence is of order one per link away from the prior, the fit of order
-    (noise / torque)^2: larger weights trade fit for closeness to the prior).
+    (noise / torque)^2: larger weights trade fit for closeness to the prior). ``weight="auto"``
+    chooses it among ``AUTO_WEIGHTS`` by the held-out error over ``AUTO_BLOCKS`` time blocks of
+    every log (each block held out in turn, the others fitted); the report's
+    ``prior_weight_curve`` holds the curve. ``rotor_inertia``: identify the drives' rotor
+    inertias too, kept >= 0 (default: when the robot states them).
     """
-    import cvxpy as cp
-
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
     if regulariser not in ("euclidean", "entropic"):
@@ -106,11 +125,12 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
     if method == "log-cholesky" and regulariser != "euclidean":
         raise ValueError("`regulariser`: log-cholesky is a least-squares problem and takes the "
                          f"euclidean regulariser only, got {regulariser!r}")
-    if data.ddq is None:
-        raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
-    weight = (1e-3 if regulariser == "euclidean" else 1e-6) if weight is None else weight
-    if not weight >= 0:
-        raise ValueError(f"`weight` must be >= 0, got {weight}")
+    logs = as_logs(data)
+    default = 1e-3 if regulariser == "euclidean" else 1e-6
+    if weight is None:
+        weight = default
+    elif weight != "auto" and (isinstance(weight, str) or not weight >= 0):
+        raise ValueError(f"`weight` must be a number >= 0 or 'auto', got {weight!r}")
     clock = time.perf_counter()
     n = robot.n_joints
     bounds = bounds if bounds is not None else robot.bounds
@@ -121,88 +141,53 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
     if not friction.linear:
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
     prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
-    base = robot_base_parameters(robot, friction=friction)
-    template = LinearModel(robot=robot, friction=friction, base=base,
-                           coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
-    stacked = template.base_regressor(data.q, data.dq, data.ddq).reshape(-1, base.rank)
-    factor = triangular_factor(stacked, extra=data.tau.ravel())
-    r, z = factor[:-1, :-1], factor[:-1, -1]
-    rigid = N_LINK_PARAMETERS * n
-    n_friction = base.n_parameters - rigid
-    scale = parameter_scale(bounds)
-    operator = r @ base.regrouping  # (r, p): full parameters -> compressed residual
-    norm = np.linalg.norm(z)
-
-    if method == "log-cholesky":
-        start = identify_constrained(robot, data, method="cls3", friction=friction,
-                                     bounds=bounds, prior=prior, regulariser=regulariser,
-                                     weight=weight)
-        parameters, coefficients, status = _log_cholesky(
-            operator, z, start.parameters, start.friction, n, scale=scale, prior=prior,
-            weight=weight)
-    else:
-        x = cp.Variable(rigid)
-        pi = cp.multiply(scale, x)
-        f = cp.Variable(n_friction)
-        constraints = []
-        regularisers = []
-        for k, link in enumerate(bounds.links):
-            offset = N_LINK_PARAMETERS * k
-            m, h, inertia, j = link_pseudo_inertia(pi, offset)
-            constraints += [m >= link.mass[0], m <= link.mass[1]]
-            constraints += [h >= m * link.com_lower, h <= m * link.com_upper]
-            if method == "cls2":  # Jaco2 eq. 3: [[L, S(h)^T], [S(h), m E]] >= 0
-                xx, xy, xz, yy, yz, zz = inertia
-                origin = cp.bmat([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-                skew = _skew(cp, h)
-                block = cp.bmat([[origin, skew.T], [skew, m * np.eye(3)]])
-                constraints.append(0.5 * (block + block.T) >> 0)
-            if method == "cls3":
-                constraints.append(j >> 0)
-                if link.ellipsoid_centre is not None:
-                    q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
-                    constraints.append(cp.trace(q @ j) >= 0)
-                if regulariser == "entropic":
-                    # d(J | J0) = -log det(K) + tr(K) - 4 with K = J0^-1/2 J J0^-1/2 (the
-                    # divergence is invariant under congruence): K is of order one near the
-                    # prior, whatever the link's size; J0 is floored at 1e-6 of its largest
-                    # eigenvalue (a flat CAD body would make the divergence infinitely stiff)
-                    values, vectors = np.linalg.eigh(pseudo_inertia(prior[k]))
-                    values = np.maximum(values, 1e-6 * values[-1])
-                    root = vectors @ np.diag(values**-0.5) @ vectors.T
-                    congruent = root @ j @ root
-                    congruent = 0.5 * (congruent + congruent.T)
-                    regularisers.append(-cp.log_det(congruent) + cp.trace(congruent) - 4)
-        if method == "cls3" and bounds.total_mass is not None:
-            masses = cp.hstack([pi[N_LINK_PARAMETERS * k + MASS] for k in range(n)])
-            constraints += [cp.sum(masses) >= bounds.total_mass[0],
-                            cp.sum(masses) <= bounds.total_mass[1]]
-        full = cp.hstack([pi, f])
-        fit = cp.sum_squares(operator @ full - z) / norm**2
-        if regularisers:
-            regularise = cp.sum(cp.hstack(regularisers)) / n
-        else:
-            regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
-        problem = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
-        status = solve(problem, method, hint="; check the bounds against the data")
-        parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
-        coefficients = f.value if n_friction else np.zeros(0)
-    full = np.concatenate([parameters.ravel(), coefficients])
-    base_coefficients = base.regrouping @ full
-    residual = np.concatenate([r @ base_coefficients - z, [factor[-1, -1]]])
+    warn_inconsistent_prior(prior, robot.link_names)
+    rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
+    template = linear_template(robot, friction, rotor_inertia=rotor)
+    base = template.base
+    deviations = deviation_names(template, logs, offsets)
+    blocks = _block_factors(template, logs, deviations)
+    problem = _Problem(robot=robot, base=base, n_deviations=len(deviations), bounds=bounds,
+                       prior=prior, regulariser=regulariser, method=method,
+                       n_rotor=template.n_rotor)
+    curve = None
+    if weight == "auto":
+        weight, curve = _auto_weight(problem, blocks, progress)
+    factor = _stack(blocks)
+    parameters, linear, status = problem.solve(factor, weight)
+    unknowns = np.concatenate([base.regrouping @ np.concatenate([parameters.ravel(),
+                                                                 linear[:-len(deviations)]
+                                                                 if deviations else linear]),
+                               linear[len(linear) - len(deviations):]])
+    r, z, rho = factor[:-1, :-1], factor[:-1, -1], factor[-1, -1]
+    residual = np.concatenate([r @ unknowns - z, [rho]])
     # the Jaco2 paper's uncertainty of a constrained estimate: sigma^2 (Y_b^T Y_b)^-1 on the
     # base representation, sigma^2 from the constrained fit's own residual
-    sigma2 = float(residual @ residual) / max(stacked.shape[0] - base.rank, 1)
+    n_rows = sum(log.n_samples for log in logs) * n
+    sigma2 = float(residual @ residual) / max(n_rows - unknowns.size, 1)
     inverse = np.linalg.inv(r)
-    relative_error = float(100 * np.linalg.norm(residual) / np.linalg.norm(data.tau))
-    std = np.sqrt(sigma2 * np.sum(inverse**2, axis=1))
-    model = LinearModel(robot=robot.with_parameters(parameters), friction=friction, base=base,
-                        coefficients=base_coefficients, std=std,
-                        report={"method": method, "status": status, "rank": base.rank,
-                                "condition_number": float(np.linalg.cond(r)),
-                                "relative_error_percent": relative_error,
-                                "n_samples": data.n_samples,
-                                "n_equations": stacked.shape[0]})
+    covariance = sigma2 * inverse @ inverse.T
+    torque_norm = np.sqrt(sum(float(np.sum(log.tau**2)) for log in logs))
+    relative_error = float(100 * np.linalg.norm(residual) / torque_norm)
+    body = robot.with_parameters(parameters)
+    if rotor:
+        body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
+    report = {"method": method, "status": status, "rank": base.rank,
+              "condition_number": float(np.linalg.cond(r)),
+              "relative_error_percent": relative_error, "prior_weight": float(weight),
+              "n_samples": int(n_rows // n), "n_equations": int(n_rows)}
+    if curve is not None:
+        report["prior_weight_curve"] = curve
+    if len(logs) > 1:
+        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                           "n_samples": log.n_samples} for k, log in enumerate(logs)]
+        report["offsets"] = offsets
+        per_log = log_offsets(template, logs, unknowns, covariance, len(deviations))
+        if per_log is not None:
+            report["log_offsets"] = per_log
+    model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
+                                std=np.sqrt(np.diag(covariance))[:base.rank], report=report)
+    coefficients = linear[template.n_rotor:len(linear) - len(deviations)]
     return ConstrainedResult(
         method=method, model=model, parameters=parameters, friction=coefficients,
         consistency=check_consistency(parameters, bounds), status=status,
@@ -211,66 +196,162 @@ def identify_constrained(robot: Robot, data: Dataset, *, method: str = "cls3",
         seconds=time.perf_counter() - clock)
 
 
-def _log_cholesky(operator: NDArray, z: NDArray, start: NDArray, friction: NDArray, n: int,
-                  *, scale: NDArray, prior: NDArray, weight: float):
-    """Nonlinear least squares over log-Cholesky coordinates (and the linear friction
-    coefficients), from a consistent start, with the Euclidean regulariser of the convex
-    methods as extra residual rows (without it the unidentifiable directions drift)."""
-    import scipy.optimize
+class InconsistentPriorWarning(UserWarning):
+    """The prior the regulariser pulls towards is not a physical body."""
 
-    start = start.copy()
-    eigen = np.linalg.eigvalsh(pseudo_inertia(start))[:, 0]
-    bump = np.maximum(1e-6 * start[:, MASS] - eigen, 0.0)  # strictly inside J > 0
-    # adding b to Ixx, Iyy, Izz adds b / 2 to the 3x3 block of J: add 2 b
-    start[:, 4] += 2 * bump
-    start[:, 7] += 2 * bump
-    start[:, 9] += 2 * bump
-    theta0 = np.concatenate([to_log_cholesky(start).ravel(), friction])
+
+def warn_inconsistent_prior(prior: NDArray, names: Sequence[str]) -> None:
+    """An ``InconsistentPriorWarning`` naming the prior's links that are no physical body (a
+    URDF link breaking the triangle inequality, say): the fit is pulled towards an impossible
+    body, and a heavy weight pulls hardest."""
+    margins = physical_margin(prior)
+    bad = [f"{name} ({margin:.2g})" for name, margin in zip(names, margins, strict=True)
+           if margin < -PHYSICAL_RTOL]
+    if bad:
+        warnings.warn(f"the prior is not physically consistent at {', '.join(bad)} (lowest "
+                      "pseudo-inertia eigenvalue over its largest entry): the regulariser "
+                      "pulls towards a body that cannot exist; correct the prior or lower its "
+                      "weight", InconsistentPriorWarning, stacklevel=3)
+
+
+# --prior-weight auto: the candidates (the default 1e-3 among them) and the time blocks
+AUTO_WEIGHTS = tuple(10.0 ** np.arange(-6, 2))
+AUTO_BLOCKS = 4
+
+
+def _block_factors(template: LinearModel, logs: Sequence[Dataset], deviations: list[str]
+                   ) -> list[NDArray]:
+    """The compressed ``[Y_b D tau]`` of each of ``AUTO_BLOCKS`` time blocks (block k: the
+    k-th quarter of every log), so that any set of blocks is one small QR away."""
+    stacked, _ = stack_logs(template, logs, deviations)
+    torque = np.concatenate([log.tau for log in logs])
+    position = np.concatenate([np.arange(log.n_samples) * AUTO_BLOCKS // log.n_samples
+                               for log in logs])
+    out = []
+    for k in range(AUTO_BLOCKS):
+        rows = position == k
+        out.append(triangular_factor(stacked[rows].reshape(-1, stacked.shape[-1]),
+                                     extra=torque[rows].ravel()))
+    return out
+
+
+def _stack(factors: Sequence[NDArray]) -> NDArray:
+    return np.linalg.qr(np.vstack(factors), mode="r")
+
+
+def _auto_weight(problem: _Problem, blocks: list[NDArray],
+                 progress: Callable[[str], None] | None) -> tuple[float, dict]:
+    """The weight of ``AUTO_WEIGHTS`` with the least held-out error over the time blocks."""
+    say = progress or (lambda _line: None)
+    errors = []
+    for weight in AUTO_WEIGHTS:
+        total = 0.0
+        for k, held in enumerate(blocks):
+            parameters, linear, _ = problem.solve(
+                _stack([b for j, b in enumerate(blocks) if j != k]), weight, log_cholesky=False)
+            unknowns = problem.unknowns(parameters, linear)
+            r, z, rho = held[:-1, :-1], held[:-1, -1], held[-1, -1]
+            total += float(np.sum((r @ unknowns - z) ** 2) + rho**2)
+        errors.append(total)
+        say(f"prior weight {weight:.0e}: held-out squared error {total:.6g}")
+    chosen = float(AUTO_WEIGHTS[int(np.argmin(errors))])
+    return chosen, {"weights": [float(w) for w in AUTO_WEIGHTS], "held_out_squared_error": errors,
+                    "chosen": chosen, "blocks": AUTO_BLOCKS}
+
+
+@dataclass
+class _Problem:
+    """One constrained fit's setup, solved on any compressed ``[[R, z], [0, rho]]``."""
+
+    robot: Robot
+    base: BaseParameters
+    n_deviations: int
+    bounds: ParameterBounds
+    prior: NDArray
+    regulariser: str
+    method: str
+    n_rotor: int
+
+    def unknowns(self, parameters: NDArray, linear: NDArray) -> NDArray:
+        """The regression's unknowns (base parameters, then deviations) of a solution."""
+        d = self.n_deviations
+        full = np.concatenate([parameters.ravel(), linear[:linear.size - d]])
+        return np.concatenate([self.base.regrouping @ full, linear[linear.size - d:]])
+
+    def solve(self, factor: NDArray, weight: float, *, log_cholesky: bool = True
+              ) -> tuple[NDArray, NDArray, str]:
+        """Link parameters ``(n, 10)``, the linear unknowns (rotor inertias, friction,
+        deviations) and the solver status."""
+        r, z = factor[:-1, :-1], factor[:-1, -1]
+        d = self.n_deviations
+        extended = np.zeros((self.base.rank + d, self.base.n_parameters + d))
+        extended[:self.base.rank, :self.base.n_parameters] = self.base.regrouping
+        extended[self.base.rank:, self.base.n_parameters:] = np.eye(d)
+        operator = r @ extended  # (full parameters, deviations) -> compressed residual
+        scale = parameter_scale(self.bounds)
+        method = "cls3" if self.method == "log-cholesky" else self.method
+        parameters, linear, status = _convex(self, operator, z, scale, weight, method)
+        if self.method == "log-cholesky" and log_cholesky:
+            parameters, linear, status = fit_log_cholesky(
+                operator, z, parameters, linear, self.bounds, scale=scale, prior=self.prior,
+                weight=weight, nonnegative=self.n_rotor)
+        return parameters, linear, status
+
+
+def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, weight: float,
+            method: str) -> tuple[NDArray, NDArray, str]:
+    """CLS-1/2/3 by cvxpy + Clarabel (see the module)."""
+    import cvxpy as cp
+
+    n = problem.robot.n_joints
     rigid = N_LINK_PARAMETERS * n
+    n_linear = operator.shape[1] - rigid
     norm = np.linalg.norm(z)
-    pull = np.sqrt(weight / rigid) / scale  # regulariser rows: pull * (pi - prior)
-    target = prior.ravel()
-
-    def residual(theta: NDArray) -> NDArray:
-        pi = from_log_cholesky(theta[:rigid].reshape(n, N_LINK_PARAMETERS)).ravel()
-        fit = (operator @ np.concatenate([pi, theta[rigid:]]) - z) / norm
-        return np.concatenate([fit, pull * (pi - target)])
-
-    def jacobian(theta: NDArray) -> NDArray:
-        """Each link's 10-vector depends on its own 10 coordinates only: central differences
-        of all links at once (one batched call per coordinate), chained with the operator."""
-        links = theta[:rigid].reshape(n, N_LINK_PARAMETERS)
-        step = 1e-7 * np.maximum(np.abs(links), 1.0)
-        local = np.empty((n, N_LINK_PARAMETERS, N_LINK_PARAMETERS))  # d pi_link / d theta_link
-        for c in range(N_LINK_PARAMETERS):
-            up, down = links.copy(), links.copy()
-            up[:, c] += step[:, c]
-            down[:, c] -= step[:, c]
-            local[:, :, c] = (from_log_cholesky(up) - from_log_cholesky(down)) / (
-                2 * step[:, c, None])
-        fit_rows = operator.shape[0]
-        out = np.zeros((fit_rows + rigid, theta.size))
-        for k in range(n):
-            block = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
-            pull_rows = slice(fit_rows + block.start, fit_rows + block.stop)
-            out[:fit_rows, block] = operator[:, block] @ local[k] / norm
-            out[pull_rows, block] = pull[block, None] * local[k]
-        out[:fit_rows, rigid:] = operator[:, rigid:] / norm
-        return out
-
-    # the exponentials (alpha, d1..d3) are kept in a range where exp neither over- nor
-    # underflows: e^-25 ~ 1e-11 (kg, m) is far below any link, e^10 far above
-    logs = np.zeros(N_LINK_PARAMETERS, dtype=bool)
-    logs[:4] = True
-    lower = np.where(np.tile(logs, n), -25.0, -np.inf)
-    upper = np.where(np.tile(logs, n), 10.0, np.inf)
-    lower = np.concatenate([lower, np.full(friction.size, -np.inf)])
-    upper = np.concatenate([upper, np.full(friction.size, np.inf)])
-    theta0 = np.clip(theta0, lower + 1e-9, upper - 1e-9)
-    result = scipy.optimize.least_squares(residual, theta0, jac=jacobian, method="trf",
-                                          bounds=(lower, upper),
-                                          max_nfev=50 * theta0.size)
-    theta = result.x
-    parameters = from_log_cholesky(theta[:rigid].reshape(n, N_LINK_PARAMETERS))
-    status = "optimal" if result.success else f"stopped: {result.message}"
-    return parameters, theta[rigid:], status
+    norm = norm if norm > 0 else 1.0
+    prior, bounds, regulariser = problem.prior, problem.bounds, problem.regulariser
+    x = cp.Variable(rigid)
+    pi = cp.multiply(scale, x)
+    f = cp.Variable(n_linear)
+    constraints = [f[:problem.n_rotor] >= 0] if problem.n_rotor else []
+    regularisers = []
+    for k, link in enumerate(bounds.links):
+        offset = N_LINK_PARAMETERS * k
+        m, h, inertia, j = link_pseudo_inertia(pi, offset)
+        constraints += [m >= link.mass[0], m <= link.mass[1]]
+        constraints += [h >= m * link.com_lower, h <= m * link.com_upper]
+        if method == "cls2":  # Jaco2 eq. 3: [[L, S(h)^T], [S(h), m E]] >= 0
+            xx, xy, xz, yy, yz, zz = inertia
+            origin = cp.bmat([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            skew = _skew(cp, h)
+            block = cp.bmat([[origin, skew.T], [skew, m * np.eye(3)]])
+            constraints.append(0.5 * (block + block.T) >> 0)
+        if method == "cls3":
+            constraints.append(j >> 0)
+            if link.ellipsoid_centre is not None:
+                q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
+                constraints.append(cp.trace(q @ j) >= 0)
+            if regulariser == "entropic":
+                # d(J | J0) = -log det(K) + tr(K) - 4 with K = J0^-1/2 J J0^-1/2 (the
+                # divergence is invariant under congruence): K is of order one near the
+                # prior, whatever the link's size; J0 is floored at 1e-6 of its largest
+                # eigenvalue (a flat CAD body would make the divergence infinitely stiff)
+                values, vectors = np.linalg.eigh(pseudo_inertia(prior[k]))
+                values = np.maximum(values, 1e-6 * values[-1])
+                root = vectors @ np.diag(values**-0.5) @ vectors.T
+                congruent = root @ j @ root
+                congruent = 0.5 * (congruent + congruent.T)
+                regularisers.append(-cp.log_det(congruent) + cp.trace(congruent) - 4)
+    if method == "cls3" and bounds.total_mass is not None:
+        masses = cp.hstack([pi[N_LINK_PARAMETERS * k + MASS] for k in range(n)])
+        constraints += [cp.sum(masses) >= bounds.total_mass[0],
+                        cp.sum(masses) <= bounds.total_mass[1]]
+    full = cp.hstack([pi, f])
+    fit = cp.sum_squares(operator @ full - z) / norm**2
+    if regularisers:
+        regularise = cp.sum(cp.hstack(regularisers)) / n
+    else:
+        regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
+    problem_ = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
+    status = solve(problem_, method, hint="; check the bounds against the data")
+    parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
+    return parameters, (f.value if n_linear else np.zeros(0)), status

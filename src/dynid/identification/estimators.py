@@ -24,7 +24,9 @@ The solve goes through the triangular factor of ``[W tau]`` (blocked QR,
 ``dynid.identification._compress``): exact least squares without forming ``W^T W``, at the
 memory of one block of rows.
 WLS rescales each joint's rows by ``1 / sigma_j`` (Szabó 2021, eq. 18-19: the closed form
-``(W^T S^-1 W)^-1 W^T S^-1 tau``), ``sigma_j`` given or estimated from OLS residuals.
+``(W^T S^-1 W)^-1 W^T S^-1 tau``), ``sigma_j`` given or estimated from OLS residuals — per
+joint, or per joint and log when ``fit`` is given the samples' ``groups`` (logs from
+different runs or sensors have their own noise).
 """
 
 from __future__ import annotations
@@ -138,11 +140,13 @@ class _LinearEstimator:
         if not np.isfinite(self.condition_number_):
             return  # rank deficient: warned about already
         equilibrated = np.linalg.cond(self.factor_ / np.linalg.norm(self.factor_, axis=0))
-        if equilibrated > ILL_CONDITIONED:
+        if max(equilibrated, self.condition_number_) > ILL_CONDITIONED:
             warnings.warn(
-                f"the regressor is ill-conditioned (condition number {equilibrated:.3g} after "
-                "scaling its columns): the estimate is dominated by noise; excite every joint "
-                "more (or drop the coefficients it cannot see)",
+                f"the regressor is ill-conditioned (condition number "
+                f"{self.condition_number_:.3g}, {equilibrated:.3g} with its columns scaled; "
+                f"above {ILL_CONDITIONED:.0e}): some coefficients are dominated by noise; "
+                "excite every joint more (`dynid excite`), identify from several logs, or "
+                "regularise towards a prior (a constrained method, --prior-weight)",
                 IllConditionedWarning, stacklevel=3,
             )
 
@@ -217,6 +221,9 @@ class WLS(_LinearEstimator):
 
     ``noise_std`` (n,) [N m]: the torque noise standard deviation of each joint; if None, it is
     estimated from the residuals of an OLS fit, ``sigma_j^2 = |r_j|^2 / (N - p / n)``.
+    ``fit(..., groups=labels)`` (one integer label per sample, e.g. the log it comes from)
+    estimates one level per group and joint instead, ``noise_std_`` ``(G, n)`` in the labels'
+    sorted order (each group's share of the ``p / n`` degrees of freedom by its samples).
     """
 
     name = "wls"
@@ -226,22 +233,40 @@ class WLS(_LinearEstimator):
         super().__init__(drop_above_percent=drop_above_percent)
         self.noise_std = noise_std
 
-    def fit(self, regressor: ArrayLike, torque: ArrayLike) -> WLS:
+    def fit(self, regressor: ArrayLike, torque: ArrayLike, *,
+            groups: ArrayLike | None = None) -> WLS:
         self._check_params()
         w, y, n = _blocks(regressor, torque, need_blocks=True)
         n_samples = w.shape[0] // n
+        if groups is None:
+            labels, index = np.zeros(1, dtype=int), np.zeros(n_samples, dtype=int)
+        else:
+            raw = np.asarray(groups)
+            if raw.shape != (n_samples,) or not np.issubdtype(raw.dtype, np.integer):
+                raise ValueError(f"`groups` must be {n_samples} integer labels (one per "
+                                 f"sample), got {raw.dtype} {raw.shape}")
+            labels, index = np.unique(raw, return_inverse=True)
+            if self.noise_std is not None:
+                raise ValueError("`groups` estimate one noise level per group: leave "
+                                 "`noise_std` unset")
         if self.noise_std is None:
             ols = OLS().fit(w, y)
-            dof = n_samples - w.shape[1] / n
-            sigma = np.sqrt((ols.residuals_.reshape(n_samples, n) ** 2).sum(axis=0) / dof)
+            squares = ols.residuals_.reshape(n_samples, n) ** 2
+            counts = np.bincount(index, minlength=labels.size).astype(float)
+            dof = counts * (1 - w.shape[1] / n / n_samples)
+            if (dof <= 0).any():
+                raise ValueError("WLS: a group has too few samples to estimate its noise")
+            sums = np.stack([np.bincount(index, weights=squares[:, j], minlength=labels.size)
+                             for j in range(n)], axis=1)
+            sigma = np.sqrt(sums / dof[:, None])
             if (sigma <= 0).any():
                 raise ValueError("WLS: a joint's OLS residuals are all zero; give `noise_std`")
         else:
-            sigma = as_vector("noise_std", self.noise_std, n)
+            sigma = as_vector("noise_std", self.noise_std, n)[None, :]
             if (sigma <= 0).any():
-                raise ValueError(f"`noise_std` must be > 0 for every joint, got {sigma}")
-        self.noise_std_ = sigma
-        self._solve(w, y, np.tile(1.0 / sigma, n_samples))
+                raise ValueError(f"`noise_std` must be > 0 for every joint, got {sigma[0]}")
+        self.noise_std_ = sigma[0] if groups is None else sigma
+        self._solve(w, y, (1.0 / sigma[index]).ravel())
         return self
 
 

@@ -1,7 +1,8 @@
 """Linear identification of base parameters from time series.
 
-- ``identify(robot, data)``: the torque regressor along the data with linear friction columns,
-  reduced to the base parameters, fitted by an estimator (OLS, WLS).
+- ``identify(robot, data)``: the torque regressor along the data with linear friction columns
+  (and rotor inertias), reduced to the base parameters, fitted by an estimator (OLS, WLS); one
+  log or several, each with its own torque offsets.
 - ``identify_iv(robot, data, reference)``: IDIM-IV, instruments from the closed-loop twin of the
   current estimate.
 
@@ -14,7 +15,9 @@ excite (a joint that never moves, too few poses) raise a ValueError that names t
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,6 +25,14 @@ from dynid.data.dataset import Dataset
 from dynid.data.preprocess import uniform_step
 from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._fitting import check_rows, fit_base, fit_report
+from dynid.identification._logs import (
+    Offsets,
+    as_logs,
+    deviation_names,
+    excitation_faults,
+    log_offsets,
+    stack_logs,
+)
 from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.estimators import IV, OLS, WLS
 from dynid.identification.model import LinearModel
@@ -33,6 +44,7 @@ __all__ = [
     "default_friction",
     "identify",
     "identify_iv",
+    "linear_template",
 ]
 
 
@@ -51,35 +63,69 @@ class IVConvergenceWarning(RuntimeWarning):
     """IDIM-IV stopped at its iteration limit while its estimate was still changing."""
 
 
-def identify(robot: Robot, data: Dataset, *, friction: FrictionModel | None = None,
-             estimator: OLS | WLS | None = None, method: Method = "rref") -> LinearModel:
-    """Fit base parameters (and linear friction) to ``data``.
+def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
+             friction: FrictionModel | None = None, estimator: OLS | WLS | None = None,
+             method: Method = "rref", rotor_inertia: bool | None = None,
+             offsets: Offsets = "per-log") -> LinearModel:
+    """Fit base parameters (and linear friction, and rotor inertias) to ``data``: one log, or
+    several logs stacked.
 
     ``friction``: a linear friction model whose columns are identified jointly (default
     ``default_friction(robot)``); ``NoFriction`` for rigid-body only. ``estimator``: ``OLS()``
-    (default) or ``WLS(...)``, unfitted; it is fitted here and its figures go to the report.
-    Needs ``data.ddq`` (differentiate filtered velocities first for real logs).
+    (default) or ``WLS(...)``, unfitted; it is fitted here and its figures go to the report;
+    with several logs WLS estimates one noise level per log and joint.
+    ``rotor_inertia``: identify each drive's reflected rotor inertia ``Ia_j`` too (default:
+    when the robot states rotor inertias). ``offsets``: with several logs, ``"per-log"``
+    (default) gives each log its own torque offsets around the friction model's offset term,
+    which becomes their mean (``dynid.identification._logs``; the report's ``log_offsets``
+    lists them with their std); ``"shared"`` fits one offset for all logs.
+    Needs ``ddq`` (differentiate filtered velocities first for real logs) and torque logs
+    (motor currents: ``identify_drive_gains``).
     """
-    if data.ddq is None:
-        raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
-    if data.n_joints != robot.n_joints:
-        raise ValueError(f"`data` has {data.n_joints} joints, `robot` {robot.n_joints}")
+    logs = as_logs(data)
+    for k, log in enumerate(logs):
+        if log.n_joints != robot.n_joints:
+            where = "`data`" if len(logs) == 1 else f"`data[{k}]`"
+            raise ValueError(f"{where} has {log.n_joints} joints, `robot` {robot.n_joints}")
     friction = default_friction(robot) if friction is None else friction
     if not friction.linear:
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
+    rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     estimator = OLS() if estimator is None else estimator
-    base = robot_base_parameters(robot, friction=friction, method=method)
-    model = LinearModel(robot=robot, friction=friction, base=base,
-                        coefficients=np.zeros(base.rank), std=np.zeros(base.rank))
-    stacked = model.base_regressor(data.q, data.dq, data.ddq)
-    check_rows(stacked, base, "the data")
-    fit_base(estimator, stacked, data.tau, base, "the data",
-         "every joint must move, in both directions for Coulomb friction")
-    return LinearModel(
-        robot=robot, friction=friction, base=base, coefficients=estimator.coef_,
-        std=estimator.std_,
-        report=fit_report(estimator, kind="torque", n_samples=data.n_samples),
-    )
+    template = linear_template(robot, friction, method=method, rotor_inertia=rotor)
+    base = template.base
+    deviations = deviation_names(template, logs, offsets)
+    stacked, labels = stack_logs(template, logs, deviations)
+    torque = np.concatenate([log.tau for log in logs])
+    names = [*base.base_names, *deviations]
+    check_rows(stacked, len(names), "the data")
+    options = {"groups": labels} if isinstance(estimator, WLS) and len(logs) > 1 else {}
+    faults = excitation_faults(logs, robot.joint_names)
+    fit_base(estimator, stacked, torque, names, "the data",
+             "; ".join(faults) if faults else
+             "every joint must move, in both directions for Coulomb friction", **options)
+    report = fit_report(estimator, kind="torque", n_samples=int(labels.size))
+    if len(logs) > 1:
+        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                           "n_samples": log.n_samples} for k, log in enumerate(logs)]
+        report["offsets"] = offsets
+        per_log = log_offsets(template, logs, estimator.coef_, estimator.covariance_,
+                              len(deviations))
+        if per_log is not None:
+            report["log_offsets"] = per_log
+    return dataclasses.replace(template, coefficients=estimator.coef_[:base.rank],
+                               std=estimator.std_[:base.rank], report=report)
+
+
+def linear_template(robot: Robot, friction: FrictionModel, *, method: Method = "rref",
+                    rotor_inertia: bool = False) -> LinearModel:
+    """A LinearModel of ``robot`` with ``friction`` columns (and rotor inertias) and zero
+    coefficients: the base parameters and the regressor of a fit."""
+    base = robot_base_parameters(robot, friction=friction, method=method,
+                                 rotor_inertia=rotor_inertia)
+    return LinearModel(robot=robot, friction=friction, base=base,
+                       coefficients=np.zeros(base.rank), std=np.zeros(base.rank),
+                       rotor_inertia=rotor_inertia)
 
 
 def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.0,
@@ -107,8 +153,10 @@ def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.
     history: list[float] = []
     for iteration in range(1, iterations + 1):
         parameters = model.equivalent_parameters
+        # an equivalent rotor inertia below zero (noise on a tiny one) would be no plant
         plant = robot.with_parameters(parameters[: model.n_rigid]).with_friction(
-            model.friction.with_coefficients(parameters[model.n_rigid:]))
+            model.friction.with_coefficients(model.friction_parameters)).with_rotor_inertia(
+            np.maximum(model.rotor_parameters, 0.0))
         try:
             simulated = simulate_closed_loop(
                 plant, reference, duration=data.duration, rate=1.0 / step,
@@ -125,11 +173,10 @@ def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.
                        / np.linalg.norm(model.coefficients))
         history.append(change)
         converged = change < tolerance
-        model = LinearModel(
-            robot=robot, friction=model.friction, base=model.base,
-            coefficients=estimator.coef_, std=estimator.std_,
+        model = dataclasses.replace(
+            model, coefficients=estimator.coef_, std=estimator.std_,
             report=fit_report(estimator, kind="torque", n_samples=data.n_samples,
-                           iterations=iteration, changes=history, converged=converged),
+                              iterations=iteration, changes=history, converged=converged),
         )
         if converged:
             return model

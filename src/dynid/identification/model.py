@@ -1,9 +1,12 @@
 """An identified linear model: base parameters (and linear friction) with their values.
 
 ``tau = Y_b(q, dq, ddq) coefficients`` where ``Y_b`` is the robot's torque regressor with the
-friction model's columns appended, reduced to the representative columns of ``base``. The same
-coefficients rebuild ``M(q)``, ``g(q)`` and ``c(q, dq)`` (rigid body only). A friction model
-with fitted values (sigmoid, Stribeck, LuGre, ...: on the residuals or jointly) adds on top.
+rotor-inertia columns (when identified) and the friction model's columns appended
+(``dynid.identification.base_parameters.model_columns``), reduced to the representative
+columns of ``base``. The same coefficients rebuild ``M(q)`` (rotor inertias on its diagonal),
+``g(q)`` and ``c(q, dq)``. A friction model with fitted values (sigmoid, Stribeck, LuGre, ...:
+on the residuals or jointly) adds on top. A model identified from motor currents carries the
+drive gains ``K`` (torque = K current) that turn a current log into torques.
 
 Model files (``save_model`` / ``load_model``) are YAML, schema ``dynid-model/1``: the robot (a
 ``dynid-robot/1`` mapping), the friction model, the regrouping (representatives and each base
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,12 +27,17 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._files import atomic_write, to_builtin
 from dynid._reading import check_keys, load_yaml, read_bytes
 from dynid._validation import as_vector, frozen_copy
-from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, regressor, rnea
+from dynid.data.dataset import Dataset
+from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
 from dynid.dynamics._inputs import joint_arrays
-from dynid.dynamics.regressor import parameter_names
 from dynid.friction.models import FrictionModel, friction_from_dict
 from dynid.identification._compress import BLOCK_ROWS
-from dynid.identification.base_parameters import BaseParameters, structural_regressor
+from dynid.identification.base_parameters import (
+    BaseParameters,
+    model_columns,
+    model_names,
+    structural_regressor,
+)
 from dynid.identification.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
 
@@ -48,7 +55,10 @@ class LinearModel:
     not used); ``coefficients`` and ``std`` are (r,) in the order of ``base.independent``;
     ``report`` holds the fit's figures (method, rank, condition number, relative error, ...);
     ``fitted_friction`` (any model, with its own fitted values) adds its torque to the
-    prediction.
+    prediction. ``rotor_inertia``: whether the columns ``Ia1..Ian`` were identified (they sit
+    between the rigid-body and the friction columns). ``drive_gains`` and
+    ``drive_gains_std`` ``(n,)`` [N m/A]: the identified torque-per-current gains of a model
+    from motor-current logs (``identify_drive_gains``), else None.
 
     Evaluation uses one equivalent full parameter vector: the coefficients at the
     representatives, zero elsewhere (``Y pi^ = Y_L coefficients`` exactly). It is a numerical
@@ -63,6 +73,9 @@ class LinearModel:
     std: NDArray
     report: dict = field(default_factory=dict)
     fitted_friction: FrictionModel | None = None
+    rotor_inertia: bool = False
+    drive_gains: NDArray | None = None
+    drive_gains_std: NDArray | None = None
 
     def __post_init__(self) -> None:
         # coefficients finite; a std may be inf (a coefficient the data do not determine)
@@ -70,6 +83,15 @@ class LinearModel:
             value = frozen_copy(as_vector(name, getattr(self, name), self.base.rank,
                                           allow_inf=allow_inf))
             object.__setattr__(self, name, value)
+        if (self.drive_gains is None) != (self.drive_gains_std is None):
+            raise ValueError("`drive_gains` and `drive_gains_std` come together, or not at all")
+        if self.drive_gains is not None:
+            gains = as_vector("drive_gains", self.drive_gains, self.robot.n_joints)
+            if (gains == 0).any():
+                raise ValueError(f"`drive_gains` must be nonzero, got {gains}")
+            object.__setattr__(self, "drive_gains", frozen_copy(gains))
+            object.__setattr__(self, "drive_gains_std", frozen_copy(as_vector(
+                "drive_gains_std", self.drive_gains_std, self.robot.n_joints, allow_inf=True)))
         extra = self.fitted_friction
         if extra is not None and extra.n_joints != self.robot.n_joints:
             raise ValueError(f"`fitted_friction` has {extra.n_joints} joints, the robot "
@@ -78,7 +100,35 @@ class LinearModel:
     @property
     def n_rigid(self) -> int:
         """Number of standard rigid-body parameters (10 n)."""
-        return self.base.n_parameters - len(self.friction.coefficient_names())
+        return 10 * self.robot.n_joints
+
+    @property
+    def n_rotor(self) -> int:
+        """Number of rotor-inertia parameters: n when identified, else 0."""
+        return self.robot.n_joints if self.rotor_inertia else 0
+
+    @property
+    def friction_parameters(self) -> NDArray:
+        """The equivalent friction coefficients (the friction model's, type-major)."""
+        return self.equivalent_parameters[self.n_rigid + self.n_rotor:]
+
+    @property
+    def rotor_parameters(self) -> NDArray:
+        """``(n,)``: the equivalent rotor inertias (zeros when not identified; a rotor inertia
+        regrouped into its link's ``ZZ`` is counted there)."""
+        if not self.rotor_inertia:
+            return np.zeros(self.robot.n_joints)
+        return self.equivalent_parameters[self.n_rigid:self.n_rigid + self.n_rotor]
+
+    def measured_torque(self, data: Dataset) -> NDArray:
+        """``data.tau`` as joint torques ``(N, n)``: a current log times the drive gains."""
+        if data.effort == "torque":
+            return data.tau
+        if self.drive_gains is None:
+            raise ValueError("`data` holds motor currents, and the model has no drive gains "
+                             "to turn them into torques (identify from currents with "
+                             "identify_drive_gains, or give a torque log)")
+        return data.tau * self.drive_gains
 
     @property
     def equivalent_parameters(self) -> NDArray:
@@ -92,9 +142,12 @@ class LinearModel:
         """``(n, 10)``: the robot's link parameters when they reproduce the rigid-body
         coefficients (models from constrained, NLS or retrieval: a full set to check and to
         export), else None (a base-parameter estimate, e.g. OLS, whose robot holds the prior)."""
-        rigid = self.base.regrouping[:, : self.n_rigid]
+        stop = self.n_rigid + self.n_rotor
+        rigid = self.base.regrouping[:, :stop]
         rows = np.flatnonzero(np.abs(rigid).max(axis=1) > 0)
-        implied = rigid[rows] @ self.robot.parameters.ravel()
+        own = np.concatenate([self.robot.parameters.ravel(),
+                              self.robot.rotor_inertia if self.rotor_inertia else []])
+        implied = rigid[rows] @ own
         target = self.coefficients[rows]
         if np.linalg.norm(implied - target) <= 1e-9 * max(np.linalg.norm(target), 1e-300):
             return np.array(self.robot.parameters)
@@ -106,16 +159,21 @@ class LinearModel:
         (equivalent) parameters plus friction — the same as ``predict``."""
         return self.predict(q, dq, ddq, t)
 
-    def with_physical_parameters(self, parameters: ArrayLike, *, method: str) -> LinearModel:
+    def with_physical_parameters(self, parameters: ArrayLike, *, method: str,
+                                 rotor_inertia: ArrayLike | None = None) -> LinearModel:
         """This model carried by the full link parameters ``parameters`` ``(n, 10)`` (e.g. a
-        feasible set retrieved from its coefficients): the rigid-body coefficients become
+        feasible set retrieved from its coefficients) and, for a model with rotor inertias,
+        ``rotor_inertia`` ``(n,)`` (default: the robot's): the rigid-body coefficients become
         theirs and the friction coefficients stay. The standard deviations stay those of the
         identification the set came from (the data's uncertainty about each base parameter);
         the fit's own figures (relative error) are dropped from the report, the data's
         (rank, condition number, samples) kept; ``method`` names the step."""
         robot = self.robot.with_parameters(parameters)
+        if rotor_inertia is not None:
+            robot = robot.with_rotor_inertia(rotor_inertia)
         full = np.concatenate([robot.parameters.ravel(),
-                               self.equivalent_parameters[self.n_rigid:]])
+                               robot.rotor_inertia if self.rotor_inertia else [],
+                               self.friction_parameters])
         kept = {k: v for k, v in self.report.items()
                 if k not in ("relative_error_percent", "dropped", "status")}
         return dataclasses.replace(
@@ -124,16 +182,19 @@ class LinearModel:
 
     @property
     def _rigid(self) -> Robot:
-        return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid])
+        # the rotor inertias are added by hand: equivalent values need not be >= 0
+        return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid]
+                                          ).with_rotor_inertia(None)
 
     def base_regressor(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
-        """``(N, n, r)``: rigid-body and friction columns reduced to the base parameters."""
+        """``(N, n, r)``: rigid-body, rotor-inertia and friction columns reduced to the base
+        parameters."""
         (q, dq, ddq), _ = joint_arrays(self.robot, q=q, dq=dq, ddq=ddq)
         out = np.empty((q.shape[0], self.robot.n_joints, self.base.rank))
         for start in range(0, q.shape[0], _CHUNK):
             block = slice(start, start + _CHUNK)
-            full = np.concatenate([regressor(self.robot, q[block], dq[block], ddq[block]),
-                                   self.friction.regressor(dq[block])], axis=-1)
+            full = model_columns(self.robot, q[block], dq[block], ddq[block],
+                                 friction=self.friction, rotor_inertia=self.rotor_inertia)
             out[block] = self.base.reduce(full)
         return out
 
@@ -142,15 +203,17 @@ class LinearModel:
         model's (along the time series ``t`` when it has a state, else at steady state)."""
         velocities = np.asarray(dq, dtype=float)
         flat = velocities.reshape(-1, self.robot.n_joints) if velocities.ndim else velocities
-        out = self.friction.regressor(flat) @ self.equivalent_parameters[self.n_rigid:]
+        out = self.friction.regressor(flat) @ self.friction_parameters
         extra = self.fitted_friction
         if extra is not None:
             out = out + (extra.torque_along(t, flat) if t is not None else extra.torque(flat))
         return out.reshape(velocities.shape)
 
     def rigid_torque(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
-        """The rigid-body part of the prediction ``(N, n)``, no friction."""
-        return rnea(self._rigid, q, dq, ddq)
+        """The rigid-body and rotor-inertia part of the prediction ``(N, n)``, no friction."""
+        torque = rnea(self._rigid, q, dq, ddq)
+        return torque + self.rotor_parameters * np.asarray(ddq) if self.rotor_inertia \
+            else torque
 
     def predict(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike,
                 t: ArrayLike | None = None) -> NDArray:
@@ -159,7 +222,11 @@ class LinearModel:
 
     def mass_matrix(self, q: ArrayLike) -> NDArray:
         """``M^(q)`` ``(N, n, n)`` from the identified coefficients."""
-        return mass_matrix(self._rigid, q)
+        out = mass_matrix(self._rigid, q)
+        if self.rotor_inertia:
+            index = np.arange(self.robot.n_joints)
+            out[..., index, index] += self.rotor_parameters
+        return out
 
     def gravity_torque(self, q: ArrayLike) -> NDArray:
         """``g^(q)`` ``(N, n)``."""
@@ -190,6 +257,10 @@ def model_to_dict(model: LinearModel, *, folder: str | Path | None = None) -> di
         "robot": (robot_to_dict(model.robot) if model.robot.table is not None
                   else _urdf_reference(model.robot, folder)),
         "friction": model.friction.to_dict(),
+        "rotor_inertia": model.rotor_inertia,
+        **({"drive_gains": {"value": model.drive_gains.tolist(),
+                            "std": model.drive_gains_std.tolist()}}
+           if model.drive_gains is not None else {}),
         "base_parameters": {
             "method": base.method,
             "tolerance": base.tolerance,
@@ -210,46 +281,34 @@ def model_to_dict(model: LinearModel, *, folder: str | Path | None = None) -> di
 
 
 def _urdf_reference(robot: Robot, folder: str | Path | None) -> dict:
-    """A URDF robot by reference: its path relative to the model file's folder (a model
-    copied together with its URDF still loads) and absolute (the fallback), the file's hash,
-    and what the file does not hold (name, gravity, tool)."""
+    """A URDF robot as the robot file's ``urdf:`` form (its path relative to the model file's
+    folder, so a model copied with its URDF still loads; its identified values written over
+    the file's), plus the absolute path (the fallback) and the file's hash."""
     path = Path(robot.source.url).resolve()
-    relative = os.path.relpath(path, Path(folder).resolve()) if folder is not None else None
-    return {"urdf": relative or str(path), "urdf_absolute": str(path),
-            "sha256": hashlib.sha256(read_bytes(path, what="URDF")).hexdigest(),
-            "name": robot.name, "gravity": robot.gravity.tolist(), "tool": robot.tool.tolist()}
-
-
-_URDF_KEYS = ("urdf", "urdf_absolute", "sha256", "name", "gravity", "tool")
+    return {**robot_to_dict(robot, folder=folder), "urdf_absolute": str(path),
+            "sha256": hashlib.sha256(read_bytes(path, what="URDF")).hexdigest()}
 
 
 def _load_urdf_reference(spec: dict, folder: Path) -> Robot:
-    """The referenced URDF: relative to the model file's folder first, then the absolute path;
-    its hash must match."""
-    check_keys(spec, _URDF_KEYS, "robot")
-    for key in ("urdf", "sha256", "name"):
-        if not isinstance(spec.get(key), str):
-            raise ValueError(f"`robot.{key}` must be text, got {spec.get(key)!r:.60}")
+    """The referenced URDF robot: the file relative to the model file's folder first, then
+    the absolute path; its hash must match; the written values over the file's."""
+    spec = dict(spec)
+    absolute, digest = spec.pop("urdf_absolute", None), spec.pop("sha256", None)
+    for key, value in (("urdf", spec.get("urdf")), ("sha256", digest)):
+        if not isinstance(value, str):
+            raise ValueError(f"`robot.{key}` must be text, got {value!r:.60}")
     tried = [folder / spec["urdf"]]
-    if isinstance(spec.get("urdf_absolute"), str):
-        tried.append(Path(spec["urdf_absolute"]))
+    if isinstance(absolute, str):
+        tried.append(Path(absolute))
     path = next((candidate for candidate in tried if candidate.is_file()), None)
     if path is None:
         raise ValueError("the model's URDF is at none of "
                          + ", ".join(repr(str(candidate)) for candidate in tried))
-    if hashlib.sha256(read_bytes(path, what="URDF")).hexdigest() != spec["sha256"]:
+    if hashlib.sha256(read_bytes(path, what="URDF")).hexdigest() != digest:
         raise ValueError(f"the model's URDF {str(path)!r} changed since the model was saved "
                          "(its sha256 differs)")
-    from dynid.robot import load_urdf  # pinocchio loads with the first URDF
-
-    gravity = as_vector("robot.gravity", spec.get("gravity"), 3)
-    tool = np.asarray(spec.get("tool"), dtype=float) if isinstance(spec.get("tool"), list) \
-        else None
-    if tool is None or tool.shape != (4, 4) or not np.isfinite(tool).all():
-        raise ValueError(f"`robot.tool` must be a 4 x 4 matrix of numbers, got "
-                         f"{spec.get('tool')!r:.60}")
-    robot = load_urdf(path, name=spec["name"], gravity=tuple(gravity), physical=False)
-    return dataclasses.replace(robot, tool=tool)
+    return robot_from_dict({**spec, "urdf": str(path.resolve())}, physical=False,
+                           folder=folder)
 
 
 def save_model(model: LinearModel, path: str | Path) -> Path:
@@ -259,7 +318,8 @@ def save_model(model: LinearModel, path: str | Path) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
-_KEYS = ("schema", "robot", "friction", "base_parameters", "report", "fitted_friction")
+_KEYS = ("schema", "robot", "friction", "rotor_inertia", "drive_gains", "base_parameters",
+         "report", "fitted_friction")
 _BLOCK_KEYS = ("method", "tolerance", "parameters", "coefficients")
 _ROW_KEYS = ("name", "expression", "terms", "value", "std", "relative_std_percent")
 
@@ -303,13 +363,24 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
     robot = (_load_urdf_reference(robot_spec, folder) if "urdf" in robot_spec
              else robot_from_dict(robot_spec, physical=False))
     friction = friction_from_dict(spec.get("friction"), robot.n_joints)
+    rotor = spec.get("rotor_inertia", False)
+    if not isinstance(rotor, bool):
+        raise ValueError(f"`rotor_inertia` must be true or false, got {rotor!r:.60}")
+    gains = gains_std = None
+    if spec.get("drive_gains") is not None:
+        drive = _mapping(spec["drive_gains"], "drive_gains")
+        check_keys(drive, ("value", "std"), "drive_gains")
+        gains = as_vector("drive_gains.value", drive.get("value"), robot.n_joints)
+        gains_std = as_vector("drive_gains.std", drive.get("std"), robot.n_joints,
+                              allow_inf=True)
     block = _mapping(spec.get("base_parameters"), "base_parameters")
     check_keys(block, _BLOCK_KEYS, "base_parameters")
     names = block.get("parameters")
-    expected = tuple(parameter_names(robot)) + tuple(friction.coefficient_names())
+    expected = model_names(robot, friction=friction, rotor_inertia=rotor)
     if not isinstance(names, list) or tuple(names) != expected:
-        raise ValueError(f"`base_parameters.parameters` must list the robot's and the "
-                         f"friction's {len(expected)} parameters in order ({expected[0]}, "
+        raise ValueError(f"`base_parameters.parameters` must list the robot's (rotor "
+                         f"inertias') and the friction's {len(expected)} parameters in order "
+                         f"({expected[0]}, "
                          f"{expected[1]}, ...), got {names!r:.80}")
     rows = block.get("coefficients")
     if not isinstance(rows, list) or not rows:
@@ -335,17 +406,19 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
                           names=tuple(names),
                           tolerance=_finite(block.get("tolerance"), "base_parameters.tolerance"),
                           method=str(block.get("method")))
-    _check_regrouping(robot, friction, base)
+    _check_regrouping(robot, friction, base, rotor)
     report = spec.get("report") or {}
     fitted = spec.get("fitted_friction")
     return LinearModel(
         robot=robot, friction=friction, base=base, coefficients=np.array(values),
         std=np.array(stds), report=dict(_mapping(report, "report")),
         fitted_friction=friction_from_dict(fitted, robot.n_joints) if fitted else None,
+        rotor_inertia=rotor, drive_gains=gains, drive_gains_std=gains_std,
     )
 
 
-def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameters) -> None:
+def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameters,
+                      rotor_inertia: bool) -> None:
     """The rows must regroup this robot's regressor, ``Y = Y[:, independent] @ regrouping`` at
     random states, each representative with the term 1 in its own row, none twice."""
     independent = base.independent
@@ -356,7 +429,7 @@ def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameter
         raise ValueError("`base_parameters.coefficients`: each row's own parameter must have "
                          "the term 1")
     # a static model's rows regroup the torque regressor too (identify_static checks it)
-    stacked = structural_regressor(robot, friction=friction)
+    stacked = structural_regressor(robot, friction=friction, rotor_inertia=rotor_inertia)
     scale = np.linalg.norm(stacked, axis=0).max()
     error = np.abs(stacked[:, independent] @ base.regrouping - stacked).max()
     if not error <= 1e-8 * scale:

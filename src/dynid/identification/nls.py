@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
-from dynid.dynamics import regressor
+from dynid.dynamics import regressor, rotor_regressor
 from dynid.friction.fit import FITTABLE_MODELS, fit_friction, start_model
 from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._compress import triangular_factor
@@ -155,6 +155,7 @@ def _smooth_abs_root(x: NDArray) -> tuple[NDArray, NDArray]:
 def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel = "stribeck",
                  bounds: ParameterBounds | None = None, start: NDArray | None = None,
                  lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 200,
+                 rotor_inertia: bool | None = None,
                  progress: Callable[[str], None] | None = None) -> NLSResult:
     """Fit the physical parameters and a friction model jointly (see the module).
 
@@ -163,6 +164,8 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     ``bounds`` default to the robot file's (mass range and CoM box per link; without bounds,
     masses stay positive and CoMs free); ``start`` ``(n, 10)`` defaults to the robot's own
     parameters (CAD), projected into the bounds; ``lasso`` is Gilbert's lambda.
+    ``rotor_inertia``: fit each drive's rotor inertia too, >= 0, from the robot's (default:
+    when the robot states them). ``max_iterations``: the solver's evaluation budget.
     """
     import scipy.optimize
 
@@ -187,7 +190,12 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     pick = np.unique(np.linspace(0, data.n_samples - 1, min(data.n_samples, max_samples))
                      .round().astype(int))
     used = data.select(pick)
-    stacked = regressor(robot, used.q, used.dq, used.ddq).reshape(-1, N_LINK_PARAMETERS * n)
+    rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
+    n_rotor = n if rotor else 0
+    columns = [regressor(robot, used.q, used.dq, used.ddq)]
+    if rotor:
+        columns.append(rotor_regressor(used.ddq))
+    stacked = np.concatenate(columns, axis=-1).reshape(-1, N_LINK_PARAMETERS * n + n_rotor)
     tau = used.tau.ravel()
     norm = float(np.linalg.norm(tau))
     model0 = _friction_start(robot, data, used, friction)
@@ -203,7 +211,9 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     theta0 = np.where(logs, np.log(np.maximum(theta0, 1e-12)), theta0)
     k_free = int(free.sum())
     rigid = N_LINK_PARAMETERS * n
-    x0 = np.concatenate([chi0.ravel(), theta0.T.ravel()])  # friction field-major
+    linear = rigid + n_rotor  # the link block, then the rotor inertias
+    x0 = np.concatenate([chi0.ravel(), robot.rotor_inertia[:n_rotor],
+                         theta0.T.ravel()])  # friction field-major
 
     lower_rigid = np.full((n, N_LINK_PARAMETERS), -np.inf)
     upper_rigid = np.full((n, N_LINK_PARAMETERS), np.inf)
@@ -214,8 +224,9 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
             upper_rigid[k, 0] = link.mass[1]
             lower_rigid[k, 1:4], upper_rigid[k, 1:4] = link.com_lower, link.com_upper
     low_friction = np.where(kinds[free] == "nonneg", 0.0, -np.inf)
-    lower = np.concatenate([lower_rigid.ravel(), np.repeat(low_friction, n)])
-    upper = np.concatenate([upper_rigid.ravel(), np.full(k_free * n, np.inf)])
+    lower = np.concatenate([lower_rigid.ravel(), np.zeros(n_rotor),
+                            np.repeat(low_friction, n)])
+    upper = np.concatenate([upper_rigid.ravel(), np.full(n_rotor + k_free * n, np.inf)])
     x0 = np.clip(x0, lower, upper)
     # the L1 term: L's off-diagonal entries over the size of the link's principal ones
     off_diagonal = np.zeros((n, N_LINK_PARAMETERS), dtype=bool)
@@ -228,7 +239,7 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
 
     def split(x: NDArray) -> tuple[NDArray, NDArray]:
         chi = x[:rigid].reshape(n, N_LINK_PARAMETERS)
-        theta = x[rigid:].reshape(k_free, n).T
+        theta = x[linear:].reshape(k_free, n).T
         table = table0.copy()
         if k_free:
             table[:, free] = np.where(logs, np.exp(np.minimum(theta, 700.0)), theta)
@@ -246,7 +257,7 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     # from A^T A (once) and per-joint products: the solver gets an equivalent square problem
     # [R; 0] x ~ [r^; rho] with R^T R = J^T J, R^T r^ = J^T r and |r^|^2 + rho^2 = |r|^2, so
     # its Gauss-Newton model, gradient and cost are exactly those of the full problem.
-    per_joint = stacked.reshape(used.n_samples, n, rigid)
+    per_joint = stacked.reshape(used.n_samples, n, linear)
     gram = stacked.T @ stacked
     cache: dict = {}
 
@@ -255,9 +266,10 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
         if key in cache:
             return cache[key]
         chi, table = split(x)
-        r = ((stacked @ _link_parameters(chi).ravel()).reshape(used.n_samples, n)
-             + friction_torque(table) - used.tau)
-        slope_rigid = np.zeros((rigid, rigid))  # d pi / d chi, block diagonal
+        pi = np.concatenate([_link_parameters(chi).ravel(), x[rigid:linear]])
+        r = ((stacked @ pi).reshape(used.n_samples, n) + friction_torque(table) - used.tau)
+        slope_rigid = np.eye(linear)  # d (pi, Ia) / d (chi, Ia): block diagonal
+
         step = 1e-7 * np.maximum(np.abs(chi), 1e-3)
         for c in range(N_LINK_PARAMETERS):  # every link at once
             up, down = chi.copy(), chi.copy()
@@ -267,17 +279,18 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
             for k in range(n):
                 rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
                 slope_rigid[rows, N_LINK_PARAMETERS * k + c] = slope[k]
-        theta = x[rigid:].reshape(k_free, n).T
+        theta = x[linear:].reshape(k_free, n).T
         slope_friction = np.empty((used.n_samples, n, k_free))
         for f in range(k_free):  # one field of every joint at once: joints do not mix
             h = 1e-7 * np.maximum(np.abs(theta[:, f]), 1e-3)
             up, down = theta.copy(), theta.copy()
             up[:, f] += h
             down[:, f] = np.maximum(down[:, f] - h, low_friction[f])  # one-sided at a bound
-            torque_up = friction_torque(split(np.concatenate([x[:rigid], up.T.ravel()]))[1])
-            torque_down = friction_torque(split(np.concatenate([x[:rigid], down.T.ravel()]))[1])
+            torque_up = friction_torque(split(np.concatenate([x[:linear], up.T.ravel()]))[1])
+            torque_down = friction_torque(split(np.concatenate([x[:linear],
+                                                                down.T.ravel()]))[1])
             slope_friction[:, :, f] = (torque_up - torque_down) / (up[:, f] - down[:, f])
-        cross = np.zeros((rigid, k_free * n))  # A^T F
+        cross = np.zeros((linear, k_free * n))  # A^T F
         friction_gram = np.zeros((k_free * n, k_free * n))  # F^T F (joints do not mix)
         friction_gradient = np.zeros(k_free * n)  # F^T r
         for j in range(n):
@@ -331,7 +344,8 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
     status = "converged" if result.success else f"stopped: {result.message}"
     say(f"nls: {status} after {result.nfev} evaluations")
-    model = _linear_model(robot, parameters, fitted, used, friction_torque(table), status)
+    model = _linear_model(robot.with_rotor_inertia(result.x[rigid:linear]) if rotor else robot,
+                          parameters, fitted, used, friction_torque(table), status, rotor)
     predicted = model.predict(data.q, data.dq, data.ddq, data.t)
     return NLSResult(
         model=model, parameters=parameters, friction=fitted,
@@ -369,16 +383,18 @@ def _friction_start(robot: Robot, data: Dataset, used: Dataset,
 
 
 def _linear_model(robot: Robot, parameters: NDArray, fitted: FrictionModel, used: Dataset,
-                  friction_torque: NDArray, status: str) -> LinearModel:
+                  friction_torque: NDArray, status: str, rotor: bool) -> LinearModel:
     """The rigid body as base coefficients of the physical parameters (uncertainty
     ``sigma^2 (W^T W)^-1`` on the fitted samples, as for a constrained estimate) with the
     fitted friction on top."""
     n = robot.n_joints
     body = robot.with_parameters(parameters)
-    base = robot_base_parameters(body, friction=NoFriction(n))
-    coefficients = base.base(parameters.ravel())
+    base = robot_base_parameters(body, friction=NoFriction(n), rotor_inertia=rotor)
+    coefficients = base.base(np.concatenate([parameters.ravel(),
+                                             body.rotor_inertia if rotor else []]))
     template = LinearModel(robot=body, friction=NoFriction(n), base=base,
-                           coefficients=coefficients, std=np.zeros(base.rank))
+                           coefficients=coefficients, std=np.zeros(base.rank),
+                           rotor_inertia=rotor)
     stacked = template.base_regressor(used.q, used.dq, used.ddq).reshape(-1, base.rank)
     residual = (used.tau - template.predict(used.q, used.dq, used.ddq)
                 - friction_torque).ravel()
@@ -387,6 +403,7 @@ def _linear_model(robot: Robot, parameters: NDArray, fitted: FrictionModel, used
     inverse = np.linalg.pinv(factor)
     std = np.sqrt(sigma2 * np.sum(inverse**2, axis=1))
     return LinearModel(robot=body, friction=NoFriction(n), base=base, coefficients=coefficients,
+                       rotor_inertia=rotor,
                        std=std, report={"method": "nls", "status": status, "rank": base.rank,
                                         "condition_number": float(np.linalg.cond(factor)),
                                         "relative_error_percent": float(
@@ -446,7 +463,9 @@ def compare_friction(robot: Robot, data: Dataset, validation: Dataset, *,
     (``identify_nls``; ``options`` go to it). ``method="residual"``: Gaz's way, each friction
     model fitted joint by joint (``optimizer``: least squares or Nelder-Mead) on what a
     rigid-body model leaves, ``tau - tau^``: ``rigid`` (e.g. the controller's model from
-    ``identify_static``), else one OLS fit without friction columns on ``data``.
+    ``identify_static``), else one OLS fit without friction columns on ``data``. Stribeck and
+    LuGre carry a constant offset ``fo`` per joint, as the sigmoid does through ``phi3``: a
+    torque sensor's zero error favours none of them.
     """
     if method not in ("nls", "residual"):
         raise ValueError(f"`method` must be 'nls' or 'residual', got {method!r}")

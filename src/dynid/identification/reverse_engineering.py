@@ -59,9 +59,9 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     targets = np.concatenate([samples.M[:, rows, cols],
                               samples.g[:, 1:] if drop else samples.g], axis=1)
     stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
-    check_rows(stacked, base, "the static samples")
+    check_rows(stacked, base.rank, "the static samples")
     estimator = OLS(drop_above_percent=drop_above_percent)
-    fit_base(estimator, stacked, targets, base, "the static samples",
+    fit_base(estimator, stacked, targets, base.base_names, "the static samples",
          "the poses must spread over every joint's range")
     return LinearModel(
         robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,

@@ -1,5 +1,6 @@
-"""Robot descriptions: serial chains from MDH/DH tables, URDF or dynid robot files; built-ins; the
-inertial-parameter layout (``inertia``) and parameter bounds (``bounds``).
+"""Robot descriptions: serial chains from MDH/DH tables, URDF or dynid robot files; built-ins and
+robots by name from example-robot-data; the inertial-parameter layout (``inertia``), parameter
+bounds (``bounds``) and bounds derived from a description (``derived_bounds``).
 
 ``load_urdf`` and ``to_pinocchio`` load pinocchio on first use.
 """
@@ -7,6 +8,8 @@ inertial-parameter layout (``inertia``) and parameter bounds (``bounds``).
 from dynid._lazy import lazy_exports
 from dynid.robot._builtin import builtin_robots as builtin_robots
 from dynid.robot._builtin import load_robot as load_robot
+from dynid.robot._example_robot_data import ExampleRobot as ExampleRobot
+from dynid.robot._example_robot_data import example_robots as example_robots
 from dynid.robot._joint import Joint as Joint
 from dynid.robot._joint import PrismaticDH as PrismaticDH
 from dynid.robot._joint import PrismaticMDH as PrismaticMDH
@@ -23,9 +26,11 @@ from dynid.robot.bounds import LinkBounds as LinkBounds
 from dynid.robot.bounds import ParameterBounds as ParameterBounds
 
 __all__ = [
+    "ExampleRobot",
     "Joint",
     "JointLimits",
     "LinkBounds",
+    "LinkExtent",
     "ParameterBounds",
     "PrismaticDH",
     "PrismaticMDH",
@@ -33,7 +38,10 @@ __all__ = [
     "RevoluteMDH",
     "Robot",
     "Source",
+    "URDFWarning",
     "builtin_robots",
+    "derive_bounds",
+    "example_robots",
     "load_robot",
     "load_robot_file",
     "load_urdf",
@@ -43,5 +51,7 @@ __all__ = [
     "to_pinocchio",
 ]
 
-_LAZY = {"load_urdf": "dynid.robot._urdf", "to_pinocchio": "dynid.robot._pinocchio"}
+_LAZY = {"load_urdf": "dynid.robot._urdf", "to_pinocchio": "dynid.robot._pinocchio",
+         "URDFWarning": "dynid.robot._urdf_tree", "derive_bounds": "dynid.robot.derived_bounds",
+         "LinkExtent": "dynid.robot.derived_bounds"}
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -1,4 +1,5 @@
-"""Built-in robots: YAML data files shipped in ``dynid/robot/data``, each citing its source."""
+"""Built-in robots: YAML data files shipped in ``dynid/robot/data``, each citing its source; and
+robots by name from the optional example-robot-data (``dynid.robot._example_robot_data``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,14 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from dynid.robot._example_robot_data import (
+    CATALOG,
+    INSTALL,
+    PREFIX,
+    example_robot,
+    example_robots,
+    load_example_robot,
+)
 from dynid.robot._robot import Robot
 from dynid.robot._yaml import load_robot_file
 
@@ -24,21 +33,41 @@ def _builtin(name: str) -> Robot:
         return load_robot_file(path)
 
 
-def load_robot(name_or_path: str | Path) -> Robot:
-    """A built-in robot by name (``dynid robots`` lists them), or a ``.yaml`` / ``.urdf`` file."""
+def load_robot(name_or_path: str | Path, *, tip: str | None = None) -> Robot:
+    """A robot by name or from a file.
+
+    In this order: a built-in robot (``dynid robots`` lists them), a ``.yaml`` robot file or a
+    ``.urdf`` file, an arm of example-robot-data (``ur10``, ``kinova``, ...;
+    ``example-robot-data:NAME`` always; the optional extra ``pip install 'dynid[robots]'``).
+    ``tip``: the link where a URDF robot's arm ends (see ``load_urdf``; a robot file's ``tip``
+    and a catalog arm's are overridden).
+    """
     if not isinstance(name_or_path, (str, Path)):
         raise TypeError(f"`name_or_path` must be a str or Path, got {type(name_or_path).__name__}")
+    if tip is not None and not isinstance(tip, str):
+        raise TypeError(f"`tip` must be a link name (str), got {type(tip).__name__}")
     text = str(name_or_path)
     if text in builtin_robots():
+        if tip is not None:
+            raise ValueError(f"`tip` picks the arm's chain of a URDF robot; {text!r} is a "
+                             "built-in table robot")
         return _builtin(text)
     path = Path(text)
     if path.is_file():
         if path.suffix.lower() == ".urdf":
             from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
 
-            return load_urdf(path)
-        return load_robot_file(path)
+            return load_urdf(path, tip=tip)
+        return load_robot_file(path, tip=tip)
+    entry = example_robot(text)
+    if entry is not None:
+        name = PREFIX + entry.name if entry.name in builtin_robots() else entry.name
+        return load_example_robot(entry, name=name, tip=tip)
+    installed = [name for name, _ in example_robots(builtin_robots())]
+    others = (f"a robot of example-robot-data ({', '.join(installed)})" if installed else
+              f"a robot of example-robot-data ({', '.join(e.name for e in CATALOG[:4])}, ...: "
+              f"{INSTALL})")
     raise ValueError(
-        f"`name_or_path`: {text!r} is neither a built-in robot ({', '.join(builtin_robots())}) "
-        "nor an existing file"
+        f"`name_or_path`: {text!r} is neither a built-in robot ({', '.join(builtin_robots())}), "
+        f"{others} nor an existing file"
     )

@@ -57,4 +57,5 @@ def to_pinocchio(robot: Robot, parameters: np.ndarray | None = None) -> pin.Mode
         parent, previous_post = joint_id, joint.post
     model.addFrame(pin.Frame("tool", parent, pin.SE3(previous_post @ robot.tool),
                              pin.FrameType.OP_FRAME))
+    model.armature = np.asarray(robot.rotor_inertia, dtype=float)
     return model

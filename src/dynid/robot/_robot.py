@@ -89,7 +89,10 @@ class Robot:
       ``dynid.robot.inertia.PARAMETER_NAMES`` (inertia about the link-frame origin);
     - ``gravity`` ``(3,)``: gravitational acceleration in the base frame [m/s^2];
     - ``tool`` ``(4, 4)``: a fixed frame on the last link (flange or tool centre point);
-    - ``convention`` and ``table``: how the kinematics were given (MDH/DH rows, or URDF).
+    - ``convention`` and ``table``: how the kinematics were given (MDH/DH rows, or URDF);
+    - ``rotor_inertia`` ``(n,)``: each drive's rotor (and gear) inertia reflected to its joint,
+      ``I_a = k_r^2 I_m`` [kg m^2] (kg on a prismatic joint), the armature term ``I_a ddq`` on
+      joint j alone (Khalil & Dombre's ``Ia_j``); zeros unless given.
 
     Build one with ``Robot.from_mdh``, ``Robot.from_dh``, ``load_urdf`` or ``load_robot``.
     Instances are immutable; ``with_parameters`` returns a copy with other inertial values.
@@ -108,6 +111,7 @@ class Robot:
     source: Source = field(default_factory=Source)
     description: str = ""
     bounds: ParameterBounds | None = None  # search region of the link parameters, if known
+    rotor_inertia: NDArray | None = None
 
     def __post_init__(self) -> None:
         joints = tuple(self.joints)
@@ -145,6 +149,13 @@ class Robot:
         if len(names) != n:
             raise ValueError(f"`link_names` must have {n} names, got {len(names)}")
         object.__setattr__(self, "link_names", names)
+        rotor = np.zeros(n) if self.rotor_inertia is None else as_vector(
+            "rotor_inertia", self.rotor_inertia, n)
+        if (rotor < 0).any():
+            j = int(np.argmax(rotor < 0))
+            raise ValueError(f"`rotor_inertia` must be >= 0 (a reflected inertia); joint "
+                             f"{j + 1}: {rotor[j]}")
+        object.__setattr__(self, "rotor_inertia", frozen_copy(rotor))
 
     # --- construction from tables -------------------------------------------------------------
     @classmethod
@@ -200,6 +211,24 @@ class Robot:
     def joint_names(self) -> tuple[str, ...]:
         return tuple(j.name for j in self.joints)
 
+    def joint_indices(self, joints, what: str = "joints") -> list[int]:
+        """0-based indices of ``joints``: joint names or 1-based joint numbers (as a user
+        counts them), each once (ValueError naming ``what`` otherwise)."""
+        out = []
+        for key in joints:
+            if isinstance(key, str) and key in self.joint_names:
+                index = self.joint_names.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+                    and 1 <= key <= self.n_joints:
+                index = int(key) - 1
+            else:
+                raise ValueError(f"`{what}`: {key!r:.40} is no joint of {self.name!r} (a joint "
+                                 f"name, or a number 1..{self.n_joints})")
+            if index in out:
+                raise ValueError(f"`{what}` names joint {index + 1} twice")
+            out.append(index)
+        return out
+
     @property
     def total_mass(self) -> float:
         return float(self.parameters[:, MASS].sum())
@@ -213,6 +242,10 @@ class Robot:
 
     def with_friction(self, friction: FrictionModel) -> Robot:
         return dataclasses.replace(self, friction=friction)
+
+    def with_rotor_inertia(self, rotor_inertia: ArrayLike) -> Robot:
+        """The same robot with other reflected rotor inertias ``(n,)`` [kg m^2]."""
+        return dataclasses.replace(self, rotor_inertia=rotor_inertia)
 
     def __repr__(self) -> str:
         kinds = "".join("R" if j.kind == "revolute" else "P" for j in self.joints)

@@ -1,8 +1,15 @@
-"""Serial chains from URDF, parsed by pinocchio (urdfdom); fixed joints merged into parents."""
+"""Serial chains from URDF, parsed by pinocchio (urdfdom); fixed joints merged into parents.
+
+dynid reads the file itself first (``dynid.robot._urdf_tree``): safe XML, the arm's chain (a
+``tip`` link for a tree such as an arm with a gripper), the drives' priors (``<dynamics>``,
+``<transmission>``) and each link's geometry, from which the parameter bounds are derived
+(``dynid.robot.derived_bounds``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
 from collections.abc import Iterator
@@ -11,9 +18,21 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from dynid._reading import read_bytes
+from dynid.friction.models import ViscousCoulomb
+from dynid.robot._geometry import link_geometry
 from dynid.robot._joint import Joint
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._urdf_tree import (
+    DERIVED_NOTE,
+    URDFTree,
+    locked_document,
+    origin_matrix,
+    read_priors,
+    read_tree,
+    select_chain,
+    warn_ignored,
+)
+from dynid.robot.derived_bounds import LinkExtent, derive_bounds
 from dynid.robot.inertia import check_physical, from_pinocchio_order
 
 __all__ = ["load_urdf"]
@@ -57,23 +76,40 @@ def _finite_or_inf(values: np.ndarray) -> np.ndarray:
 
 def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | None = None,
               gravity: tuple[float, float, float] = STANDARD_GRAVITY,
-              physical: bool = True) -> Robot:
-    """A Robot from a URDF file of a fixed-base serial chain of revolute/prismatic joints.
+              physical: bool = True, tip: str | None = None) -> Robot:
+    """A Robot from a URDF file of a fixed-base chain of revolute/prismatic joints.
 
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
-    joints are merged into the moving link before them. ``tool_frame`` names a URDF link or
-    frame on the last moving link to use as the tool. Raises ValueError for a file that cannot
-    be parsed (or is not a regular file within ``dynid._reading.MAX_TEXT_BYTES``), a link that
+    joints are merged into the moving link before them. ``tip`` names the link where the arm
+    ends: the movable joints from the root to it are the arm's, every other movable joint (a
+    gripper's fingers) is locked at zero (or its limit nearest zero) and its links carried by
+    the link they hang from; the tip's frame is the tool frame. Without a tip the movable
+    joints must form one chain, none of them a mimic joint or a trailing end-effector joint
+    (named gripper, finger, jaw, hand, ...): the error lists the candidate tips.
+    ``tool_frame`` names a URDF link or frame on the last moving link to use as the tool
+    (default: the tip's frame, else the last link's).
+
+    What the URDF says of the drives becomes the robot's priors: ``<dynamics damping
+    friction>`` the friction model (viscous-Coulomb, no offset), transmissions' rotor inertias
+    (Drake's ``drake:rotor_inertia`` times ``drake:gear_ratio`` squared) ``rotor_inertia``;
+    reductions, locked joints and the geometry used are listed in ``source.notes``; anything
+    else in ``<dynamics>`` or ``<transmission>`` is named in a ``URDFWarning``. ``bounds`` are
+    derived from the description (``dynid.robot.derived_bounds``; ``bounds.derived`` is True).
+
+    Raises ValueError for a file that cannot be parsed (or is not a regular file within
+    ``dynid._reading.MAX_TEXT_BYTES``, or holds a DOCTYPE or entity declaration), a link that
     is not a physical body (unless ``physical=False``: values kept as published, such as
-    Franka's CAD link 4), a kinematic loop (a link with two parent joints), a tree (a link
-    with two moving children), or an unsupported joint type.
+    Franka's CAD link 4), a kinematic loop (a link with two parent joints), a tree without a
+    tip, or an unsupported joint type.
     """
     path = Path(path)
-    read_bytes(path, what="URDF")  # a regular file within the size limit, before the parser
+    tree = read_tree(path)
+    arm, locked = select_chain(tree, tip)
+    text, lock_lines = locked_document(tree, locked)
     try:
         with _parser_messages() as messages:
             # mimic=True keeps a <mimic> joint a mimic joint (rejected below), not a free one
-            model = pin.buildModelFromUrdf(str(path), mimic=True)
+            model = pin.buildModelFromXML(text, mimic=True)
     except (RuntimeError, ValueError) as error:
         detail = "; ".join([str(error), *(m.strip() for m in messages if m.strip())])
         raise ValueError(
@@ -116,6 +152,9 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
             except ValueError as error:
                 raise ValueError(f"{error}; a file known to hold such values (as published) "
                                  "loads with load_urdf(path, physical=False)") from None
+    if [j.name for j in joints] != [j.name for j in arm]:  # an internal invariant
+        raise AssertionError(f"pinocchio's joints {[j.name for j in joints]} are not the arm's "
+                             f"{[j.name for j in arm]}")
     lower, upper, velocity, effort = [], [], [], []
     for j in range(1, model.njoints):
         idx_q, idx_v = model.joints[j].idx_q, model.joints[j].idx_v
@@ -138,15 +177,94 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
                   if f.parentJoint == j and f.type == pin.FrameType.BODY]
         link_names.append(bodies[0] if bodies else f"link{j}")
     tool = np.eye(4)
-    if tool_frame is not None:
-        if not model.existFrame(tool_frame):
-            raise ValueError(f"`tool_frame`: no frame {tool_frame!r} in {str(path)!r}")
-        frame = model.frames[model.getFrameId(tool_frame)]
+    frame_name = tool_frame if tool_frame is not None else tip
+    if frame_name is not None:
+        what = "`tool_frame`" if tool_frame is not None else "`tip`"
+        frame = _frame(model, frame_name)
+        if frame is None:
+            raise ValueError(f"{what}: no frame {frame_name!r} in {str(path)!r}")
         if frame.parentJoint != n:
-            raise ValueError(f"`tool_frame`: {tool_frame!r} is not on the last moving link")
+            raise ValueError(f"{what}: {frame_name!r} is not on the last moving link")
         tool = frame.placement.homogeneous
-    return Robot(
+    notes = []
+    if tip is not None:
+        notes.append(f"tip link {tip!r}: arm joints {arm[0].name} to {arm[-1].name}")
+    if lock_lines:
+        notes.append("locked (not arm joints; their links carried by the link they hang "
+                     f"from): {', '.join(lock_lines)}")
+    priors = read_priors(tree, arm)
+    friction = (ViscousCoulomb(priors.damping, priors.friction, np.zeros(n))
+                if priors.has_dynamics else None)
+    notes += priors.notes
+    given = np.isfinite(priors.reduction)
+    if given.any():
+        notes.append("transmission reductions: " + ", ".join(
+            f"{arm[k].name} {priors.reduction[k]:g}" for k in np.flatnonzero(given)))
+    rotor = None
+    if np.isfinite(priors.rotor_inertia).any():
+        rotor = np.where(np.isfinite(priors.rotor_inertia), priors.rotor_inertia, 0.0)
+        notes.append("rotor inertia (reflected, kg m^2) from the transmissions: " + ", ".join(
+            f"{arm[k].name} {rotor[k]:g}" for k in np.flatnonzero(
+                np.isfinite(priors.rotor_inertia))))
+    elif given.any():
+        notes.append("no rotor inertia in the transmissions: rotor_inertia stays 0")
+    warn_ignored(path, priors.ignored)
+    robot = Robot(
         name=name or model.name or path.stem, joints=tuple(joints), parameters=np.array(params),
         limits=limits, gravity=np.asarray(gravity, dtype=float), tool=tool, convention="urdf",
-        link_names=tuple(link_names), source=Source(url=str(path)),
+        link_names=tuple(link_names), friction=friction, rotor_inertia=rotor,
+        source=Source(url=str(path)),
     )
+    extents, problems = _extents(model, tree, n)
+    bounds = derive_bounds(robot, extents, source=path.name)
+    if problems:
+        notes.append(f"derived bounds: {len(problems)} geometry element(s) not read ("
+                     f"{problems[0]}{', ...' if len(problems) > 1 else ''}): those links fall "
+                     "back to their visual geometry or the segment between joint origins")
+    notes.append(f"{DERIVED_NOTE} (none written): dynid.robot.derived_bounds")
+    return dataclasses.replace(robot, bounds=bounds,
+                               source=Source(url=str(path), notes="; ".join(notes)))
+
+
+def _frame(model, name: str):
+    """The frame called ``name``: the link's (BODY) where a joint has the same name."""
+    for kind in (pin.FrameType.BODY, pin.FrameType.OP_FRAME, None):
+        matches = [f for f in model.frames if f.name == name and (kind is None or f.type == kind)]
+        if matches:
+            return matches[0]
+    return None
+
+
+def _extents(model, tree: URDFTree, n: int) -> tuple[list[LinkExtent], list[str]]:
+    """Each moving link's extent in its joint frame: the bounding box of the geometry of the
+    URDF links it carries (with their frame origins and its joint origin), or, without
+    geometry, of the frame origins it carries and the next joint's origin (a segment)."""
+    folder = tree.path.parent
+
+    def read_origin(element, where):
+        return origin_matrix(element, where, tree.fail)
+
+    extents, problems = [], []
+    for j in range(1, n + 1):
+        frames = [f for f in model.frames if f.parentJoint == j
+                  and f.type in (pin.FrameType.BODY, pin.FrameType.OP_FRAME)]
+        points = [np.zeros(3), *(f.placement.translation for f in frames)]
+        corners, bases = [], set()
+        for frame in frames:
+            if frame.type != pin.FrameType.BODY or frame.name not in tree.links:
+                continue
+            geometry = link_geometry(tree.links[frame.name], folder, read_origin)
+            problems += geometry.problems
+            if geometry.basis:
+                placement = frame.placement.homogeneous
+                corners.append(geometry.corners @ placement[:3, :3].T + placement[:3, 3])
+                bases.add(geometry.basis)
+        if corners:
+            cloud = np.vstack([*corners, np.array(points)])
+            basis = "+".join(sorted(bases)) if len(bases) > 1 else bases.pop()
+        else:
+            if j < n:
+                points.append(model.jointPlacements[j + 1].translation)
+            cloud, basis = np.array(points), "segment"
+        extents.append(LinkExtent(cloud.min(axis=0), cloud.max(axis=0), basis))
+    return extents, problems

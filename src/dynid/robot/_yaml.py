@@ -23,7 +23,9 @@ inertia:
   physical: true              # optional; false: values as published, not a physical body
   links:
     - {name: link1, mass: 4.97, com: [x, y, z], inertia: [xx, xy, xz, yy, yz, zz]}
-friction:                     # optional; model: none | viscous-coulomb | arctan | sigmoid | lugre
+rotor_inertia: [...]          # optional; per joint, reflected to the joint [kg m^2]; default 0
+friction:                     # optional; model: none | viscous-coulomb | arctan | sigmoid |
+                              # stribeck | lugre (stribeck, lugre: offset fo optional)
   model: sigmoid
   parameters: {phi1: [...], phi2: [...], phi3: [...]}
 bounds:                       # optional: the search region of feasible-parameter retrieval
@@ -32,6 +34,27 @@ bounds:                       # optional: the search region of feasible-paramete
   links:                      # mass [kg]; CoM box in the link frame [m]; inertia about the CoM
     - {mass: [0, 10], com: {lower: [...], upper: [...]},
        inertia: {lower: [xx, xy, xz, yy, yz, zz], upper: [...]}}
+```
+
+A robot file may point at a URDF instead of giving a kinematics table (``urdf`` and
+``kinematics`` exclude each other): the URDF gives the chain, its limits, link parameters and
+priors (see ``dynid.robot.load_urdf``), and the file adds or overrides the rest:
+
+```yaml
+schema: dynid-robot/1
+name: arm                     # optional; default the URDF's robot name
+urdf: arm.urdf                # relative to this file's folder (or absolute)
+tip: flange                   # optional: the link where the arm ends (a tree URDF needs one)
+tool: [[...], ...]            # optional 4 x 4 tool frame on the last link (default the tip's)
+gravity: [0.0, 0.0, -9.81]
+limits:                       # optional; each entry overrides the URDF's (which has no
+  acceleration: [...]         #   acceleration limits)
+inertia:                      # optional: link parameters instead of the URDF's (as above), or
+  physical: false             #   just `physical: false` for a URDF whose values are published
+rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
+friction: {...}               # optional; default the URDF's <dynamics> (else none)
+bounds: {...}                 # optional; default derived from the URDF (see
+                              #   dynid.robot.derived_bounds); written bounds replace them
 ```
 
 A revolute row's ``theta`` and a prismatic row's ``d`` are constant offsets added to q. Angles
@@ -49,7 +72,10 @@ link-frame origin instead (the 10-vector of ``dynid.robot.inertia``).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +85,9 @@ import yaml
 from dynid._files import atomic_write
 from dynid._reading import check_keys, load_yaml
 from dynid.friction.models import friction_from_dict
-from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH
+from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH, check_transform
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._urdf_tree import DERIVED_NOTE
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import (
     FIRST_MOMENT,
@@ -220,17 +247,25 @@ def _limits(spec: dict | None, n: int) -> JointLimits:
 
 
 _KEYS = ("schema", "name", "description", "source", "kinematics", "gravity", "limits",
-         "inertia", "friction", "bounds")
+         "inertia", "friction", "bounds", "rotor_inertia")
 
 
-def robot_from_dict(spec: dict, *, physical: bool = True) -> Robot:
+def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | None = None,
+                    tip: str | None = None) -> Robot:
     """A Robot from the parsed ``dynid-robot/1`` mapping (ValueError naming any bad field).
 
     ``physical``: every link's inertia must be physically valid (a robot file's claim); a
-    model file's equivalent parameters need not be.
+    model file's equivalent parameters need not be. ``folder``: where a ``urdf:`` path is
+    relative to (default the working folder); ``tip``: the arm's tip link of a ``urdf:`` robot
+    (overrides the file's ``tip``).
     """
     if not isinstance(spec, dict):
         raise ValueError(f"a robot file must hold a mapping, got {type(spec).__name__}")
+    if "urdf" in spec:
+        return _robot_from_urdf(spec, physical=physical, folder=folder, tip=tip)
+    if tip is not None:
+        raise ValueError("`tip` picks the arm's chain of a URDF robot; this robot file gives "
+                         "a kinematics table")
     check_keys(spec, _KEYS, "robot")
     schema = spec.get("schema", SCHEMA)
     if schema != SCHEMA:
@@ -267,6 +302,8 @@ def robot_from_dict(spec: dict, *, physical: bool = True) -> Robot:
         limits=_limits(spec.get("limits"), n),
         gravity=_numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity"),
         friction=friction_from_dict(spec.get("friction"), n),
+        rotor_inertia=(_numbers(spec["rotor_inertia"], n, "rotor_inertia")
+                       if spec.get("rotor_inertia") is not None else None),
         link_names=link_names,
         bounds=(ParameterBounds.from_dict(spec["bounds"], n) if spec.get("bounds") is not None
                 else None),
@@ -276,14 +313,185 @@ def robot_from_dict(spec: dict, *, physical: bool = True) -> Robot:
     )
 
 
-def load_robot_file(path: str | Path) -> Robot:
-    """Read a ``dynid-robot/1`` YAML file."""
+def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
+    """Read a ``dynid-robot/1`` YAML file (``tip``: see ``robot_from_dict``)."""
     path = Path(path)
     spec = load_yaml(path, what="robot file")
     try:
-        return robot_from_dict(spec)
+        return robot_from_dict(spec, folder=path.parent, tip=tip)
     except (ValueError, TypeError) as error:
         raise ValueError(f"{path.name}: {error}") from None
+
+
+# --- robot files that point at a URDF ------------------------------------------------------------
+
+_URDF_KEYS = ("schema", "name", "description", "source", "urdf", "tip", "tool", "gravity",
+              "limits", "inertia", "rotor_inertia", "friction", "bounds")
+
+
+def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
+                     tip: str | None) -> Robot:
+    """The URDF the file points at, with the file's additions (see the module docstring)."""
+    from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
+
+    check_keys(spec, _URDF_KEYS, "robot")
+    if "kinematics" in spec:
+        raise ValueError("give `urdf` or `kinematics`, not both")
+    schema = spec.get("schema", SCHEMA)
+    if schema != SCHEMA:
+        raise ValueError(f"`schema` must be {SCHEMA!r}, got {schema!r:.60}")
+    file = _text(_get(spec, "urdf", "robot"), "urdf")
+    path = Path(file)
+    if not path.is_absolute() and folder is not None:
+        path = Path(folder) / path
+    if not path.is_file():
+        raise ValueError(f"`urdf`: {file!r} is not a file (looked for {str(path)!r}; a "
+                         "relative path is relative to the robot file's folder)")
+    if tip is None and spec.get("tip") is not None:
+        tip = _text(spec["tip"], "tip")
+    inertia = spec.get("inertia")
+    overrides = inertia is not None and "links" in _mapping(inertia, "inertia")
+    claimed = True
+    if inertia is not None and not overrides:
+        check_keys(inertia, ("physical",), "inertia")
+        claimed = inertia.get("physical", True)
+        if not isinstance(claimed, bool):
+            raise ValueError(f"`inertia.physical` must be true or false, got {claimed!r:.40}")
+    gravity = _numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity")
+    robot = load_urdf(path, name=_text(spec["name"], "name") if spec.get("name") else None,
+                      tip=tip, gravity=tuple(gravity),
+                      physical=physical and claimed and not overrides)
+    n = robot.n_joints
+    changes: dict[str, Any] = {"limits": _limit_overrides(spec.get("limits"), robot.limits)}
+    if overrides:
+        parameters, names = _link_parameters(inertia, n, physical)
+        changes["parameters"] = parameters
+        if any("name" in link for link in inertia["links"] if isinstance(link, dict)):
+            changes["link_names"] = names
+    if spec.get("tool") is not None:
+        tool = spec["tool"]
+        if not (isinstance(tool, list) and len(tool) == 4
+                and all(isinstance(row, list) for row in tool)):
+            raise ValueError(f"`tool` must be a 4 x 4 matrix (4 lists of 4 numbers), got "
+                             f"{tool!r:.60}")
+        changes["tool"] = check_transform("tool", np.array(
+            [_numbers(row, 4, f"tool[{k}]") for k, row in enumerate(tool)]))
+    if spec.get("rotor_inertia") is not None:
+        changes["rotor_inertia"] = _numbers(spec["rotor_inertia"], n, "rotor_inertia")
+    if spec.get("friction") is not None:
+        changes["friction"] = friction_from_dict(spec["friction"], n)
+    if spec.get("bounds") is not None:
+        changes["bounds"] = ParameterBounds.from_dict(spec["bounds"], n)
+    if spec.get("description") is not None:
+        changes["description"] = _text(spec["description"], "description")
+    source = spec.get("source") or {}
+    if not isinstance(source, dict):
+        raise ValueError(f"`source` must be a mapping (citation, notes), got {source!r:.60}")
+    check_keys(source, ("citation", "notes"), "source")
+    notes = [_text(source["notes"], "source.notes")] if source.get("notes") else []
+    notes += [note for note in robot.source.notes.split("; ") if note and not (
+        "bounds" in changes and note.startswith(DERIVED_NOTE))]
+    if "bounds" in changes:
+        notes.append("bounds as written in the robot file")
+    changes["source"] = Source(citation=_text(source.get("citation", ""), "source.citation"),
+                               url=robot.source.url, notes="; ".join(notes))
+    return dataclasses.replace(robot, **changes)
+
+
+def _limit_overrides(spec: dict | None, limits: JointLimits) -> JointLimits:
+    """``limits`` with the entries ``spec`` gives replaced (each one optional)."""
+    if spec is None:
+        return limits
+    check_keys(_mapping(spec, "limits"),
+               ("position", "velocity", "acceleration", "torque"), "limits")
+    n = limits.n_joints
+    values = {"lower": limits.lower, "upper": limits.upper, "velocity": limits.velocity,
+              "acceleration": limits.acceleration, "torque": limits.torque}
+    if spec.get("position") is not None:
+        position = _mapping(spec["position"], "limits.position")
+        check_keys(position, ("lower", "upper"), "limits.position")
+        for key in ("lower", "upper"):
+            if position.get(key) is not None:
+                values[key] = _numbers(position[key], n, f"limits.position.{key}",
+                                       allow_inf=True)
+    for key in ("velocity", "acceleration", "torque"):
+        if spec.get(key) is not None:
+            values[key] = _numbers(spec[key], n, f"limits.{key}", allow_inf=True)
+    return JointLimits(**values)
+
+
+def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
+    """The ``urdf:`` form of a URDF robot: the file referenced (relative to ``folder``), and
+    what the URDF does not say or says otherwise written out."""
+    from dynid.robot._urdf import load_urdf
+    from dynid.robot._urdf_tree import read_tree
+
+    path = Path(robot.source.url)
+    if not robot.source.url or not path.is_file():
+        raise ValueError(f"`robot`: {robot.name!r} is a URDF robot whose file "
+                         f"{robot.source.url!r} is not found; it cannot be referenced")
+    path = path.resolve()
+    reference = str(path)
+    if folder is not None:  # relative beside or below the robot file, absolute from afar
+        relative = os.path.relpath(path, Path(folder).resolve())
+        if not relative.startswith(os.path.join(os.pardir, os.pardir)):
+            reference = relative
+    tip, tool = _tip_and_tool(read_tree(path), robot)
+    with warnings.catch_warnings():  # the URDF's own warnings were given when it was loaded
+        warnings.simplefilter("ignore")
+        described = load_urdf(path, tip=tip, physical=False)
+    out: dict[str, Any] = {"schema": SCHEMA, "name": robot.name}
+    if robot.description:
+        out["description"] = robot.description
+    if robot.source.citation:
+        out["source"] = {"citation": robot.source.citation}
+    out.update({"urdf": reference, "tip": tip})
+    if tool is not None:
+        out["tool"] = tool.tolist()
+    out["gravity"] = robot.gravity.tolist()
+    limits: dict[str, Any] = {}
+    position = {key: getattr(robot.limits, key).tolist() for key in ("lower", "upper")
+                if not np.array_equal(getattr(robot.limits, key), getattr(described.limits, key))}
+    if position:
+        limits["position"] = position
+    for key in ("velocity", "acceleration", "torque"):
+        mine = getattr(robot.limits, key)
+        if key == "acceleration" or not np.array_equal(mine, getattr(described.limits, key)):
+            limits[key] = mine.tolist()  # acceleration always: a URDF has none, edit them here
+    out["limits"] = limits
+    same = (robot.parameters.shape == described.parameters.shape and np.allclose(
+        robot.parameters, described.parameters, rtol=1e-12, atol=1e-15))
+    physical = bool((physical_margin(robot.parameters) >= -PHYSICAL_RTOL).all())
+    if not same:
+        out["inertia"] = {
+            "frame": "link", "about": "origin", **({} if physical else {"physical": False}),
+            "links": [{"name": name, "mass": float(pi[MASS]),
+                       "first_moment": pi[FIRST_MOMENT].tolist(),
+                       "inertia": pi[INERTIA].tolist()}
+                      for name, pi in zip(robot.link_names, robot.parameters, strict=True)]}
+    elif not physical:
+        out["inertia"] = {"physical": False}
+    if robot.rotor_inertia.any():
+        out["rotor_inertia"] = robot.rotor_inertia.tolist()
+    out["friction"] = robot.friction.to_dict()
+    if robot.bounds is not None:
+        out["bounds"] = robot.bounds.to_dict()
+    return out
+
+
+def _tip_and_tool(tree, robot: Robot) -> tuple[str, np.ndarray | None]:
+    """The tip link that gives ``robot``'s chain and tool frame: the last moving link, or a
+    link fixed to it whose frame is the tool; else the last moving link and the tool."""
+    last = robot.link_names[-1]
+    scale = max(1.0, float(np.abs(robot.tool[:3, 3]).max()))
+    stack = [(last, np.eye(4))]
+    while stack:
+        link, placement = stack.pop()
+        if np.abs(placement - robot.tool).max() <= 1e-12 * scale:
+            return link, None
+        stack += [(joint.child, placement @ joint.origin) for joint in tree.children.get(link, [])
+                  if joint.type == "fixed"]
+    return last, np.array(robot.tool)
 
 
 def _row_dict(row, name: str | None = None) -> dict:
@@ -296,11 +504,15 @@ def _row_dict(row, name: str | None = None) -> dict:
     return out
 
 
-def robot_to_dict(robot: Robot) -> dict:
-    """The ``dynid-robot/1`` mapping of a robot built from an MDH or DH table.
+def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
+    """The ``dynid-robot/1`` mapping of a robot built from an MDH or DH table, or of a URDF
+    robot (the ``urdf:`` form, the file referenced relative to ``folder``: where the robot
+    file goes; absolute without it).
 
     Inertia is written ``about: origin`` (the exact 10-vector, valid for zero masses too).
     """
+    if robot.table is None and robot.convention == "urdf":
+        return _urdf_robot_to_dict(robot, folder)
     if robot.table is None:
         raise ValueError(
             f"`robot`: {robot.name!r} was built from {robot.convention}, not an MDH/DH table; "
@@ -340,6 +552,8 @@ def robot_to_dict(robot: Robot) -> dict:
                 for name, pi in zip(robot.link_names, robot.parameters, strict=True)
             ],
         },
+        **({"rotor_inertia": robot.rotor_inertia.tolist()} if robot.rotor_inertia.any()
+           else {}),
         "friction": robot.friction.to_dict(),
         **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None else {}),
     }
@@ -367,7 +581,9 @@ def _tool_row(tool: np.ndarray, row_type):
 
 
 def save_robot(robot: Robot, path: str | Path) -> None:
-    """Write a table-based robot as a ``dynid-robot/1`` YAML file (atomically)."""
-    text = yaml.safe_dump(robot_to_dict(robot), sort_keys=False, default_flow_style=None)
+    """Write a robot as a ``dynid-robot/1`` YAML file (atomically); a URDF robot's file points
+    at its URDF by a path relative to ``path``'s folder."""
+    text = yaml.safe_dump(robot_to_dict(robot, folder=Path(path).parent), sort_keys=False,
+                          default_flow_style=None)
     atomic_write(path, lambda tmp: tmp.write_text(text))
 

@@ -21,7 +21,8 @@ class LinkBounds:
     """One link's search region: mass [kg], CoM box in the link frame [m], optionally the
     inertia about the CoM, entries ``xx, xy, xz, yy, yz, zz`` [kg m^2], and optionally an
     axis-aligned ellipsoid (centre, semi-axes [m]) that contains the whole link (for density
-    realizability)."""
+    realizability). ``basis`` says what a derived box came from ("collision", "visual",
+    "segment"; see ``dynid.robot.derived_bounds``), empty for written bounds."""
 
     mass: tuple[float, float]
     com_lower: NDArray
@@ -30,6 +31,7 @@ class LinkBounds:
     inertia_upper: NDArray | None = None
     ellipsoid_centre: NDArray | None = None
     ellipsoid_semi_axes: NDArray | None = None
+    basis: str = ""
 
     def __post_init__(self) -> None:
         if len(self.mass) != 2:
@@ -68,11 +70,18 @@ class LinkBounds:
 
 @dataclass(frozen=True)
 class ParameterBounds:
-    """Bounds of every link, the total mass range, and where they come from."""
+    """Bounds of every link, the total mass range, and where they come from.
+
+    ``derived``: True for bounds that dynid derived from a robot description that has none
+    written (a URDF: ``dynid.robot.derived_bounds``), False for bounds a robot file, a bounds
+    file or the caller wrote. Written out (``to_dict``), derived bounds become written ones:
+    the file is the user's to edit.
+    """
 
     links: tuple[LinkBounds, ...]
     total_mass: tuple[float, float] | None = None
     source: str = ""
+    derived: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "links", tuple(self.links))

@@ -44,7 +44,9 @@ class SensorModel:
     - ``velocity_from_positions``: velocities as backward differences of the logged positions
       (instead of the exact ones);
     - ``jitter_std`` [s]: Gaussian error of each time stamp (sorted to stay increasing);
-    - ``drop_probability``: each sample lost with this probability (gaps in the log).
+    - ``drop_probability``: each sample lost with this probability (gaps in the log);
+    - ``drive_gains`` [N m/A]: the drives log motor currents ``(tau + bias + noise) / K``
+      instead of torques (noise and bias stay given in N m); ``effort="current"``.
     """
 
     torque_noise_std: ArrayLike = 0.0
@@ -53,6 +55,7 @@ class SensorModel:
     velocity_from_positions: bool = False
     jitter_std: float = 0.0
     drop_probability: float = 0.0
+    drive_gains: ArrayLike | None = None
 
     def __post_init__(self) -> None:
         if not (self.position_resolution >= 0 and self.jitter_std >= 0):  # NaN fails too
@@ -69,6 +72,12 @@ class SensorModel:
             raise ValueError(f"`torque_noise_std` must be >= 0, got {sigma}")
         tau = tau + as_vector("torque_bias", self.torque_bias, n)
         tau = tau + rng.standard_normal(tau.shape) * sigma
+        effort = "torque"
+        if self.drive_gains is not None:
+            gains = as_vector("drive_gains", self.drive_gains, n)
+            if not (np.abs(gains) > 0).all():
+                raise ValueError(f"`drive_gains` must be nonzero, got {gains}")
+            tau, effort = tau / gains, "current"
         if self.position_resolution > 0:
             q = np.round(q / self.position_resolution) * self.position_resolution
         if self.velocity_from_positions:
@@ -83,7 +92,7 @@ class SensorModel:
         if self.jitter_std > 0 or self.drop_probability > 0:
             ddq = None  # accelerations of an irregular log come from preprocessing
         return Dataset(t=t[keep], q=q[keep], dq=dq[keep], tau=tau[keep],
-                       ddq=None if ddq is None else ddq[keep],
+                       ddq=None if ddq is None else ddq[keep], effort=effort,
                        metadata={**metadata, "sensor": {
                            "torque_noise_std": sigma.tolist(),
                            "position_resolution": self.position_resolution,
