@@ -93,14 +93,15 @@ def _robot_show(args: argparse.Namespace) -> int:
     print(f"  friction: {robot.friction.name}")
     geometry = [key for key in ("a", "alpha", "d", "theta") if key in joints[0]]
     header = ["joint", "type", *geometry, "lower", "upper", "vel", "acc", "torque", "mass"]
-    print("  " + "".join(f"{h:>10}" for h in header))
+    width = max(10, *(len(row["name"]) + 1 for row in joints))  # long URDF joint names
+    print("  " + f"{header[0]:>{width}}" + "".join(f"{h:>10}" for h in header[1:]))
     for row, link in zip(joints, payload["links"], strict=True):
-        cells = [row["name"], row["type"][:3]]
+        cells = [row["type"][:3]]
         cells += [f"{row[key]:.4f}" for key in geometry]
         cells += ["-" if row[key] is None else f"{row[key]:.4g}"
                   for key in ("lower", "upper", "velocity", "acceleration", "torque")]
         cells.append(f"{link['mass']:.3f}")
-        print("  " + "".join(f"{c:>10}" for c in cells))
+        print("  " + f"{row['name']:>{width}}" + "".join(f"{c:>10}" for c in cells))
     if robot.rotor_inertia.any():
         print("  rotor inertia (reflected): "
               + ", ".join(f"{v:.4g}" for v in robot.rotor_inertia) + " kg m^2")
