@@ -182,6 +182,20 @@ def test_identify_iv_command(capsys, tmp_path):
                              "10", "--json"])
     assert payload["method"] == "iv" and payload["rank"] == 24
     assert max(payload["rmse"]) < 0.5
+    # a second run of the same reference, its torque sensor offset: one reference for both
+    biased = simulate_closed_loop(robot, reference, duration=14.0, rate=200.0,
+                                  natural_frequency=10.0, seed=1, sensor=SensorModel(
+                                      torque_noise_std=0.1, torque_bias=[0.3, -0.2, 0.1]))
+    write_dataset(tmp_path / "biased.csv", biased)
+    logs = [str(tmp_path / "log.csv"), str(tmp_path / "biased.csv")]
+    ref = str(tmp_path / "ref.yaml")
+    assert main(["identify", "arm3", *logs, "--method", "iv", "--reference", ref, ref, ref]) == 2
+    assert "one trajectory for all logs or one per log (2), got 3" in capsys.readouterr().err
+    payload = _json(capsys, ["identify", "arm3", *logs, "--method", "iv", "--reference", ref,
+                             "--natural-frequency", "10", "--friction", "viscous-coulomb",
+                             "--json"])
+    first, second = (np.array(entry["offsets"]) for entry in payload["log_offsets"])
+    assert np.abs(second - first - [0.3, -0.2, 0.1]).max() < 0.05
 
 
 def test_identify_constrained_command(capsys, tmp_path):

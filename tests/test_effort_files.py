@@ -65,7 +65,7 @@ def test_torques_and_currents_in_one_file_are_errors(tmp_path):
                                                                  tmp_path / "both.csv")
     np.savez(tmp_path / "both.npz", t=np.arange(2.0), q=np.zeros((2, 1)), dq=np.zeros((2, 1)),
              tau=np.zeros((2, 1)), current=np.zeros((2, 1)))
-    assert "has both `tau` and `current` arrays" in _one_line_error(read_dataset,
+    assert "has both tau and current arrays" in _one_line_error(read_dataset,
                                                                     tmp_path / "both.npz")
     (tmp_path / "short.csv").write_text("t,q1,q2,dq1,dq2,current1\n0,1,2,3,4,5\n")
     assert "got 2 q, 2 dq, 1 current" in _one_line_error(read_dataset, tmp_path / "short.csv")

@@ -338,3 +338,35 @@ def test_iv_that_does_not_converge_says_so():
         model = identify_iv(robot, prepare(data), reference, natural_frequency=10.0,
                             iterations=1, tolerance=1e-12)
     assert model.report["converged"] is False
+
+
+@pytest.mark.filterwarnings("ignore::dynid.identification.linear.IVConvergenceWarning")
+def test_iv_on_two_closed_loop_logs_with_their_own_offsets():
+    """Two closed-loop runs of different references, each with its own torque-sensor offsets:
+    IDIM-IV on both at once (one reference per log) reads each log's offsets back, and its
+    coefficients are closer to the truth than OLS on the same logs."""
+    from dynid.data.preprocess import prepare
+    from dynid.identification.linear import identify_iv
+    from dynid.simulate.twin import simulate_closed_loop
+
+    friction = ViscousCoulomb(np.full(3, 0.5), np.full(3, 1.0), np.zeros(3))
+    robot = load_robot("arm3").with_friction(friction)
+    references = [random_fourier(robot, seed=3), random_fourier(robot, seed=4)]
+    biases = [np.array([0.3, -0.2, 0.1]), np.array([-0.1, 0.25, -0.3])]
+    logs = [prepare(simulate_closed_loop(
+        robot, path, duration=10.0, rate=200.0, natural_frequency=10.0, seed=k,
+        sensor=SensorModel(torque_noise_std=0.2, position_resolution=2e-3,
+                           velocity_from_positions=True, torque_bias=bias)), cutoff=5.0)
+        for k, (path, bias) in enumerate(zip(references, biases, strict=True))]
+    ols = identify(robot, logs)
+    iv = identify_iv(robot, logs, references, natural_frequency=10.0, iterations=3)
+    # the model's offset term is the logs' mean offset
+    truth = _truth(ols, robot.with_friction(ViscousCoulomb(
+        np.full(3, 0.5), np.full(3, 1.0), np.mean(biases, axis=0))))
+    offsets = [row["offsets"] for row in iv.report["log_offsets"]]
+    assert np.allclose(offsets, biases, atol=0.05)
+    assert np.linalg.norm(iv.coefficients - truth) < 0.7 * np.linalg.norm(
+        ols.coefficients - truth)
+    assert len(iv.report["logs"]) == 2 and iv.report["offsets"] == "per-log"
+    with pytest.raises(ValueError, match="one trajectory, or one per log"):
+        identify_iv(robot, logs, references[:1], natural_frequency=10.0)

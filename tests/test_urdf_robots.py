@@ -394,3 +394,35 @@ def test_rotor_inertia_survives_urdf_and_mjcf_export(tmp_path):
     back = load_urdf(export_robot(robot, tmp_path / "out.urdf"), tool_frame="tool")
     assert_close(back.rotor_inertia, robot.rotor_inertia)
     assert 'armature="0.20000000000000001"' in to_mjcf(robot)
+
+
+def test_every_command_that_reads_a_robot_takes_the_tip(tmp_path, capsys):
+    """A tree URDF on the command line: each command asks for --tip, and takes it."""
+    from dynid.excitation import random_fourier, save_trajectory
+
+    path = _write(tmp_path, _arm())
+    arm = load_urdf(path, tip="hand")
+    arm = dataclasses.replace(arm, limits=dataclasses.replace(
+        arm.limits, acceleration=np.full(arm.n_joints, 5.0)))
+    traj = tmp_path / "traj.yaml"
+    save_trajectory(tmp_path / "traj.csv", random_fourier(arm, seed=1), duration=20.0,
+                    rate=50.0, allow_moving_ends=True)
+    log = tmp_path / "log.npz"
+    assert main(["simulate", str(path), str(traj), "--tip", "hand", "--duration", "20",
+                 "--rate", "50", "-o", str(log)]) == 0
+    commands = [["base", str(path)], ["excite", str(path), "--acceleration-limit", "5",
+                                      "--iterations", "1", "-o", str(tmp_path / "e.csv")],
+                ["identify-static", str(path), str(tmp_path / "missing.npz")],
+                ["friction", str(path), str(log)], ["payload", str(path), str(path), str(log)],
+                ["data", "inspect", str(log), "--robot", str(path)]]
+    for command in commands:
+        capsys.readouterr()
+        assert main(command) == 2, command
+        assert "--tip" in capsys.readouterr().err, command
+    assert main(["base", str(path), "--tip", "hand"]) == 0
+    assert main(["data", "inspect", str(log), "--robot", str(path), "--tip", "hand"]) == 0
+    model = tmp_path / "model.yaml"
+    assert main(["identify", str(path), str(log), "--tip", "hand", "-o", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["payload", str(path), str(model), str(log), "--tip", "hand"]) == 2
+    assert "model file, whose robot is already chosen" in capsys.readouterr().err

@@ -358,12 +358,17 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, O
 
 
 def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (),
-             what: str = "NPZ file", limit: int = MAX_TABLE_BYTES) -> dict[str, NDArray]:
+             what: str = "NPZ file", limit: int = MAX_TABLE_BYTES,
+             mmap: tuple[str, ...] = ()) -> dict[str, NDArray]:
     """The arrays ``required`` (all present) and ``optional`` (when present) of an NPZ archive,
-    read defensively (see the module docstring); other arrays are not read."""
+    read defensively (see the module docstring); other arrays are not read. The arrays named
+    in ``mmap`` are memory-mapped (read-only ``np.memmap``, stored uncompressed as ``np.savez``
+    writes them; their bytes are not read, so the CRC is not checked) and count against no
+    memory limit."""
     path = regular_file(path, what)
     name = path.name
-    check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
+    if not mmap:
+        check_allocation(path.stat().st_size, f"{what} {str(path)!r}", limit)
     try:
         archive = zipfile.ZipFile(path)
     except (FileNotFoundError, PermissionError) as error:
@@ -381,10 +386,32 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
         headers = {}
         for key in wanted:  # every header first: the total size is known before any array
             headers[key] = _npy_header(archive, members[key], name, key)
-            total += headers[key][3]
+            total += headers[key][3] if key not in mmap else 0
         check_allocation(total, f"the arrays of {name}", limit)
-        return {key: _npy_array(archive, members[key], headers[key], name, key)
+        return {key: _npy_mapped(path, members[key], headers[key], key) if key in mmap
+                else _npy_array(archive, members[key], headers[key], name, key)
                 for key in wanted}
+
+
+def _npy_mapped(path: Path, info: zipfile.ZipInfo, header: tuple, key: str) -> np.memmap:
+    """One stored (uncompressed) ``.npy`` member, memory-mapped read-only in place."""
+    shape, fortran, dtype, nbytes, offset = header
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise FileError(f"{path.name}: array {key!r} is compressed and cannot be memory-mapped; "
+                        "write the archive uncompressed (np.savez, or dynid's write_dataset)")
+    with open(path, "rb") as handle:  # the local header: its name and extra field lengths
+        handle.seek(info.header_offset)
+        local = handle.read(30)
+    if len(local) != 30 or local[:4] != b"PK\x03\x04":
+        raise FileError(f"{path.name}: array {key!r} has a corrupt zip header")
+    name_length, extra_length = struct.unpack("<HH", local[26:30])
+    start = info.header_offset + 30 + name_length + extra_length + offset
+    if start + nbytes > path.stat().st_size:
+        raise FileError(f"{path.name}: array {key!r} is truncated")
+    if nbytes == 0:  # nothing to map (the reader of the array says what is missing)
+        return np.zeros(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=shape, offset=start,
+                     order="F" if fortran else "C")
 
 
 

@@ -184,6 +184,10 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     static_seconds, static_memory = _timed(lambda: identify_static(model_robot, samples), repeat)
     say(f"reverse engineering, {n_poses} poses: {static_seconds:.2f} s, "
         f"peak {static_memory:.0f} MB")
+    gains = _drive_gains_bench(model_robot, n_samples // 3, repeat, seed)
+    say(f"drive gains from motor currents, 3 logs of {n_samples // 3} samples: "
+        f"{gains['drive_gains_seconds']:.2f} s (pinocchio's regressor alone on the same samples: "
+        f"{gains['drive_gains_pinocchio_regressor_seconds']:.2f} s)")
     return {
         "robot": model_robot.name,
         "identify_n_samples": data.n_samples,
@@ -192,7 +196,45 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
         "identify_static_n_poses": n_poses,
         "identify_static_seconds": static_seconds,
         "identify_static_peak_memory_mb": static_memory,
+        **gains,
     }
+
+
+def _drive_gains_bench(model_robot, n_samples: int, repeat: int, seed: int) -> dict:
+    """The drive-gains fit (Gautier & Briot) on three current logs of ``n_samples`` — two of
+    the arm, one with a 3 kg payload — beside pinocchio's regressor on the same samples in a
+    Python loop (what the fit's regressor would cost through pinocchio)."""
+    from dynid.excitation.optimize import random_fourier
+    from dynid.identification.drive_gains import KnownPayload, identify_drive_gains
+    from dynid.robot.inertia import from_com, transform_parameters
+    from dynid.simulate.twin import SensorModel, simulate_open_loop
+
+    n = model_robot.n_joints
+    rng = np.random.default_rng(seed)
+    gains = rng.uniform(0.5, 2.0, n)
+    mass, com = 3.0, np.array([0.05, 0.0, 0.04])
+    link = transform_parameters(from_com(mass, com, np.diag([2e-3, 2e-3, 1e-3])),
+                                model_robot.tool[:3, :3], model_robot.tool[:3, 3])
+    loaded = model_robot.with_parameters(model_robot.parameters
+                                         + np.vstack([np.zeros((n - 1, 10)), link]))
+    logs = [simulate_open_loop(
+        robot, random_fourier(robot, seed=seed + k), duration=(n_samples - 1) / 1000.0,
+        rate=1000.0, seed=seed + k, sensor=SensorModel(
+            torque_noise_std=0.1, torque_bias=rng.uniform(-0.5, 0.5, n), drive_gains=gains))
+        for k, robot in enumerate((model_robot, model_robot, loaded))]
+
+    def fit():
+        return identify_drive_gains(model_robot, logs[:2], payload_data=logs[2],
+                                    payload=KnownPayload(mass, com))
+
+    error = float(np.abs(fit().drive_gains / gains - 1).max())  # also compiles and warms up
+    seconds = _best(fit, repeat)
+    model = to_pinocchio(model_robot)
+    loops = [_pinocchio_loops(model, log.q, log.dq, log.ddq)[0] for log in logs]
+    theirs = _best(lambda: [loop() for loop in loops], 1)
+    return {"drive_gains_n_samples": 3 * n_samples, "drive_gains_seconds": seconds,
+            "drive_gains_max_relative_error": error,
+            "drive_gains_pinocchio_regressor_seconds": theirs}
 
 
 def format_identification(result: dict) -> str:
@@ -201,7 +243,11 @@ def format_identification(result: dict) -> str:
         f"{result['identify_seconds']:.2f} s, peak {result['identify_peak_memory_mb']:.0f} MB\n"
         f"reverse engineering from M, g, {result['identify_static_n_poses']} poses: "
         f"{result['identify_static_seconds']:.2f} s, "
-        f"peak {result['identify_static_peak_memory_mb']:.0f} MB"
+        f"peak {result['identify_static_peak_memory_mb']:.0f} MB\n"
+        f"drive gains from motor currents, {result['drive_gains_n_samples']} samples in 3 logs: "
+        f"{result['drive_gains_seconds']:.2f} s, gains within "
+        f"{100 * result['drive_gains_max_relative_error']:.2f} % (pinocchio's regressor alone: "
+        f"{result['drive_gains_pinocchio_regressor_seconds']:.2f} s)"
     )
 
 

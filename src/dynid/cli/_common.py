@@ -368,9 +368,9 @@ def linear_friction(robot, args: argparse.Namespace):
     return Arctan.template(n, k_v=k_v, delta=delta)
 
 
-def model_or_robot(path: str):
+def model_or_robot(path: str, tip: str | None = None):
     """A ``dynid-model/1`` file as a LinearModel; anything else (a built-in name, a robot file,
-    a URDF) as a robot."""
+    a URDF) as a robot, its chain ending at ``tip`` (--tip: a tree URDF's) when given."""
     from dynid._reading import load_yaml
     from dynid.identification import MODEL_SCHEMA, load_model
     from dynid.robot import load_robot
@@ -379,5 +379,8 @@ def model_or_robot(path: str):
     if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
         spec = load_yaml(file, what="robot or model file")
         if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
+            if tip is not None:
+                raise ValueError(f"`--tip` picks a URDF robot's chain; {path} is a model file, "
+                                 "whose robot is already chosen")
             return load_model(file)
-    return load_robot(path)
+    return load_robot(path, tip=tip)

@@ -8,8 +8,10 @@ from dynid.cli._common import (
     ROBOT_HELP,
     friction_options,
     linear_friction,
+    loaded_robot,
     output_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -28,6 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="expressions in the DH/MDH lengths (sympy)")
     friction_options(base)
     output_options(base, quiet=True)
+    robot_options(base)
     base.set_defaults(handler=_base)
 
 
@@ -35,9 +38,8 @@ def _base(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dynid.identification import joint1_gravity_is_zero, robot_base_parameters
-    from dynid.robot import load_robot
 
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     kind = "static" if args.static else "torque"
     if args.static and args.friction not in (None, "none"):
         raise ValueError("`--static`: the static regressor has no friction columns (no motion)")

@@ -65,10 +65,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _compare(args: argparse.Namespace) -> int:
     """The Jaco2 paper's Table 5 over the given logs."""
     from dynid.evaluation import compare_methods, write_table
-    from dynid.robot import load_robot
 
     robot = loaded_robot(args)
-    prior = load_robot(args.prior) if args.prior else None
+    prior = loaded_robot(args, args.prior) if args.prior else None
     references = None
     if args.references:
         from dynid.excitation import load_trajectory

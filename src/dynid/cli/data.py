@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import output_options, preprocessing_options, print_json
+from dynid.cli._common import (
+    loaded_robot,
+    output_options,
+    preprocessing_options,
+    print_json,
+    robot_options,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -17,14 +23,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     inspect.add_argument("--robot", help="compare the ranges with this robot's limits")
     preprocessing_options(inspect, steps=False)
     output_options(inspect)
+    robot_options(inspect)
     inspect.set_defaults(handler=_data_inspect)
 
 
 def _data_inspect(args: argparse.Namespace) -> int:
     from dynid.data import inspect, read_dataset
-    from dynid.robot import load_robot
 
-    robot = load_robot(args.robot) if args.robot else None
+    robot = loaded_robot(args) if args.robot else None
     data = read_dataset(args.file, joint_names=list(robot.joint_names) if robot else None,
                         columns=args.columns, units=args.units, effort=args.effort)
     report = inspect(data, robot)

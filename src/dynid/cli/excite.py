@@ -11,8 +11,10 @@ from dynid.cli._common import (
     SEED,
     Range,
     check_samples,
+    loaded_robot,
     output_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -57,6 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--seed", type=SEED, default=0,
                         help="random seed (default %(default)s)")
     output_options(excite, quiet=True)
+    robot_options(excite)
     excite.set_defaults(handler=_excite, output_suffixes={"-o": (".csv",)},
                         derived_outputs=_beside)
 
@@ -82,7 +85,6 @@ def _with_acceleration_limits(robot, values: list[float]):
 
 def _excite(args: argparse.Namespace) -> int:
     from dynid.excitation import optimize_excitation, save_trajectory
-    from dynid.robot import load_robot
 
     check_samples(args.period, args.rate, "`--period` and `--rate`")
     if args.rest and args.harmonics < 2:
@@ -92,7 +94,7 @@ def _excite(args: argparse.Namespace) -> int:
                          f"{args.grid_rate:g} Hz is {args.period * args.grid_rate:.3g} grid "
                          f"points, more than {MAX_GRID:,} (the regressor on the grid is held "
                          "in memory); lower the grid rate")
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     if args.acceleration_limit is not None:
         robot = _with_acceleration_limits(robot, args.acceleration_limit)
     result = optimize_excitation(

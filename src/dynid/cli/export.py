@@ -36,20 +36,7 @@ def _export(args: argparse.Namespace) -> int:
     from dynid.identification import LinearModel
     from dynid.robot import save_robot
 
-    if args.tip is None:
-        source = model_or_robot(args.source)
-    else:
-        from dynid._reading import load_yaml
-        from dynid.identification import MODEL_SCHEMA
-        from dynid.robot import load_robot
-
-        file = Path(args.source)
-        if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
-            spec = load_yaml(file, what="robot or model file")
-            if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
-                raise ValueError("`--tip` picks a URDF robot's chain; MODEL is a model file, "
-                                 "whose robot is already chosen")
-        source = load_robot(args.source, tip=args.tip)
+    source = model_or_robot(args.source, tip=args.tip)
     robot = identified_robot(source) if isinstance(source, LinearModel) else source
     if args.name:
         robot = dataclasses.replace(robot, name=args.name)

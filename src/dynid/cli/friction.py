@@ -9,10 +9,12 @@ from dynid.cli._common import (
     NONLINEAR_FRICTION,
     ROBOT_HELP,
     Range,
+    loaded_robot,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -46,6 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="write the model with the one friction model of --models")
     preprocessing_options(friction)
     output_options(friction, quiet=True)
+    robot_options(friction)
     friction.set_defaults(handler=_friction, output_suffixes={"-o": (".yaml", ".yml")})
 
 
@@ -53,9 +56,8 @@ def _friction(args: argparse.Namespace) -> int:
     """Gilbert's Tables 6-7: each friction model fitted, RMSE and MAE per joint."""
     from dynid.data import split
     from dynid.identification import compare_friction
-    from dynid.robot import load_robot
 
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     if (args.validate is None) == (args.validation is None):
         raise ValueError("give the validation data: `--validation FILE` or `--validate "
                          "FRACTION` (one of them)")

@@ -83,8 +83,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--max-samples", type=Range(int, 10, 10_000_000), metavar="N",
                           help="nls: decimate longer logs to N samples for the fit "
                                "(default 10000)")
-    identify.add_argument("--reference", metavar="TRAJ",
-                          help="iv: the trajectory the computed-torque controller tracked")
+    identify.add_argument("--reference", metavar="TRAJ", nargs="+",
+                          help="iv: the trajectory the computed-torque controller tracked "
+                               "(one for all logs, or one per log)")
     identify.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
                           default=20.0, metavar="W",
                           help="iv: the controller's gains, Kp = W^2, Kd = 2 W (default "
@@ -119,6 +120,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "default: keep all)")
     static.add_argument("-o", "--output", metavar="COEFFICIENTS.yaml",
                         help="write the model here")
+    robot_options(static)
     output_options(static)
     static.set_defaults(handler=_identify_static, output_suffixes={"-o": (".yaml", ".yml")})
 
@@ -144,13 +146,10 @@ def _identify(args: argparse.Namespace) -> int:
         raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
                          "motor-current logs; these logs hold torques (a current log says so "
                          "in its columns, or give --effort current)")
-    if len(logs) > 1 and args.method in ("iv", "nls"):
-        raise ValueError(f"`--method {args.method}` identifies from one log; give one, or "
-                         "use ols, wls or a constrained method for several")
     if args.method == "iv":
-        return _identify_iv(args, robot, logs[0], checks, steps)
+        return _identify_iv(args, robot, logs, checks, steps)
     if args.method == "nls":
-        return _identify_nls(args, robot, logs[0], checks, steps)
+        return _identify_nls(args, robot, logs, checks, steps)
     if args.method in CONSTRAINED_METHODS:
         return _identify_constrained(args, robot, logs, checks, steps)
     options = {"drop_above_percent": args.drop_above}
@@ -345,17 +344,23 @@ def _write(args, model, parameters=None) -> None:
         atomic_write_all(writes)
 
 
-def _identify_iv(args, robot, data, checks, steps) -> int:
+def _identify_iv(args, robot, logs, checks, steps) -> int:
     from dynid.excitation import load_trajectory
     from dynid.identification import identify_iv
 
     if args.reference is None:
         raise ValueError("`--method iv` needs `--reference`: the trajectory the controller "
                          "tracked (the file written by `dynid excite`)")
-    model = identify_iv(robot, data, load_trajectory(args.reference),
+    if len(args.reference) not in (1, len(logs)):
+        raise ValueError(f"`--reference` takes one trajectory for all logs or one per log "
+                         f"({len(logs)}), got {len(args.reference)}")
+    references = [load_trajectory(path) for path in args.reference]
+    model = identify_iv(robot, _one_or_all(logs),
+                        references[0] if len(references) == 1 else references,
                         natural_frequency=args.natural_frequency,
-                        friction=linear_friction(robot, args))
-    return _show_identified(args, model, [data], checks, steps,
+                        friction=linear_friction(robot, args),
+                        rotor_inertia=args.rotor_inertia, offsets=args.offsets)
+    return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: IV on {_names(args)} "
                             f"({model.report['iterations']} iterations)")
 
@@ -366,9 +371,8 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
     import dataclasses
 
     from dynid.identification import identify_constrained
-    from dynid.robot import load_robot
 
-    prior = load_robot(args.prior).parameters if args.prior else None
+    prior = loaded_robot(args, args.prior).parameters if args.prior else None
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")
@@ -400,7 +404,7 @@ def _bounds(args, robot):
     return None if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
 
 
-def _identify_nls(args, robot, data, checks, steps) -> int:
+def _identify_nls(args, robot, logs, checks, steps) -> int:
     """Physical parameters and a friction model fitted jointly (Gilbert et al.)."""
     import dataclasses
 
@@ -413,13 +417,14 @@ def _identify_nls(args, robot, data, checks, steps) -> int:
     name = args.friction or own
     if args.max_samples is not None and args.max_samples < 10:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
-    result = identify_nls(robot, data, friction=name, lasso=args.lasso or 0.0,
+    result = identify_nls(robot, _one_or_all(logs), friction=name, lasso=args.lasso or 0.0,
                           max_samples=args.max_samples or 10_000,
                           max_iterations=args.max_evaluations or 200,
                           bounds=_bounds(args, robot), rotor_inertia=args.rotor_inertia,
+                          offsets=args.offsets,
                           progress=stderr_progress(args))
     return _show_identified(
-        args, result.model, [data], checks, steps,
+        args, result.model, logs, checks, steps,
         f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
         "jointly; "
         f"{result.status}, {result.seconds:.2f} s)",
@@ -432,9 +437,8 @@ def _identify_nls(args, robot, data, checks, steps) -> int:
 def _identify_static(args: argparse.Namespace) -> int:
     from dynid.data import read_static
     from dynid.identification import identify_static
-    from dynid.robot import load_robot
 
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     drop = {"auto": None, "keep": False, "drop": True}[args.joint1_gravity]
     model = identify_static(robot, read_static(args.file), drop_joint1_gravity=drop,
                             method=args.method, drop_above_percent=args.drop_above)

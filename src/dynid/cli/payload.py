@@ -8,11 +8,13 @@ import argparse
 from dynid.cli._common import (
     ROBOT_HELP,
     Range,
+    loaded_robot,
     model_or_robot,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    robot_options,
 )
 
 
@@ -29,16 +31,16 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="the payload's mass range [kg] (default: no range)")
     preprocessing_options(payload, split=False)
     output_options(payload)
+    robot_options(payload)
     payload.set_defaults(handler=_payload)
 
 
 def _payload(args: argparse.Namespace) -> int:
     """A payload on the last link, the arm's model frozen (Gilbert eq. 22, Table 5)."""
     from dynid.identification import identify_payload
-    from dynid.robot import load_robot
 
-    robot = load_robot(args.robot)
-    arm = model_or_robot(args.arm)
+    robot = loaded_robot(args)
+    arm = model_or_robot(args.arm, tip=args.tip)
     data = prepared(args, args.data, robot)
     result = identify_payload(robot, arm, data,
                               mass=tuple(args.mass) if args.mass is not None else None)

@@ -8,8 +8,10 @@ from dynid.cli._common import (
     SEED,
     Range,
     check_samples,
+    loaded_robot,
     output_options,
     print_json,
+    robot_options,
     stderr_progress,
 )
 
@@ -57,16 +59,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     simulate.add_argument("--seed", type=SEED, default=0,
                           help="random seed of the sensor model (default %(default)s)")
     output_options(simulate, quiet=True)
+    robot_options(simulate)
     simulate.set_defaults(handler=_simulate, output_suffixes={"-o": (".csv", ".npz")})
 
 
 def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.excitation import FourierTrajectory, load_trajectory
-    from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
 
-    robot = load_robot(args.robot)
+    robot = loaded_robot(args)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
     if duration is None:
@@ -98,7 +100,7 @@ def _simulate(args: argparse.Namespace) -> int:
             robot, trajectory, duration=duration, rate=args.rate,
             natural_frequency=per_joint(args.natural_frequency, None),
             stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
-            controller=_named_robot("--controller", args.controller) if args.controller
+            controller=_named_robot("--controller", args.controller, args.tip) if args.controller
             else None,
             sensor=sensor, seed=args.seed, progress=stderr_progress(args))
     elif any(value is not None for value in loop_options.values()):
@@ -125,11 +127,12 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _named_robot(flag: str, name_or_path: str):
-    """The robot an option names; its error names the option."""
+def _named_robot(flag: str, name_or_path: str, tip: str | None):
+    """The robot an option names (a URDF's chain ending at ``tip``, --tip); its error names
+    the option."""
     from dynid.robot import load_robot
 
     try:
-        return load_robot(name_or_path)
+        return load_robot(name_or_path, tip=tip)
     except ValueError as error:
         raise ValueError(f"`{flag}`: {error}") from None

@@ -4,6 +4,7 @@ samples of a controller's M(q) and g(q) (their files: ``dynid.data.io``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,7 +18,9 @@ __all__ = [
     "MAX_SAMPLES",
     "Dataset",
     "StaticData",
+    "check_unchanged",
     "concatenate",
+    "is_mapped",
     "lower_triangle",
     "sample_times",
     "static_rows",
@@ -43,6 +46,41 @@ def _in_range(name: str, array: NDArray) -> None:
                          f"{MAX_MAGNITUDE:.0e}, no arm's value (wrong units or a corrupt file?)")
 
 
+# Rows checked at a time in a memory-mapped array (a few MB)
+_MAPPED_ROWS = 1 << 16
+
+
+def is_mapped(array) -> bool:
+    """Whether ``array`` is memory-mapped from a file (or a view of one)."""
+    return isinstance(array, np.memmap)
+
+
+def _mapped(name: str, array: np.memmap) -> np.memmap:
+    """A memory-mapped field checked chunk by chunk (float64, finite, in range; ``t``
+    strictly increasing), not copied."""
+    if array.dtype != np.float64:
+        raise ValueError(f"`{name}` is memory-mapped as {array.dtype}; a mapped log must hold "
+                         "float64 (write it with dynid, or read it without mmap)")
+    if array.flags.writeable:
+        array = array.view()
+        array.setflags(write=False)
+    previous = None
+    for start in range(0, max(array.shape[0], 1), _MAPPED_ROWS):
+        first = start  # the row the checked part's index 0 stands for
+        try:
+            part = as_float_array(name, np.asarray(array[start:start + _MAPPED_ROWS]))
+            _in_range(name, part)
+            if name == "t" and part.size:
+                if previous is not None:
+                    part, first = np.append(previous, part), start - 1
+                strictly_increasing("t", part)
+                previous = part[-1]
+        except ValueError as error:  # the index is the chunk's: say where the chunk starts
+            raise ValueError(f"{error}, counting from row {first} of the memory-mapped "
+                             "array") from None
+    return array
+
+
 @dataclass(frozen=True)
 class Dataset:
     """``t`` (N,) [s], strictly increasing; ``q``, ``dq``, ``tau`` (N, n); ``ddq`` (N, n) or None;
@@ -52,6 +90,10 @@ class Dataset:
     ``"torque"`` [N m], or ``"current"`` — motor currents [A] in the joints' order.
     ``metadata`` says where the data come from (robot name, rate, noise, preprocessing, ...).
     At least one sample and one joint; magnitudes up to ``MAX_MAGNITUDE``.
+
+    Arrays are copied (read-only) — except memory-mapped ones (``read_dataset(path,
+    mmap=True)``): those stay on disk, checked chunk by chunk, so a log of any length never
+    enters memory whole; the controller's ``M``, ``g`` are always read in.
     """
 
     t: NDArray
@@ -68,10 +110,11 @@ class Dataset:
         if self.effort not in EFFORTS:
             raise ValueError(f"`effort` must be one of {EFFORTS} (what the tau column holds), "
                              f"got {self.effort!r:.60}")
-        t = as_float_array("t", self.t)
+        t = _mapped("t", self.t) if is_mapped(self.t) else as_float_array("t", self.t)
         if t.ndim == 1 and t.size == 0:
             raise ValueError("`t` is empty: a log needs at least one sample")
-        strictly_increasing("t", t)
+        if not is_mapped(t):
+            strictly_increasing("t", t)
         arrays = {"t": t}
         for name in ("q", "dq", "tau", "ddq"):
             value = getattr(self, name)
@@ -79,10 +122,11 @@ class Dataset:
                 if name == "ddq":
                     continue
                 raise ValueError(f"`{name}` is required")
-            array = as_float_array(name, value)
+            array = _mapped(name, value) if is_mapped(value) else as_float_array(name, value)
             if array.ndim != 2 or array.shape[0] != t.size:
                 raise ValueError(f"`{name}` must have shape ({t.size}, n), got {array.shape}")
-            _in_range(name, array)
+            if not is_mapped(array):
+                _in_range(name, array)
             arrays[name] = array
         n = arrays["q"].shape[1]
         if n == 0:
@@ -96,7 +140,7 @@ class Dataset:
             samples = StaticData(q=arrays["q"], M=self.M, g=self.g)  # checks shapes, symmetry
             arrays["M"], arrays["g"] = samples.M, samples.g
         for name, array in arrays.items():
-            object.__setattr__(self, name, frozen_copy(array))
+            object.__setattr__(self, name, array if is_mapped(array) else frozen_copy(array))
 
     def static(self) -> StaticData:
         """The controller's M(q), g(q) samples of this log, for reverse engineering."""
@@ -121,6 +165,22 @@ class Dataset:
         pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq", "M", "g")}
         return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
                        metadata=dict(self.metadata), effort=self.effort)
+
+
+def check_unchanged(data: Dataset) -> None:
+    """A ValueError when the file a memory-mapped log was read from has changed size since
+    (rewritten or truncated under the run: its samples would no longer be the ones checked)."""
+    mapped = data.metadata.get("memory_mapped")
+    if not mapped:
+        return
+    try:
+        size = os.stat(mapped["path"]).st_size
+    except OSError as error:
+        raise ValueError(f"the memory-mapped log {mapped['path']} is gone: {error}") from None
+    if size != mapped["bytes"]:
+        raise ValueError(f"the memory-mapped log {mapped['path']} changed under the run: "
+                         f"{mapped['bytes']} bytes when read, {size} now; rerun on a file "
+                         "that is not being written")
 
 
 @dataclass(frozen=True)

@@ -349,6 +349,12 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     return [found[k] for k in range(1, len(found) + 1)]
 
 
+def _one_effort(path: Path, tau: bool, current: bool, kind: str) -> None:
+    if tau and current:
+        raise ValueError(f"`path`: {path.name} has both tau and current {kind}: a log holds "
+                         "torques or currents, not both")
+
+
 def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool]:
     """(arrays with the effort column as ``tau``, whether it holds currents) of dynid's CSV."""
     if "t" not in header:
@@ -356,9 +362,7 @@ def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool
                          "map the columns of another CSV with `columns`")
     columns = {prefix: _columns(header, prefix, path)
                for prefix in ("q", "dq", "ddq", "tau", "current")}
-    if columns["tau"] and columns["current"]:
-        raise ValueError(f"`path`: {path.name} has both tau and current columns: a log holds "
-                         "torques or currents, not both")
+    _one_effort(path, bool(columns["tau"]), bool(columns["current"]), "columns")
     effort = "current" if columns["current"] else "tau"
     n = len(columns["q"])
     for prefix in ("dq", effort):
@@ -437,7 +441,7 @@ def _effort(effort: str | None, claims: list[str]) -> str:
 def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
                  columns: Mapping | str | Path | None = None,
                  units: Mapping[str, str] | str | None = None,
-                 effort: str | None = None) -> Dataset:
+                 effort: str | None = None, mmap: bool = False) -> Dataset:
     """Read a time series: CSV or NPZ (formats in the module docstring), a ROS 2 bag (an
     ``.mcap`` file, or the folder ``ros2 bag record`` writes; ``dynid.data.read_rosbag``, its
     joints picked by ``joint_names``), or a folder in the Panda log format
@@ -448,9 +452,16 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
     (``unit_mapping``; default SI), converted to SI. ``effort``: what a bag's effort field or a
     ``tau`` column holds, ``"torque"`` or ``"current"`` (``EFFORTS``); default: as the file
     says (``current`` columns or array, a mapped ``current``, a unit given for ``current``),
-    else torque. The units read go to ``metadata["units"]``.
+    else torque. The units read go to ``metadata["units"]``. ``mmap``: memory-map an NPZ's
+    time series instead of reading them (a log of any length; it stays on disk, in SI units,
+    and the file must not change while it is used — ``dynid.identification`` checks its
+    size).
     """
     path = Path(path)
+    if mmap and (path.suffix.lower() != ".npz" or columns is not None or units):
+        raise ValueError(f"`mmap`: only an NPZ log in SI units can be memory-mapped, got "
+                         f"{path.name}" + (" with a column mapping or units" if
+                                           path.suffix.lower() == ".npz" else ""))
     if effort is not None and effort not in EFFORTS:
         raise ValueError(f"`effort` must be one of {', '.join(EFFORTS)}, got {effort!r:.60}")
     mapping = column_mapping(columns) if columns is not None else None
@@ -494,10 +505,9 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
         data = read_panda_log(path)
         arrays, metadata = _fields(data), dict(data.metadata)
     elif suffix == ".npz":
-        arrays = read_npz(path, required=(), optional=(*MAPPED_FIELDS, "M", "g"), what="log")
-        if "tau" in arrays and "current" in arrays:
-            raise ValueError(f"`path`: {path.name} has both `tau` and `current` arrays: a log "
-                             "holds torques or currents, not both")
+        arrays = read_npz(path, required=(), optional=(*MAPPED_FIELDS, "M", "g"), what="log",
+                          mmap=MAPPED_FIELDS if mmap else ())
+        _one_effort(path, "tau" in arrays, "current" in arrays, "arrays")
         missing = [name for name in ("t", "q", "dq") if name not in arrays]
         if "tau" not in arrays and "current" not in arrays:
             missing.append("tau")
@@ -508,6 +518,9 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
             claims.append(f"{path.name} holds a `current` array")
             arrays["tau"] = arrays.pop("current")
         metadata = {"source": str(path)}
+        if mmap:  # its size now: a file that changes under a run is caught (check_unchanged)
+            metadata["memory_mapped"] = {"path": str(path.resolve()),
+                                         "bytes": path.stat().st_size}
     else:
         header, values = read_csv(path, what="log")
         if mapping is not None:

@@ -6,27 +6,27 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-import numpy as np
-
+from dynid.identification._stream import Factors
 from dynid.identification.base_parameters import base_parameters
 from dynid.identification.estimators import RankDeficiencyWarning
 
 
-def check_rows(stacked: np.ndarray, n_unknowns: int, what: str) -> None:
-    if stacked.shape[0] * stacked.shape[1] <= n_unknowns:
+def check_rows(n_equations: int, n_unknowns: int, what: str) -> None:
+    if n_equations <= n_unknowns:
         raise ValueError(
-            f"{what}: {stacked.shape[0] * stacked.shape[1]} equations for {n_unknowns} "
+            f"{what}: {n_equations} equations for {n_unknowns} "
             "unknowns (base parameters and offsets); record more samples"
         )
 
 
-def fit_base(estimator, stacked: np.ndarray, targets: np.ndarray, names: Sequence[str],
-             what: str, hint: str, **options) -> None:
-    """Fit the unknowns ``names`` (the base parameters, then any per-log terms); if the data
-    leave some undetermined, a ValueError that names them. ``options`` go to ``fit``."""
+def fit_base(estimator, factors: Factors, names: Sequence[str], what: str, hint: str,
+             **options) -> None:
+    """Fit the unknowns ``names`` (the base parameters, then any per-log terms) to the
+    compressed rows ``factors``; if the data leave some undetermined, a ValueError that names
+    them. ``options`` go to ``fit_factors``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficiencyWarning)
-        estimator.fit(stacked, targets, **options)
+        estimator.fit_factors(factors, **options)
     if estimator.rank_ == len(names) - estimator.dropped_.size:
         return
     # the estimator's rank decision stands; rref on its factor only names the missing ones

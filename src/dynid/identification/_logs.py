@@ -7,8 +7,9 @@ summing to zero (effects coding): for logs ``1..L-1`` the column of joint j is +
 rows and -1 on log L's, so ``o_l = fo + d_l`` and ``o_L = fo - sum(d)``. With one log, or
 ``offsets="shared"``, or a friction model without an offset term, no column is added.
 
-``stack_logs`` builds these columns next to each log's base regressor; ``log_offsets`` reads
-every log's offsets and their standard deviations back from the fit.
+``dynid.identification._stream`` folds these columns (``deviation_block``) next to each log's
+base regressor; ``log_offsets`` reads every log's offsets and their standard deviations back
+from the fit.
 """
 
 from __future__ import annotations
@@ -83,33 +84,6 @@ def deviation_names(model: LinearModel, logs: Sequence[Dataset], offsets: Offset
     return [f"d{log + 1}_{j + 1}" for log in range(len(logs) - 1) for j in range(n)]
 
 
-def deviation_block(k: int, n_logs: int, n_samples: int, n: int) -> NDArray:
-    """The deviation columns ``(N_k, n, (L - 1) n)`` on log k's rows (see the module)."""
-    out = np.zeros((n_samples, n, (n_logs - 1) * n))
-    eye = np.eye(n)
-    if k < n_logs - 1:
-        out[:, :, k * n:(k + 1) * n] = eye
-    else:
-        out[:] = np.tile(-eye, n_logs - 1)
-    return out
-
-
-def stack_logs(model: LinearModel, logs: Sequence[Dataset], names: Sequence[str]
-               ) -> tuple[NDArray, NDArray]:
-    """``(N, n, r + d)`` base regressor with the ``names`` deviation columns of every log,
-    stacked, and the samples' log labels ``(N,)``."""
-    n = model.robot.n_joints
-    blocks = []
-    for k, log in enumerate(logs):
-        base = model.base_regressor(log.q, log.dq, log.ddq)
-        if names:
-            base = np.concatenate([base, deviation_block(k, len(logs), log.n_samples, n)],
-                                  axis=-1)
-        blocks.append(base)
-    labels = np.concatenate([np.full(log.n_samples, k) for k, log in enumerate(logs)])
-    return np.concatenate(blocks), labels
-
-
 def log_offsets(model: LinearModel, logs: Sequence[Dataset], coefficients: NDArray,
                 covariance: NDArray, n_deviations: int) -> list[dict] | None:
     """Each log's offsets and standard deviations from a fit whose unknowns are the base
@@ -145,15 +119,16 @@ STILL_VELOCITY = 1e-3
 def excitation_faults(logs: Sequence[Dataset], names: Sequence[str]) -> list[str]:
     """What keeps the logs from exciting each joint, in words: a joint that never moves, or
     one that moves in one direction only (its Coulomb friction and offset then look alike)."""
-    velocity = np.concatenate([log.dq for log in logs])
+    # per log and joint, so a long (memory-mapped) log is read once, never copied
+    lowest = np.min([np.min(log.dq, axis=0) for log in logs], axis=0)
+    highest = np.max([np.max(log.dq, axis=0) for log in logs], axis=0)
     out = []
     for j, name in enumerate(names):
-        speed = velocity[:, j]
         joint = f"joint {j + 1}" + ("" if name == f"joint{j + 1}" else f" ({name})")
-        if np.abs(speed).max() < STILL_VELOCITY:
+        if max(highest[j], -lowest[j]) < STILL_VELOCITY:
             out.append(f"{joint} does not move")
-        elif speed.min() > -STILL_VELOCITY or speed.max() < STILL_VELOCITY:
-            direction = "positive" if speed.max() >= STILL_VELOCITY else "negative"
+        elif lowest[j] > -STILL_VELOCITY or highest[j] < STILL_VELOCITY:
+            direction = "positive" if highest[j] >= STILL_VELOCITY else "negative"
             out.append(f"{joint} moves in one direction only ({direction} velocities: "
                        "Coulomb friction needs both)")
     return out

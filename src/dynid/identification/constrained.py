@@ -37,15 +37,14 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_link_table
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import triangular_factor
 from dynid.identification._logs import (
     Offsets,
     as_logs,
     deviation_names,
     log_offsets,
-    stack_logs,
 )
 from dynid.identification._sdp import link_pseudo_inertia, solve
+from dynid.identification._stream import fold_logs
 from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
 from dynid.identification.linear import default_friction, linear_template
@@ -167,7 +166,7 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     sigma2 = float(residual @ residual) / max(n_rows - unknowns.size, 1)
     inverse = np.linalg.inv(r)
     covariance = sigma2 * inverse @ inverse.T
-    torque_norm = np.sqrt(sum(float(np.sum(log.tau**2)) for log in logs))
+    torque_norm = np.sqrt(sum(float(np.sum(block[:, -1] ** 2)) for block in blocks))
     relative_error = float(100 * np.linalg.norm(residual) / torque_norm)
     body = robot.with_parameters(parameters)
     if rotor:
@@ -222,17 +221,11 @@ AUTO_BLOCKS = 4
 def _block_factors(template: LinearModel, logs: Sequence[Dataset], deviations: list[str]
                    ) -> list[NDArray]:
     """The compressed ``[Y_b D tau]`` of each of ``AUTO_BLOCKS`` time blocks (block k: the
-    k-th quarter of every log), so that any set of blocks is one small QR away."""
-    stacked, _ = stack_logs(template, logs, deviations)
-    torque = np.concatenate([log.tau for log in logs])
-    position = np.concatenate([np.arange(log.n_samples) * AUTO_BLOCKS // log.n_samples
-                               for log in logs])
-    out = []
-    for k in range(AUTO_BLOCKS):
-        rows = position == k
-        out.append(triangular_factor(stacked[rows].reshape(-1, stacked.shape[-1]),
-                                     extra=torque[rows].ravel()))
-    return out
+    k-th quarter of every log), so that any set of blocks is one small QR away; the logs are
+    folded chunk by chunk (``dynid.identification._stream``)."""
+    factors = fold_logs(template, logs, len(deviations), blocks=AUTO_BLOCKS)
+    return [factors.stacked([key for key in factors.keys() if key[1] == k])
+            for k in range(AUTO_BLOCKS)]
 
 
 def _stack(factors: Sequence[NDArray]) -> NDArray:

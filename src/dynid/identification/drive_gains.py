@@ -38,11 +38,11 @@ from dynid.identification._fitting import check_rows, fit_base
 from dynid.identification._logs import (
     Offsets,
     as_logs,
-    deviation_block,
     deviation_names,
     excitation_faults,
     log_offsets,
 )
+from dynid.identification._stream import deviation_block, from_arrays
 from dynid.identification.base_parameters import (
     STRUCTURAL_RTOL,
     Method,
@@ -231,9 +231,10 @@ def _fit(design: NDArray, known_torque: NDArray, current: NDArray, free: list[in
     columns[:, free, np.arange(len(free))] = -current[:, free]
     start = OLS()
     gain_names = [f"K{j + 1}" for j in free]
-    check_rows(design, len(names) + len(free), "the current logs")
+    check_rows(design.shape[0] * design.shape[1], len(names) + len(free), "the current logs")
     try:
-        fit_base(start, np.concatenate([design, columns], axis=-1), target - known_torque,
+        fit_base(start, from_arrays(np.concatenate([design, columns], axis=-1),
+                                    target - known_torque),
                  names + gain_names, "the current logs", hint)
     except ValueError as error:
         if with_payload and not known_gains and re.search(r"\b(K\d+|payload_\w+)\b",

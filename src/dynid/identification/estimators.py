@@ -12,17 +12,18 @@ ends in ``_``:
 - ``rank_``, ``singular_`` (singular values of W — of the weighted W for WLS),
   ``condition_number_`` (their ratio; inf when W is rank deficient: reduce to base parameters
   first); an ``IllConditionedWarning`` when W, its columns scaled, is ill-conditioned;
-- ``residuals_`` (m,) = ``tau - W coef_`` (unweighted), ``relative_error_percent_`` =
-  ``100 |tau - W coef_| / |tau|``;
+- ``residuals_`` (m,) = ``tau - W coef_`` (unweighted; ``fit`` only), ``relative_error_percent_``
+  = ``100 |tau - W coef_| / |tau|``;
 - ``dropped_``: indices of coefficients removed by ``drop_above_percent`` (Gaz §VI drops those
   above 30 %: fit, drop every coefficient above the threshold, fit again without them — from
   the compressed problem, no second pass over the data);
 - ``factor_``: the triangular factor R of the (weighted) regressor, ``W^T W = R^T R``: the
   whole least-squares problem in (p, p) numbers, for later constrained solves.
 
-The solve goes through the triangular factor of ``[W tau]`` (blocked QR,
-``dynid.identification._compress``): exact least squares without forming ``W^T W``, at the
-memory of one block of rows.
+The solve goes through triangular factors of ``[W tau]`` (``dynid.identification._stream``):
+exact least squares without forming ``W^T W``, at the memory of one chunk of rows.
+``fit_factors(factors)`` fits factors folded elsewhere (a log streamed chunk by chunk, or a
+fleet's logs reduced on a cluster): ``fit(W, tau)`` folds its arrays and calls it.
 WLS rescales each joint's rows by ``1 / sigma_j`` (Szabó 2021, eq. 18-19: the closed form
 ``(W^T S^-1 W)^-1 W^T S^-1 tau``), ``sigma_j`` given or estimated from OLS residuals — per
 joint, or per joint and log when ``fit`` is given the samples' ``groups`` (logs from
@@ -38,7 +39,7 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, as_vector
-from dynid.identification._compress import triangular_factor
+from dynid.identification._stream import Factors, Moments, from_arrays
 
 __all__ = [
     "ESTIMATORS",
@@ -113,12 +114,20 @@ class _LinearEstimator:
                 f"`drop_above_percent` must be > 0 (percent), got {self.drop_above_percent}"
             )
 
-    def _solve(self, w: NDArray, y: NDArray, scale: NDArray | None) -> None:
-        if not np.any(y):
+    def _solve(self, factors: Factors, scale=None) -> None:
+        """Fit the compressed problem: every group of ``factors``, each group's rows times
+        ``scale(key)`` (None: unweighted)."""
+        target_squares = factors.target_squares()
+        if target_squares == 0:
             raise ValueError("`torque` is all zeros: nothing to identify")
-        m, p = w.shape
+        m, p = factors.n_rows, factors.n_columns
+        if m <= p:
+            raise ValueError(
+                f"`regressor` needs more rows than coefficients: {m} rows for {p} coefficients "
+                "(record more samples)"
+            )
         # [W y] compressed once; every later solve (all columns, or the kept ones) reads it
-        augmented = triangular_factor(w, extra=y, row_scale=scale)
+        augmented = factors.stacked(scale=scale)
         every = np.arange(p)
         self._solve_columns(augmented, m, every)
         self.dropped_ = np.zeros(0, dtype=int)
@@ -133,9 +142,9 @@ class _LinearEstimator:
             if high.size:
                 self._solve_columns(augmented, m, np.setdiff1d(every, high))
                 self.dropped_ = high
-        self.residuals_ = y - w @ self.coef_
-        self.relative_error_percent_ = float(100.0 * np.linalg.norm(self.residuals_)
-                                             / np.linalg.norm(y))
+        residual_squares = sum(factors.residual_squares(self.coef_).values())
+        self.relative_error_percent_ = float(100.0 * np.sqrt(residual_squares
+                                                             / target_squares))
         self.n_samples_ = m
         if not np.isfinite(self.condition_number_):
             return  # rank deficient: warned about already
@@ -147,7 +156,7 @@ class _LinearEstimator:
                 f"above {ILL_CONDITIONED:.0e}): some coefficients are dominated by noise; "
                 "excite every joint more (`dynid excite`), identify from several logs, or "
                 "regularise towards a prior (a constrained method, --prior-weight)",
-                IllConditionedWarning, stacklevel=3,
+                IllConditionedWarning, stacklevel=4,
             )
 
     def _solve_columns(self, augmented: NDArray, m: int, keep: NDArray) -> None:
@@ -211,8 +220,16 @@ class OLS(_LinearEstimator):
 
     def fit(self, regressor: ArrayLike, torque: ArrayLike) -> OLS:
         self._check_params()
-        w, y, _ = _blocks(regressor, torque, need_blocks=False)
-        self._solve(w, y, None)
+        w, y, n = _blocks(regressor, torque, need_blocks=False)
+        self._solve(from_arrays(w if n is None else w.reshape(-1, n, w.shape[1]),
+                                y if n is None else y.reshape(-1, n)))
+        self.residuals_ = y - w @ self.coef_
+        return self
+
+    def fit_factors(self, factors: Factors) -> OLS:
+        """Fit compressed rows (see the module)."""
+        self._check_params()
+        self._solve(factors)
         return self
 
 
@@ -238,35 +255,51 @@ class WLS(_LinearEstimator):
         self._check_params()
         w, y, n = _blocks(regressor, torque, need_blocks=True)
         n_samples = w.shape[0] // n
-        if groups is None:
-            labels, index = np.zeros(1, dtype=int), np.zeros(n_samples, dtype=int)
-        else:
+        if groups is not None:
             raw = np.asarray(groups)
             if raw.shape != (n_samples,) or not np.issubdtype(raw.dtype, np.integer):
                 raise ValueError(f"`groups` must be {n_samples} integer labels (one per "
                                  f"sample), got {raw.dtype} {raw.shape}")
-            labels, index = np.unique(raw, return_inverse=True)
-            if self.noise_std is not None:
-                raise ValueError("`groups` estimate one noise level per group: leave "
-                                 "`noise_std` unset")
+        self.fit_factors(from_arrays(w.reshape(n_samples, n, -1), y.reshape(n_samples, n),
+                                     groups), by_group=groups is not None)
+        self.residuals_ = y - w @ self.coef_
+        return self
+
+    def fit_factors(self, factors: Factors, *, by_group: bool = True) -> WLS:
+        """Fit compressed rows whose groups are keyed ``(label, ..., joint)``: one noise level
+        per label and joint (``by_group``), or per joint only; the labels' sorted order is
+        ``noise_std_``'s."""
+        self._check_params()
+        keys = factors.keys()
+        n = 1 + max(key[-1] for key in keys)
+        labels = sorted({key[0] for key in keys}) if by_group else [0]
+        if by_group and self.noise_std is not None:
+            raise ValueError("`groups` estimate one noise level per group: leave "
+                             "`noise_std` unset")
+
+        def level(key) -> tuple[int, int]:
+            return (labels.index(key[0]) if by_group else 0), key[-1]
+
         if self.noise_std is None:
-            ols = OLS().fit(w, y)
-            squares = ols.residuals_.reshape(n_samples, n) ** 2
-            counts = np.bincount(index, minlength=labels.size).astype(float)
-            dof = counts * (1 - w.shape[1] / n / n_samples)
+            ols = OLS().fit_factors(factors)
+            squares = np.zeros((len(labels), n))
+            counts = np.zeros((len(labels), n))
+            for key, value in factors.residual_squares(ols.coef_).items():
+                squares[level(key)] += value
+                counts[level(key)] += factors.rows[key]
+            # each group's share of the p / n degrees of freedom per joint, by its rows
+            dof = counts * (1 - factors.n_columns / n / counts.sum(axis=0, keepdims=True))
             if (dof <= 0).any():
                 raise ValueError("WLS: a group has too few samples to estimate its noise")
-            sums = np.stack([np.bincount(index, weights=squares[:, j], minlength=labels.size)
-                             for j in range(n)], axis=1)
-            sigma = np.sqrt(sums / dof[:, None])
+            sigma = np.sqrt(squares / dof)
             if (sigma <= 0).any():
                 raise ValueError("WLS: a joint's OLS residuals are all zero; give `noise_std`")
         else:
             sigma = as_vector("noise_std", self.noise_std, n)[None, :]
             if (sigma <= 0).any():
                 raise ValueError(f"`noise_std` must be > 0 for every joint, got {sigma[0]}")
-        self.noise_std_ = sigma[0] if groups is None else sigma
-        self._solve(w, y, (1.0 / sigma[index]).ravel())
+        self.noise_std_ = sigma if by_group else sigma[0]
+        self._solve(factors, lambda key: 1.0 / sigma[level(key)])
         return self
 
 
@@ -288,19 +321,32 @@ class IV(_LinearEstimator):
         if z.shape != w.shape:
             raise ValueError(f"`instruments` must have the regressor's shape {w.shape}, "
                              f"got {z.shape}")
-        if not np.any(y):
+        moments = Moments(w.shape[1])
+        moments.add(z, w, y)
+        self.fit_moments(moments, from_arrays(w, y))
+        self.residuals_ = y - w @ self.coef_
+        return self
+
+    def fit_moments(self, moments: Moments, factors: Factors) -> IV:
+        """Fit from the instruments' moments and the factors of ``[W tau]`` (for the
+        residual), both folded elsewhere (a log streamed chunk by chunk)."""
+        self._check_params()
+        target_squares = factors.target_squares()
+        if target_squares == 0:
             raise ValueError("`torque` is all zeros: nothing to identify")
-        m, p = w.shape
-        zw, zy, zz = z.T @ w, z.T @ y, z.T @ z
-        singular = np.linalg.svd(zw, compute_uv=False)
+        m, p = moments.rows, moments.zw.shape[0]
+        if m <= p:
+            raise ValueError(f"`regressor` needs more rows than coefficients: {m} rows for {p} "
+                             "coefficients (record more samples)")
+        singular = np.linalg.svd(moments.zw, compute_uv=False)
         if singular[-1] <= max(m, p) * np.finfo(float).eps * singular[0]:
             raise ValueError("the instruments do not determine every coefficient (Z^T W is "
                              "singular): simulate the model along a richer trajectory")
-        coef = np.linalg.solve(zw, zy)
-        residuals = y - w @ coef
-        sigma2 = float(residuals @ residuals) / (m - p)
-        inverse = np.linalg.inv(zw)
-        covariance = sigma2 * inverse @ zz @ inverse.T
+        coef = np.linalg.solve(moments.zw, moments.zy)
+        residual_squares = sum(factors.residual_squares(coef).values())
+        sigma2 = residual_squares / (m - p)
+        inverse = np.linalg.inv(moments.zw)
+        covariance = sigma2 * inverse @ moments.zz @ inverse.T
         self.coef_ = coef
         self.covariance_ = covariance
         self.sigma2_ = sigma2
@@ -309,9 +355,8 @@ class IV(_LinearEstimator):
         self.singular_ = singular
         self.rank_ = p
         self.condition_number_ = float(singular[0] / singular[-1])
-        self.residuals_ = residuals
-        self.relative_error_percent_ = float(100.0 * np.linalg.norm(residuals)
-                                             / np.linalg.norm(y))
+        self.relative_error_percent_ = float(100.0 * np.sqrt(residual_squares
+                                                             / target_squares))
         self.n_samples_ = m
         self.dropped_ = np.zeros(0, dtype=int)
         return self

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -31,8 +31,8 @@ from dynid.identification._logs import (
     deviation_names,
     excitation_faults,
     log_offsets,
-    stack_logs,
 )
+from dynid.identification._stream import Factors, Moments, fold_logs
 from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.estimators import IV, OLS, WLS
 from dynid.identification.model import LinearModel
@@ -66,7 +66,8 @@ class IVConvergenceWarning(RuntimeWarning):
 def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
              friction: FrictionModel | None = None, estimator: OLS | WLS | None = None,
              method: Method = "rref", rotor_inertia: bool | None = None,
-             offsets: Offsets = "per-log") -> LinearModel:
+             offsets: Offsets = "per-log",
+             progress: Callable[[int], None] | None = None) -> LinearModel:
     """Fit base parameters (and linear friction, and rotor inertias) to ``data``: one log, or
     several logs stacked.
 
@@ -80,7 +81,9 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     which becomes their mean (``dynid.identification._logs``; the report's ``log_offsets``
     lists them with their std); ``"shared"`` fits one offset for all logs.
     Needs ``ddq`` (differentiate filtered velocities first for real logs) and torque logs
-    (motor currents: ``identify_drive_gains``).
+    (motor currents: ``identify_drive_gains``). Logs of any length: they are folded chunk by
+    chunk (``dynid.identification._stream``), the regressor never held whole;
+    ``progress(samples)`` hears of every chunk.
     """
     logs = as_logs(data)
     for k, log in enumerate(logs):
@@ -95,24 +98,18 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     template = linear_template(robot, friction, method=method, rotor_inertia=rotor)
     base = template.base
     deviations = deviation_names(template, logs, offsets)
-    stacked, labels = stack_logs(template, logs, deviations)
-    torque = np.concatenate([log.tau for log in logs])
     names = [*base.base_names, *deviations]
-    check_rows(stacked, len(names), "the data")
-    options = {"groups": labels} if isinstance(estimator, WLS) and len(logs) > 1 else {}
+    n_samples = sum(log.n_samples for log in logs)
+    check_rows(n_samples * robot.n_joints, len(names), "the data")
+    factors = fold_logs(template, logs, len(deviations), progress=progress)
+    options = {"by_group": len(logs) > 1} if isinstance(estimator, WLS) else {}
     faults = excitation_faults(logs, robot.joint_names)
-    fit_base(estimator, stacked, torque, names, "the data",
+    fit_base(estimator, factors, names, "the data",
              "; ".join(faults) if faults else
              "every joint must move, in both directions for Coulomb friction", **options)
-    report = fit_report(estimator, kind="torque", n_samples=int(labels.size))
+    report = fit_report(estimator, kind="torque", n_samples=n_samples)
     if len(logs) > 1:
-        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
-                           "n_samples": log.n_samples} for k, log in enumerate(logs)]
-        report["offsets"] = offsets
-        per_log = log_offsets(template, logs, estimator.coef_, estimator.covariance_,
-                              len(deviations))
-        if per_log is not None:
-            report["log_offsets"] = per_log
+        report.update(_logs_report(template, logs, estimator, offsets, len(deviations)))
     return dataclasses.replace(template, coefficients=estimator.coef_[:base.rank],
                                std=estimator.std_[:base.rank], report=report)
 
@@ -128,28 +125,39 @@ def linear_template(robot: Robot, friction: FrictionModel, *, method: Method = "
                        rotor_inertia=rotor_inertia)
 
 
-def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.0,
-                controller: Robot | None = None, friction: FrictionModel | None = None,
-                iterations: int = 5, tolerance: float = 1e-2, method: Method = "rref"
+def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
+                natural_frequency=20.0, controller: Robot | None = None,
+                friction: FrictionModel | None = None, iterations: int = 5,
+                tolerance: float = 1e-2, method: Method = "rref",
+                rotor_inertia: bool | None = None, offsets: Offsets = "per-log"
                 ) -> LinearModel:
-    """IDIM-IV (Janot et al. 2014) for a log recorded in closed loop.
+    """IDIM-IV (Janot et al. 2014) for logs recorded in closed loop: one log, or several.
 
     Starting from OLS, the identified model (its equivalent parameters and friction) is
     simulated under the same computed-torque controller (``controller`` model, default the
     ``robot`` as given; gains from ``natural_frequency``) tracking the same ``reference``
-    trajectory; the regressor of that noise-free simulation is the instrument matrix, and the
-    estimate is refreshed until it changes by less than ``tolerance`` (relative; iterates
-    wander at the noise level, so 1 % by default) or after ``iterations`` — then an
-    ``IVConvergenceWarning``; ``report["converged"]`` says which. Unlike OLS it stays unbiased
-    when the regressor is built from noisy, filtered measurements. ``data`` must be uniformly
-    sampled (resample first).
+    trajectory (one for all logs, or a list: one per log); the regressor of that noise-free
+    simulation is the instrument matrix, and the estimate is refreshed until it changes by less
+    than ``tolerance`` (relative; iterates wander at the noise level, so 1 % by default) or
+    after ``iterations`` — then an ``IVConvergenceWarning``; ``report["converged"]`` says which.
+    Unlike OLS it stays unbiased when the regressor is built from noisy, filtered
+    measurements. Every log must be uniformly sampled (resample first). ``rotor_inertia`` and
+    ``offsets`` (each log its own torque offsets) as in ``identify``; the offsets' deviation
+    columns are their own instruments.
     """
 
     if not (isinstance(iterations, int) and iterations >= 1):
         raise ValueError(f"`iterations` must be an integer >= 1, got {iterations}")
-    step = uniform_step(data)
-    model = identify(robot, data, friction=friction, method=method)
-    measured = model.base_regressor(data.q, data.dq, data.ddq)
+    logs = as_logs(data)
+    references = _references(reference, len(logs))
+    steps = [uniform_step(log) for log in logs]
+    model = identify(robot, logs[0] if len(logs) == 1 else logs, friction=friction,
+                     method=method, rotor_inertia=rotor_inertia, offsets=offsets)
+    deviations = deviation_names(model, logs, offsets)
+    factors = fold_logs(model, logs, len(deviations))
+    n_samples = sum(log.n_samples for log in logs)
+    rank = model.base.rank
+    coefficients = np.concatenate([model.coefficients, np.zeros(len(deviations))])
     history: list[float] = []
     for iteration in range(1, iterations + 1):
         parameters = model.equivalent_parameters
@@ -158,26 +166,36 @@ def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.
             model.friction.with_coefficients(model.friction_parameters)).with_rotor_inertia(
             np.maximum(model.rotor_parameters, 0.0))
         try:
-            simulated = simulate_closed_loop(
-                plant, reference, duration=data.duration, rate=1.0 / step,
+            simulated = [simulate_closed_loop(
+                plant, path, duration=log.duration, rate=1.0 / step,
                 natural_frequency=natural_frequency, controller=controller or robot,
-                start=float(data.t[0]))
+                start=float(log.t[0]))
+                for log, path, step in zip(logs, references, steps, strict=True)]
         except ValueError as error:
             raise ValueError(
                 f"IV iteration {iteration}: the model identified so far cannot be simulated "
                 f"({error}); the log may be too noisy or too short for IV — use OLS/WLS"
             ) from None
-        instruments = model.base_regressor(simulated.q, simulated.dq, simulated.ddq)
-        estimator = IV().fit(measured, data.tau, instruments=instruments)
-        change = float(np.linalg.norm(estimator.coef_ - model.coefficients)
-                       / np.linalg.norm(model.coefficients))
+        moments = Moments(factors.n_columns)
+        for k, (log, twin) in enumerate(zip(logs, simulated, strict=True)):
+            if twin.n_samples != log.n_samples:
+                raise ValueError(f"IV iteration {iteration}: the simulation of log {k + 1} "
+                                 f"has {twin.n_samples} samples, the log {log.n_samples}: "
+                                 "its time stamps must be uniform (resample first)")
+        fold_logs(model, logs, len(deviations), factors=Factors(factors.n_columns),
+                  instruments=simulated, moments=moments)
+        estimator = IV().fit_moments(moments, factors)
+        change = float(np.linalg.norm(estimator.coef_[:rank] - coefficients[:rank])
+                       / np.linalg.norm(coefficients[:rank]))
+        coefficients = estimator.coef_
         history.append(change)
         converged = change < tolerance
-        model = dataclasses.replace(
-            model, coefficients=estimator.coef_, std=estimator.std_,
-            report=fit_report(estimator, kind="torque", n_samples=data.n_samples,
-                              iterations=iteration, changes=history, converged=converged),
-        )
+        report = fit_report(estimator, kind="torque", n_samples=n_samples,
+                            iterations=iteration, changes=history, converged=converged)
+        if len(logs) > 1:
+            report.update(_logs_report(model, logs, estimator, offsets, len(deviations)))
+        model = dataclasses.replace(model, coefficients=estimator.coef_[:rank],
+                                    std=estimator.std_[:rank], report=report)
         if converged:
             return model
     warnings.warn(
@@ -186,3 +204,25 @@ def identify_iv(robot: Robot, data: Dataset, reference, *, natural_frequency=20.
         IVConvergenceWarning, stacklevel=2,
     )
     return model
+
+
+def _references(reference, n_logs: int) -> list:
+    """One reference trajectory per log: the same for all, or a list of ``n_logs``."""
+    if isinstance(reference, (list, tuple)):
+        if len(reference) != n_logs:
+            raise ValueError(f"`reference` must be one trajectory, or one per log ({n_logs}), "
+                             f"got {len(reference)}")
+        return list(reference)
+    return [reference] * n_logs
+
+
+def _logs_report(model: LinearModel, logs: Sequence[Dataset], estimator, offsets: Offsets,
+                 n_deviations: int) -> dict:
+    """The report's entries for a fit on several logs: the logs, and each one's offsets."""
+    out = {"logs": [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                     "n_samples": log.n_samples} for k, log in enumerate(logs)],
+           "offsets": offsets}
+    per_log = log_offsets(model, logs, estimator.coef_, estimator.covariance_, n_deviations)
+    if per_log is not None:
+        out["log_offsets"] = per_log
+    return out

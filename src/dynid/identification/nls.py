@@ -19,6 +19,10 @@ Solved by bounded trust-region least squares (scipy) on an equivalent square pro
 ``J^T J`` and ``J^T r`` — assembled from the regressor's Gram matrix and per-joint products, so
 an iteration costs little more than one torque evaluation. Logs longer than ``max_samples`` are
 decimated evenly for the fit (a LuGre state is integrated on the full series first).
+
+Several logs fit together, each with its own torque offsets: per-log deviations around the
+friction model's own offset (effects coding, as in ``dynid.identification._logs``) are linear
+unknowns beside the rotor inertias; the report lists every log's offsets.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import Dataset, concatenate
 from dynid.dynamics import regressor, rotor_regressor
 from dynid.friction.fit import FITTABLE_MODELS, fit_friction, start_model
 from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._compress import triangular_factor
+from dynid.identification._logs import Offsets, as_logs
+from dynid.identification._stream import deviation_block
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
 from dynid.identification.linear import identify
@@ -152,12 +158,15 @@ def _smooth_abs_root(x: NDArray) -> tuple[NDArray, NDArray]:
     return x * root, root * (1.0 - x**2 / (2.0 * r * (r + _EPSILON)))
 
 
-def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel = "stribeck",
+def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
+                 friction: str | FrictionModel = "stribeck",
                  bounds: ParameterBounds | None = None, start: NDArray | None = None,
                  lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 200,
-                 rotor_inertia: bool | None = None,
+                 rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
                  progress: Callable[[str], None] | None = None) -> NLSResult:
-    """Fit the physical parameters and a friction model jointly (see the module).
+    """Fit the physical parameters and a friction model jointly (see the module) to ``data``:
+    one log, or several (``offsets="per-log"``, default: each its own torque offsets;
+    ``"shared"``: the friction model's offset for all).
 
     ``friction``: a name of ``NLS_FRICTION_MODELS`` (its start is fitted on the residual of an
     OLS fit) or a model instance (its values are the start; its "fixed" fields stay).
@@ -165,54 +174,68 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     masses stay positive and CoMs free); ``start`` ``(n, 10)`` defaults to the robot's own
     parameters (CAD), projected into the bounds; ``lasso`` is Gilbert's lambda.
     ``rotor_inertia``: fit each drive's rotor inertia too, >= 0, from the robot's (default:
-    when the robot states them). ``max_iterations``: the solver's evaluation budget.
+    when the robot states them). ``max_iterations``: the solver's evaluation budget;
+    ``max_samples``: the samples fitted, over all logs (each log decimated in proportion).
     """
     import scipy.optimize
 
     clock = time.perf_counter()
     say = progress or (lambda _line: None)
-    if data.ddq is None:
-        raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
+    logs = as_logs(data)
     if not lasso >= 0:
         raise ValueError(f"`lasso` must be >= 0, got {lasso}")
     if not (isinstance(max_samples, int) and max_samples >= 10):
         raise ValueError(f"`max_samples` must be an integer >= 10, got {max_samples!r}")
-    if not np.any(data.tau):
-        raise ValueError("`data.tau` is zero on every joint and sample: there is no torque "
-                         "to fit the parameters to (were the torques logged?)")
+    if offsets not in ("per-log", "shared"):
+        raise ValueError(f"`offsets` must be 'per-log' or 'shared', got {offsets!r}")
     n = robot.n_joints
+    for k, log in enumerate(logs):
+        where = "data" if len(logs) == 1 else f"data[{k}]"
+        if log.n_joints != n:
+            raise ValueError(f"`{where}` has {log.n_joints} joints, `robot` {n}")
+        if not np.any(log.tau):
+            raise ValueError(f"`{where}.tau` is zero on every joint and sample: there is no "
+                             "torque to fit the parameters to (were the torques logged?)")
     bounds = bounds if bounds is not None else robot.bounds
     if bounds is not None and bounds.n_links != n:
         raise ValueError(f"`bounds` has {bounds.n_links} links, the robot {n}")
     start_parameters = robot.parameters if start is None else np.asarray(start, float)
     if start_parameters.shape != (n, N_LINK_PARAMETERS):
         raise ValueError(f"`start` must have shape ({n}, 10), got {start_parameters.shape}")
-    pick = np.unique(np.linspace(0, data.n_samples - 1, min(data.n_samples, max_samples))
-                     .round().astype(int))
-    used = data.select(pick)
+    picks = _decimation(logs, max_samples)
+    used = _joined([log.select(pick) for log, pick in zip(logs, picks, strict=True)])
+    n_logs = len(logs) if offsets == "per-log" else 1
+    n_deviations = (n_logs - 1) * n
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     n_rotor = n if rotor else 0
     columns = [regressor(robot, used.q, used.dq, used.ddq)]
     if rotor:
         columns.append(rotor_regressor(used.ddq))
-    stacked = np.concatenate(columns, axis=-1).reshape(-1, N_LINK_PARAMETERS * n + n_rotor)
+    if n_deviations:
+        columns.append(np.concatenate([deviation_block(k, n_logs, pick.size, n)
+                                       for k, pick in enumerate(picks)]))
+    stacked = np.concatenate(columns, axis=-1).reshape(
+        -1, N_LINK_PARAMETERS * n + n_rotor + n_deviations)
     tau = used.tau.ravel()
     norm = float(np.linalg.norm(tau))
-    model0 = _friction_start(robot, data, used, friction)
-    say(f"nls: {used.n_samples} of {data.n_samples} samples, friction {model0.name}")
+    model0 = _friction_start(robot, logs, used, friction)
+    total_samples = sum(log.n_samples for log in logs)
+    say(f"nls: {used.n_samples} of {total_samples} samples"
+        + (f" from {len(logs)} logs" if len(logs) > 1 else "") + f", friction {model0.name}")
 
     # unknowns: the rigid (n, 10) block, then the free friction fields (joint-major per field)
     chi0 = _unknowns(start_parameters, bounds)
     names0, table0 = _friction_table(model0)
     kinds = np.array([model0.KINDS[name] for name in names0], dtype=str)
     free = kinds != "fixed"
-    logs = kinds[free] == "positive"
+    logarithmic = kinds[free] == "positive"
     theta0 = table0[:, free]  # (n, k_free)
-    theta0 = np.where(logs, np.log(np.maximum(theta0, 1e-12)), theta0)
+    theta0 = np.where(logarithmic, np.log(np.maximum(theta0, 1e-12)), theta0)
     k_free = int(free.sum())
     rigid = N_LINK_PARAMETERS * n
-    linear = rigid + n_rotor  # the link block, then the rotor inertias
-    x0 = np.concatenate([chi0.ravel(), robot.rotor_inertia[:n_rotor],
+    # the link block, then the rotor inertias, then the logs' offset deviations
+    linear = rigid + n_rotor + n_deviations
+    x0 = np.concatenate([chi0.ravel(), robot.rotor_inertia[:n_rotor], np.zeros(n_deviations),
                          theta0.T.ravel()])  # friction field-major
 
     lower_rigid = np.full((n, N_LINK_PARAMETERS), -np.inf)
@@ -225,8 +248,9 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
             lower_rigid[k, 1:4], upper_rigid[k, 1:4] = link.com_lower, link.com_upper
     low_friction = np.where(kinds[free] == "nonneg", 0.0, -np.inf)
     lower = np.concatenate([lower_rigid.ravel(), np.zeros(n_rotor),
-                            np.repeat(low_friction, n)])
-    upper = np.concatenate([upper_rigid.ravel(), np.full(n_rotor + k_free * n, np.inf)])
+                            np.full(n_deviations, -np.inf), np.repeat(low_friction, n)])
+    upper = np.concatenate([upper_rigid.ravel(),
+                            np.full(n_rotor + n_deviations + k_free * n, np.inf)])
     x0 = np.clip(x0, lower, upper)
     # the L1 term: L's off-diagonal entries over the size of the link's principal ones
     off_diagonal = np.zeros((n, N_LINK_PARAMETERS), dtype=bool)
@@ -242,15 +266,16 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
         theta = x[linear:].reshape(k_free, n).T
         table = table0.copy()
         if k_free:
-            table[:, free] = np.where(logs, np.exp(np.minimum(theta, 700.0)), theta)
+            table[:, free] = np.where(logarithmic, np.exp(np.minimum(theta, 700.0)), theta)
         return chi, table
 
     def friction_torque(table: NDArray) -> NDArray:
         if not kinds.size:
             return np.zeros((used.n_samples, n))
         model = model0.from_per_joint(table)
-        if model.stateful:  # integrate the state on the full series, then pick
-            return model.torque_along(data.t, data.dq)[pick]
+        if model.stateful:  # integrate the state on each full series, then pick
+            return np.concatenate([model.torque_along(log.t, log.dq)[pick]
+                                   for log, pick in zip(logs, picks, strict=True)])
         return model.torque(used.dq)
 
     # The residual rows (N n of them) enter only through J^T J, J^T r and |r|^2, each cheap
@@ -268,7 +293,7 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
         chi, table = split(x)
         pi = np.concatenate([_link_parameters(chi).ravel(), x[rigid:linear]])
         r = ((stacked @ pi).reshape(used.n_samples, n) + friction_torque(table) - used.tau)
-        slope_rigid = np.eye(linear)  # d (pi, Ia) / d (chi, Ia): block diagonal
+        slope_rigid = np.eye(linear)  # d (pi, Ia, d) / d (chi, Ia, d): block diagonal
 
         step = 1e-7 * np.maximum(np.abs(chi), 1e-3)
         for c in range(N_LINK_PARAMETERS):  # every link at once
@@ -338,24 +363,106 @@ def identify_nls(robot: Robot, data: Dataset, *, friction: str | FrictionModel =
     # x_scale="jac" blows the steps up along the unidentifiable directions and crawls
     result = scipy.optimize.least_squares(
         lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1], bounds=(lower, upper),
-        method="trf", xtol=1e-12, ftol=1e-10, gtol=1e-12, max_nfev=max_iterations)
+        method="trf", xtol=1e-12, ftol=1e-10, gtol=1e-14, max_nfev=max_iterations)
     chi, table = split(result.x)
     parameters = _link_parameters(chi)
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
     status = "converged" if result.success else f"stopped: {result.message}"
     say(f"nls: {status} after {result.nfev} evaluations")
-    model = _linear_model(robot.with_rotor_inertia(result.x[rigid:linear]) if rotor else robot,
-                          parameters, fitted, used, friction_torque(table), status, rotor)
-    predicted = model.predict(data.q, data.dq, data.ddq, data.t)
+    deviations = result.x[rigid + n_rotor:linear]
+    offset_torque = stacked[:, rigid + n_rotor:linear] @ deviations
+    model = _linear_model(
+        robot.with_rotor_inertia(result.x[rigid:rigid + n_rotor]) if rotor else robot,
+        parameters, fitted, used, friction_torque(table) + offset_torque.reshape(-1, n),
+        status, rotor)
+    if len(logs) > 1:
+        model.report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                                 "n_samples": log.n_samples} for k, log in enumerate(logs)]
+        model.report["offsets"] = offsets
+        if n_deviations:
+            model.report["log_offsets"] = _log_offsets(
+                logs, deviations, _offset_field(fitted), evaluate(result.x)[1], norm,
+                model.report, slice(rigid + n_rotor, linear),
+                _offset_position(names0, free, n, linear))
+    tau_all, predicted = [], []
+    for k, log in enumerate(logs):
+        shift = deviation_block(k, n_logs, 1, n)[0] @ deviations if n_deviations else 0.0
+        tau_all.append(log.tau)
+        predicted.append(model.predict(log.q, log.dq, log.ddq, log.t) + shift)
+    tau_all, predicted = np.concatenate(tau_all), np.concatenate(predicted)
     return NLSResult(
         model=model, parameters=parameters, friction=fitted,
         consistency=check_consistency(parameters, bounds), status=status,
-        success=bool(result.success), rmse=rmse(data.tau, predicted),
-        mae=mae(data.tau, predicted), n_samples_fitted=used.n_samples,
+        success=bool(result.success), rmse=rmse(tau_all, predicted),
+        mae=mae(tau_all, predicted), n_samples_fitted=used.n_samples,
         seconds=time.perf_counter() - clock)
 
 
-def _friction_start(robot: Robot, data: Dataset, used: Dataset,
+def _decimation(logs: Sequence[Dataset], max_samples: int) -> list[NDArray]:
+    """Each log's samples kept for the fit: evenly spread, ``max_samples`` in all, shared in
+    proportion to the logs' lengths (at least 10 each)."""
+    total = sum(log.n_samples for log in logs)
+    picks = []
+    for log in logs:
+        share = max(min(log.n_samples, 10), round(max_samples * log.n_samples / total))
+        picks.append(np.unique(np.linspace(0, log.n_samples - 1, min(log.n_samples, share))
+                               .round().astype(int)))
+    return picks
+
+
+def _joined(parts: Sequence[Dataset]) -> Dataset:
+    """The fitted samples of every log as one Dataset; each log's time follows the previous
+    one's (only the sample rows matter here, not the time between logs)."""
+    if len(parts) == 1:
+        return parts[0]
+    shifted, end = [], 0.0
+    for part in parts:
+        t = part.t - part.t[0] + end
+        shifted.append(dataclasses.replace(part, t=t))
+        end = float(t[-1]) + 1.0
+    return concatenate(shifted)
+
+
+def _offset_field(model: FrictionModel) -> NDArray:
+    """The friction model's constant offset per joint ``(n,)`` (zero when it has none)."""
+    names, table = _friction_table(model)
+    return table[:, names.index("fo")] if "fo" in names else np.zeros(model.n_joints)
+
+
+def _offset_position(names: Sequence[str], free: NDArray, n: int, first: int
+                     ) -> NDArray | None:
+    """Where the friction model's offsets ``fo`` (one per joint) sit among the unknowns (the
+    friction's start at ``first``, field-major), or None when it has no free ``fo``."""
+    if "fo" not in names or not free[list(names).index("fo")]:
+        return None
+    field = int(np.count_nonzero(free[: list(names).index("fo")]))
+    return first + field * n + np.arange(n)
+
+
+def _log_offsets(logs: Sequence[Dataset], deviations: NDArray, fo: NDArray, square: NDArray,
+                 norm: float, report: dict, where: slice, fo_position: NDArray | None
+                 ) -> list[dict]:
+    """Every log's offsets ``fo + d_l`` with a standard deviation from the Gauss-Newton
+    covariance ``sigma^2 (J^T J)^-1`` (``square^T square = J^T J / norm^2``)."""
+    n = fo.size
+    n_logs = len(logs)
+    sigma2 = (norm * report["relative_error_percent"] / 100) ** 2 / max(
+        report["n_equations"] - square.shape[1], 1)
+    covariance = sigma2 * np.linalg.pinv(square.T @ square) / norm**2
+    out = []
+    for k, log in enumerate(logs):
+        for_log = np.zeros((n, square.shape[1]))  # o_k = fo + this matrix @ unknowns
+        for_log[:, where] = deviation_block(k, n_logs, 1, n)[0]
+        if fo_position is not None:
+            for_log[np.arange(n), fo_position] = 1.0
+        spread = np.einsum("ij,jk,ik->i", for_log, covariance, for_log)
+        out.append({"source": str(log.metadata.get("source", f"log {k + 1}")),
+                    "offsets": (fo + deviation_block(k, n_logs, 1, n)[0] @ deviations).tolist(),
+                    "std": np.sqrt(np.maximum(spread, 0)).tolist()})
+    return out
+
+
+def _friction_start(robot: Robot, logs: Sequence[Dataset], used: Dataset,
                     friction: str | FrictionModel) -> FrictionModel:
     """The friction model to fit, with its start values."""
     n = robot.n_joints
@@ -372,7 +479,8 @@ def _friction_start(robot: Robot, data: Dataset, used: Dataset,
         return NoFriction(n)
     # the start from the residual of an OLS fit with viscous + Coulomb + offset columns, on
     # the whole log (compressed: cheap; the decimated samples may not excite every column)
-    ols = identify(robot, data, friction=ViscousCoulomb.zeros(n))
+    ols = identify(robot, logs[0] if len(logs) == 1 else list(logs),
+                   friction=ViscousCoulomb.zeros(n))
     residual = used.tau - ols.rigid_torque(used.q, used.dq, used.ddq)
     start = start_model(friction, used.dq, residual)
     if isinstance(start, Arctan) and isinstance(robot.friction, Arctan):

@@ -15,6 +15,7 @@ from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import NoFriction
 from dynid.identification._compress import triangular_factor
 from dynid.identification._fitting import check_rows, fit_base, fit_report
+from dynid.identification._stream import from_arrays
 from dynid.identification.base_parameters import Method, robot_base_parameters, structural_regressor
 from dynid.identification.estimators import OLS
 from dynid.identification.model import LinearModel
@@ -59,9 +60,9 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     targets = np.concatenate([samples.M[:, rows, cols],
                               samples.g[:, 1:] if drop else samples.g], axis=1)
     stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
-    check_rows(stacked, base.rank, "the static samples")
+    check_rows(stacked.shape[0] * stacked.shape[1], base.rank, "the static samples")
     estimator = OLS(drop_above_percent=drop_above_percent)
-    fit_base(estimator, stacked, targets, base.base_names, "the static samples",
+    fit_base(estimator, from_arrays(stacked, targets), base.base_names, "the static samples",
          "the poses must spread over every joint's range")
     return LinearModel(
         robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
