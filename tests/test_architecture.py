@@ -34,7 +34,7 @@ LAYERS = [
     ("dynid.excitation",),
     ("dynid.evaluation",),
     ("dynid.export",),
-    ("dynid.demo", "dynid.bench"),
+    ("dynid.demo", "dynid.bench", "dynid.bench_scale"),
     ("dynid",),  # the top-level API (__init__)
     ("dynid.cli",),
 ]

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
+import dynid.identification._stream as stream
 from dynid.data import read_dataset, write_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.identification import OLS, WLS, identify, identify_constrained
-from dynid.identification._stream import Factors, fold_logs, from_arrays, joint_columns
+from dynid.identification._stream import Factors, fold_logs, from_arrays, joint_layouts
 from dynid.identification.linear import default_friction, linear_template
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
@@ -20,14 +21,18 @@ from dynid.simulate.twin import SensorModel, simulate_open_loop
 @pytest.fixture(scope="module")
 def panda_log():
     robot = load_robot("panda")
-    data = simulate_open_loop(robot, random_fourier(robot, seed=3), duration=30.0, rate=200.0,
+    data = simulate_open_loop(robot, random_fourier(robot, seed=3), duration=60.0, rate=200.0,
                               sensor=SensorModel(torque_noise_std=0.1), seed=3)
     return robot, data
 
 
-def test_chunked_factors_fit_like_the_whole_regressor(panda_log):
-    """OLS and WLS from the streamed factors (small chunks, structural zeros left out) equal
-    the estimators fitted on the whole base regressor."""
+@pytest.mark.parametrize("precondition_after", [10**9, 3000], ids=["householder", "gram"])
+def test_chunked_factors_fit_like_the_whole_regressor(panda_log, monkeypatch,
+                                                      precondition_after):
+    """OLS and WLS from the streamed factors (small chunks, structural zeros left out; every
+    chunk folded by QR, or by Gram updates once 3000 rows precondition them) equal the
+    estimators fitted on the whole base regressor."""
+    monkeypatch.setattr(stream, "PRECONDITION_AFTER", precondition_after)
     robot, data = panda_log
     template = linear_template(robot, default_friction(robot))
     whole = template.base_regressor(data.q, data.dq, data.ddq)
@@ -42,13 +47,23 @@ def test_chunked_factors_fit_like_the_whole_regressor(panda_log):
     assert_close(model.coefficients, OLS().fit(whole, data.tau).coef_, rtol=1e-10, atol=1e-12)
 
 
-def test_a_joint_keeps_only_the_columns_its_rows_can_touch(panda_log):
-    robot, _ = panda_log
+def test_a_joint_folds_only_the_columns_its_rows_can_tell_apart(panda_log):
+    """Joint j's rows touch no column of the links before it, nor other joints' friction;
+    of the columns they touch, the dependent ones (at every state) are regrouped, and the
+    layout reproduces the rows exactly."""
+    robot, data = panda_log
     template = linear_template(robot, default_friction(robot))
-    columns = joint_columns(template, 0, 1)
-    sizes = [c.size for c in columns]
-    assert sizes[0] == template.base.rank - 3 * (robot.n_joints - 1)  # not others' friction
-    assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] / 3
+    layouts = joint_layouts(template, 0, 1)[0]
+    touched = [layout.columns.size for layout in layouts]
+    folded = [layout.independent.size for layout in layouts]
+    assert touched[0] <= template.base.rank - 3 * (robot.n_joints - 1)  # not others' friction
+    assert touched == sorted(touched, reverse=True) and touched[-1] < touched[0] / 3
+    assert folded[0] < touched[0]  # joint 1's row alone does not separate its columns
+    whole = template.base_regressor(data.q[:500], data.dq[:500], data.ddq[:500])
+    for j, layout in enumerate(layouts):
+        rows = whole[:, j, layout.columns]
+        assert_close(layout.spread(rows[:, layout.independent]), rows, rtol=0, atol=1e-9)
+        assert not np.delete(whole[:, j], layout.columns, axis=1).any()
 
 
 def test_factors_merge_as_one_fold(rng):
@@ -99,3 +114,88 @@ def test_memory_mapping_refuses_what_it_cannot_map(panda_log, tmp_path):
     np.savez(broken, t=t, q=small.q, dq=small.dq, tau=small.tau)
     with pytest.raises(ValueError, match=r"strictly increasing.*memory-mapped"):
         read_dataset(broken, mmap=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local, \
+            distributed.Client(local) as client:
+        yield client
+
+
+def test_a_dask_cluster_folds_the_logs_as_one_machine(panda_log, tmp_path, cluster,
+                                                      monkeypatch):
+    """Logs folded on a LocalCluster of 2 workers, in pieces (a memory-mapped log mapped
+    again by each worker, an in-memory log sent), give the local coefficients to 1e-10."""
+    robot, data = panda_log
+    monkeypatch.setattr(stream, "PIECE_SAMPLES", 5000)  # several pieces per log
+    other = simulate_open_loop(robot, random_fourier(robot, seed=4), duration=40.0, rate=200.0,
+                               sensor=SensorModel(torque_noise_std=0.1, torque_bias=0.2),
+                               seed=4)
+    mapped = read_dataset(write_dataset(tmp_path / "log.npz", data), mmap=True)
+    local = identify(robot, [mapped, other])
+    remote = identify(robot, [mapped, other], client=cluster)
+    scale = np.abs(local.coefficients).max()
+    assert np.abs(remote.coefficients - local.coefficients).max() < 1e-10 * scale
+    assert_close(remote.std, local.std, rtol=1e-8, atol=0)
+    constrained = identify_constrained(robot, [mapped, other], method="cls2", client=cluster)
+    alone = identify_constrained(robot, [mapped, other], method="cls2")
+    assert_close(constrained.parameters, alone.parameters, rtol=1e-6, atol=1e-8)
+    # the file changes before the workers map it: their error, not a partial factor
+    with open(tmp_path / "log.npz", "ab") as handle:
+        handle.write(b"\0" * 64)
+    with pytest.raises(ValueError, match="changed under the run"):
+        identify(robot, mapped, client=cluster)
+
+
+def test_validation_in_chunks_gives_the_figures_of_the_whole_residual(panda_log,
+                                                                      monkeypatch):
+    """validate_model accumulates its figures chunk by chunk (here 777 samples at a time):
+    every figure equals the one computed on the whole residual, the 95th percentile exactly
+    as np.percentile."""
+    import dynid.evaluation.validate as validation
+    from dynid.metrics import relative_error_percent, residual_statistics, rmse, w_errors
+
+    robot, data = panda_log
+    model = identify(robot, data.select(slice(0, 6000)))
+    monkeypatch.setattr(validation, "VALIDATION_CHUNK", 777)
+    report = validation.validate_model(model, data, reestimate_offsets=True, joints=[1, 2, 4])
+    picked = [0, 1, 3]
+    predicted = model.predict(data.q, data.dq, data.ddq)
+    offsets = np.mean(data.tau - predicted, axis=0)
+    measured, predicted = data.tau[:, picked], (predicted + offsets)[:, picked]
+    assert_close(np.array(report.offsets), offsets, rtol=1e-9)
+    assert_close(report.rmse, rmse(measured, predicted), rtol=1e-10)
+    expected = residual_statistics(measured, predicted)
+    for name, value in report.residuals.items():
+        assert_close(np.asarray(value), expected[name], rtol=1e-7, atol=1e-12)
+    assert report.relative_error_percent == pytest.approx(
+        relative_error_percent(measured, predicted), rel=1e-10)
+    assert (report.w, report.w_r) == pytest.approx(w_errors(measured, predicted), rel=1e-10)
+    rigid = model.rigid_torque(data.q, data.dq, data.ddq)[:, picked]
+    assert_close(report.rmse_rigid, rmse(measured, rigid), rtol=1e-10)
+
+
+def test_identify_command_streams_a_mapped_log_on_a_scheduler(panda_log, tmp_path, cluster,
+                                                              capsys):
+    import json
+
+    from dynid.cli import main
+
+    robot, data = panda_log
+    path = str(write_dataset(tmp_path / "log.npz", data))
+    assert main(["identify", "panda", path, "--mmap"]) == 2
+    assert "give --as-is too" in capsys.readouterr().err
+    assert main(["identify", "panda", path, "--as-is", "--mmap", "--method", "iv",
+                 "--scheduler", cluster.scheduler.address]) == 2
+    assert "`--scheduler` is for --method" in capsys.readouterr().err
+    assert main(["identify", "panda", path, "--as-is", "--mmap", "--json",
+                 "--scheduler", cluster.scheduler.address]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    local = identify(robot, data)
+    assert_close(np.array([row["value"] for row in payload["coefficients"]]),
+                 local.coefficients, rtol=1e-9, atol=1e-12)
+    assert main(["identify", "panda", path, "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert "no Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err

@@ -70,3 +70,91 @@ def residual_statistics(measured: ArrayLike, predicted: ArrayLike) -> dict:
             "p95_abs": np.percentile(np.abs(e), 95, axis=0),
             "lag1_autocorrelation": np.where(power > 0, lag / np.where(power > 0, power, 1),
                                              0.0)}
+
+
+class ResidualSums:
+    """The figures above accumulated chunk by chunk over a log of any length (consecutive
+    chunks of ``tau`` and ``tau^`` ``(m, n)``), for ``rmse``, ``mae``, the relative error,
+    ``w``/``w_r`` and ``residual_statistics`` without the whole residual in memory. The 95th
+    percentile of ``|e|`` needs the residual twice more (``percentile``), exactly as
+    ``np.percentile`` would give it."""
+
+    def __init__(self, n: int) -> None:
+        self.count = 0
+        self.sum, self.squares, self.absolute = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.largest, self.torque_squares = np.zeros(n), np.zeros(n)
+        self.lagged = np.zeros(n)  # sum of e_t e_(t-1)
+        self.first = self.last = None
+
+    def add(self, measured: NDArray, predicted: NDArray) -> None:
+        e = measured - predicted
+        if e.shape[0] == 0:
+            return
+        self.count += e.shape[0]
+        self.sum += e.sum(axis=0)
+        self.squares += (e**2).sum(axis=0)
+        self.absolute += np.abs(e).sum(axis=0)
+        self.largest = np.maximum(self.largest, np.abs(e).max(axis=0))
+        self.torque_squares += (measured**2).sum(axis=0)
+        self.lagged += (e[1:] * e[:-1]).sum(axis=0)
+        if self.last is not None:
+            self.lagged += e[0] * self.last
+        if self.first is None:
+            self.first = e[0].copy()
+        self.last = e[-1].copy()
+
+    def rmse(self) -> NDArray:
+        return np.sqrt(self.squares / self.count)
+
+    def mae(self) -> NDArray:
+        return self.absolute / self.count
+
+    def statistics(self, p95_abs: NDArray) -> dict:
+        """``residual_statistics``' figures (the percentile from ``percentile``)."""
+        mean = self.sum / self.count
+        power = self.squares - self.count * mean**2  # sum of (e - mean)^2
+        # sum over t >= 1 of (e_t - mean)(e_(t-1) - mean), from the raw sums
+        lag = (self.lagged - mean * (2 * self.sum - self.first - self.last)
+               + (self.count - 1) * mean**2)
+        return {"mean": mean, "std": np.sqrt(np.maximum(power, 0) / self.count),
+                "max_abs": self.largest, "p95_abs": p95_abs,
+                "lag1_autocorrelation": np.where(power > 0, lag / np.where(power > 0, power, 1),
+                                                 0.0)}
+
+    def percentile(self, residuals, q: float = 95.0, bins: int = 4096) -> NDArray:
+        """The ``q``-th percentile of ``|e|`` per joint, as ``np.percentile`` (linear), from
+        ``residuals()``: a fresh iterator over the same residual chunks each call (two more
+        passes: a histogram finds the bins of the two order statistics, then only the values
+        in them are kept)."""
+        n = self.sum.size
+        position = (self.count - 1) * q / 100.0
+        low = int(np.floor(position))
+        ranks = (low, min(low + 1, self.count - 1))
+        scale = np.where(self.largest > 0, bins / np.where(self.largest > 0, self.largest, 1),
+                         0.0)
+
+        def bin_of(values: NDArray) -> NDArray:
+            return np.minimum((values * scale).astype(np.int64), bins - 1)
+
+        counts = np.zeros((n, bins), dtype=np.int64)
+        for e in residuals():
+            index = bin_of(np.abs(e))
+            for j in range(n):
+                counts[j] += np.bincount(index[:, j], minlength=bins)
+        before = np.cumsum(counts, axis=1) - counts  # values in the bins below each bin
+        wanted = [[int(np.searchsorted(np.cumsum(counts[j]), rank, side="right"))
+                   for rank in ranks] for j in range(n)]
+        kept = [[] for _ in range(n)]
+        for e in residuals():
+            magnitude = np.abs(e)
+            index = bin_of(magnitude)
+            for j in range(n):
+                inside = (index[:, j] >= wanted[j][0]) & (index[:, j] <= wanted[j][1])
+                kept[j].append(magnitude[inside, j])
+        out = np.zeros(n)
+        for j in range(n):
+            values = np.sort(np.concatenate(kept[j]))
+            offset = before[j, wanted[j][0]]
+            lo, hi = (values[rank - offset] for rank in ranks)
+            out[j] = lo + (position - low) * (hi - lo)
+        return out

@@ -8,6 +8,7 @@ heavy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -203,6 +204,9 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
     parser.add_argument("--as-is", action="store_true",
                         help="use the log exactly as it is: no resampling, filtering, "
                              "differentiation or trimming (it must carry ddq)")
+    parser.add_argument("--mmap", action="store_true",
+                        help="with --as-is: memory-map an NPZ log (uncompressed, SI units) "
+                             "instead of reading it in: a log longer than memory, streamed")
     parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
@@ -227,17 +231,47 @@ def prepared(args: argparse.Namespace, path: str, robot=None):
 
     joints = list(robot.joint_names) if robot is not None else None
     as_is = getattr(args, "as_is", False)
+    mmap = getattr(args, "mmap", False)
+    if mmap and not as_is:
+        raise ValueError("`--mmap` streams a log as it is: give --as-is too (a mapped log is "
+                         "not filtered or resampled)")
     if as_is:
         given = [flag for flag, dest in (("--resample", "resample"), ("--cutoff", "cutoff"),
                                          ("--trim", "trim")) if getattr(args, dest) is not None]
         if given:
             raise ValueError(f"`--as-is` uses the log as it is: it excludes {', '.join(given)}")
     data = read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
-                        units=getattr(args, "units", None), effort=getattr(args, "effort", None))
+                        units=getattr(args, "units", None), effort=getattr(args, "effort", None),
+                        mmap=mmap)
     if as_is:
         return prepare(data, as_is=True)
     return prepare(data, rate=args.resample, cutoff=args.cutoff, order=args.order,
                    trim_seconds=args.trim)
+
+
+def scheduler_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help=f"a Dask scheduler (tcp://host:8786) whose workers {what} "
+                             "(needs dynid[dask]; default: this machine)")
+
+
+@contextlib.contextmanager
+def dask_client(args: argparse.Namespace):
+    """The Dask client of --scheduler (None without it), closed after."""
+    address = getattr(args, "scheduler", None)
+    if address is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("`--scheduler` needs Dask: pip install 'dynid[dask]'") from None
+    try:
+        client = Client(address, timeout=10)
+    except (OSError, TimeoutError) as error:
+        raise ValueError(f"`--scheduler`: no Dask scheduler at {address} ({error})") from None
+    with client:
+        yield client
 
 
 def robot_options(parser: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ from dynid.cli._common import (
     ROBOT_HELP,
     Range,
     bounds_file,
+    dask_client,
     friction_options,
     linear_friction,
     loaded_robot,
@@ -18,6 +19,7 @@ from dynid.cli._common import (
     preprocessing_options,
     print_json,
     robot_options,
+    scheduler_option,
     stderr_progress,
 )
 
@@ -96,6 +98,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "from OLS residuals)")
     friction_options(identify, nonlinear=True)
     robot_options(identify)
+    scheduler_option(identify, "fold the logs (ols, wls, constrained)")
     preprocessing_options(identify)
     identify.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
@@ -161,9 +164,11 @@ def _identify(args: argparse.Namespace) -> int:
             raise ValueError("`--noise-std` gives one level per joint; with several logs WLS "
                              "estimates each log's own: leave it out")
         options["noise_std"] = args.noise_std
-    model = identify(robot, _one_or_all(logs), friction=linear_friction(robot, args),
-                     estimator=ESTIMATORS[args.method](**options),
-                     rotor_inertia=args.rotor_inertia, offsets=args.offsets)
+    with dask_client(args) as client:
+        model = identify(robot, _one_or_all(logs), friction=linear_friction(robot, args),
+                         estimator=ESTIMATORS[args.method](**options),
+                         rotor_inertia=args.rotor_inertia, offsets=args.offsets,
+                         client=client)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: {args.method.upper()} on {_names(args)} "
                             f"(friction {model.friction.name})")
@@ -253,6 +258,7 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
         "--max-evaluations": ("max_evaluations", ("nls",)),
         "--prior-weight": ("prior_weight", tuple(constrained)),
         "--bounds": ("bounds", (*constrained, "nls")),
+        "--scheduler": ("scheduler", ("ols", "wls", *constrained)),
     }
     for flag, (attribute, methods) in uses.items():
         if getattr(args, attribute) is not None and args.method not in methods:
@@ -268,15 +274,21 @@ def _errors(model, logs) -> tuple:
     own = {entry["source"]: np.array(entry["offsets"])
            for entry in model.report.get("log_offsets", [])}
     mean = np.mean(list(own.values()), axis=0) if own else 0.0  # the model's offsets
+    from dynid.evaluation.validate import VALIDATION_CHUNK
+
+    stateful = model.fitted_friction is not None and model.fitted_friction.stateful
     squares, torques, count = 0.0, 0.0, 0
     for log in logs:
-        measured = model.measured_torque(log)
-        predicted = model.predict(log.q, log.dq, log.ddq, log.t)
         shift = own.get(str(log.metadata.get("source")))
-        if shift is not None and len(own) > 1:
-            predicted = predicted + shift - mean
-        squares = squares + ((measured - predicted) ** 2).sum(axis=0)
-        torques = torques + (measured**2).sum(axis=0)
+        step = log.n_samples if stateful else VALIDATION_CHUNK  # a long log in chunks
+        for start in range(0, log.n_samples, step):
+            part = log.select(slice(start, start + step))
+            measured = model.measured_torque(part)
+            predicted = model.predict(part.q, part.dq, part.ddq, part.t)
+            if shift is not None and len(own) > 1:
+                predicted = predicted + shift - mean
+            squares = squares + ((measured - predicted) ** 2).sum(axis=0)
+            torques = torques + (measured**2).sum(axis=0)
         count += log.n_samples
     return np.sqrt(squares / count), np.sqrt(torques / count), count
 
@@ -376,12 +388,13 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")
-    result = identify_constrained(robot, _one_or_all(logs), method=args.method,
-                                  friction=linear_friction(robot, args), prior=prior,
-                                  regulariser=args.regulariser or "euclidean",
-                                  weight=args.prior_weight, bounds=_bounds(args, robot),
-                                  rotor_inertia=args.rotor_inertia, offsets=args.offsets,
-                                  progress=stderr_progress(args))
+    with dask_client(args) as client:
+        result = identify_constrained(robot, _one_or_all(logs), method=args.method,
+                                      friction=linear_friction(robot, args), prior=prior,
+                                      regulariser=args.regulariser or "euclidean",
+                                      weight=args.prior_weight, bounds=_bounds(args, robot),
+                                      rotor_inertia=args.rotor_inertia, offsets=args.offsets,
+                                      progress=stderr_progress(args), client=client)
     curve = result.model.report.get("prior_weight_curve")
     lines = list(result.consistency.lines())
     if curve:

@@ -17,6 +17,7 @@ from dynid.data.io import read_dataset as read_dataset
 from dynid.data.io import read_panda_log as read_panda_log
 from dynid.data.io import read_static as read_static
 from dynid.data.io import write_dataset as write_dataset
+from dynid.data.io import write_log_pieces as write_log_pieces
 from dynid.data.preprocess import DEFAULT_CUTOFF as DEFAULT_CUTOFF
 from dynid.data.preprocess import DEFAULT_TRIM as DEFAULT_TRIM
 from dynid.data.preprocess import FIELDS as FIELDS
@@ -72,4 +73,5 @@ __all__ = [
     "uniform_step",
     "with_accelerations",
     "write_dataset",
+    "write_log_pieces",
 ]

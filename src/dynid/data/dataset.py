@@ -22,6 +22,7 @@ __all__ = [
     "concatenate",
     "is_mapped",
     "lower_triangle",
+    "release_pages",
     "sample_times",
     "static_rows",
     "with_accelerations",
@@ -165,6 +166,29 @@ class Dataset:
         pick = {name: getattr(self, name) for name in ("t", "q", "dq", "tau", "ddq", "M", "g")}
         return Dataset(**{k: (v[index] if v is not None else None) for k, v in pick.items()},
                        metadata=dict(self.metadata), effort=self.effort)
+
+
+def release_pages(data: Dataset, rows: slice) -> None:
+    """Drop the pages of a memory-mapped log's ``rows`` from this process's memory once they
+    have been used (they stay in the OS file cache): reading a mapped log from end to end then
+    keeps a chunk resident, not the whole file. Nothing for arrays in memory."""
+    import mmap
+
+    for name in ("t", "q", "dq", "tau", "ddq"):
+        array = getattr(data, name)
+        handle = getattr(array, "_mmap", None)  # np.memmap's own map (views share it)
+        if handle is None or not hasattr(handle, "madvise") or not array.flags.c_contiguous:
+            continue
+        part = array[rows]
+        if part.size == 0:
+            continue
+        base = np.frombuffer(handle, dtype=np.uint8).ctypes.data
+        start = part.ctypes.data - base
+        page = mmap.PAGESIZE
+        first = -(-start // page) * page  # whole pages inside the rows only
+        end = (start + part.nbytes) // page * page
+        if end > first:
+            handle.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def check_unchanged(data: Dataset) -> None:

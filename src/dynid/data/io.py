@@ -45,11 +45,15 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Mapping, Sequence
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from numpy.lib import format as npy_format
 from numpy.typing import NDArray
 
 from dynid._files import atomic_write
@@ -66,7 +70,7 @@ from dynid.data.dataset import EFFORTS, Dataset, StaticData, lower_triangle, sta
 from dynid.data.rosbag import read_rosbag
 
 __all__ = ["MAPPED_FIELDS", "PANDA_LOG_FILES", "UNITS", "column_mapping", "read_dataset",
-           "read_panda_log", "read_static", "unit_mapping", "write_dataset"]
+           "read_panda_log", "read_static", "unit_mapping", "write_dataset", "write_log_pieces"]
 
 # the dynid fields a column mapping names; ``tau`` is the effort column (torques, or currents
 # with ``effort="current"``), ``current`` a column of motor currents
@@ -441,7 +445,8 @@ def _effort(effort: str | None, claims: list[str]) -> str:
 def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
                  columns: Mapping | str | Path | None = None,
                  units: Mapping[str, str] | str | None = None,
-                 effort: str | None = None, mmap: bool = False) -> Dataset:
+                 effort: str | None = None, mmap: bool = False,
+                 rows: slice | None = None) -> Dataset:
     """Read a time series: CSV or NPZ (formats in the module docstring), a ROS 2 bag (an
     ``.mcap`` file, or the folder ``ros2 bag record`` writes; ``dynid.data.read_rosbag``, its
     joints picked by ``joint_names``), or a folder in the Panda log format
@@ -455,9 +460,12 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
     else torque. The units read go to ``metadata["units"]``. ``mmap``: memory-map an NPZ's
     time series instead of reading them (a log of any length; it stays on disk, in SI units,
     and the file must not change while it is used — ``dynid.identification`` checks its
-    size).
+    size). ``rows``: with ``mmap``, the samples of this slice only (a piece of a long log, the
+    file mapped as a whole, only the piece checked).
     """
     path = Path(path)
+    if rows is not None and not (mmap and isinstance(rows, slice)):
+        raise ValueError("`rows` takes a slice of a memory-mapped log (with `mmap`)")
     if mmap and (path.suffix.lower() != ".npz" or columns is not None or units):
         raise ValueError(f"`mmap`: only an NPZ log in SI units can be memory-mapped, got "
                          f"{path.name}" + (" with a column mapping or units" if
@@ -507,6 +515,9 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
     elif suffix == ".npz":
         arrays = read_npz(path, required=(), optional=(*MAPPED_FIELDS, "M", "g"), what="log",
                           mmap=MAPPED_FIELDS if mmap else ())
+        if rows is not None:
+            arrays = {key: value[rows] if key in MAPPED_FIELDS else value
+                      for key, value in arrays.items() if key not in ("M", "g")}
         _one_effort(path, "tau" in arrays, "current" in arrays, "arrays")
         missing = [name for name in ("t", "q", "dq") if name not in arrays]
         if "tau" not in arrays and "current" not in arrays:
@@ -584,6 +595,56 @@ def write_dataset(path: str | Path, data: Dataset) -> Path:
     return atomic_write(path, lambda tmp: np.savetxt(tmp, matrix, delimiter=",",
                                                      header=",".join(header), comments="",
                                                      fmt="%.17g"))
+
+
+def write_log_pieces(path: str | Path, pieces: Iterable[Dataset]) -> Path:
+    """Write consecutive pieces of one log as one uncompressed NPZ, atomically, holding one
+    piece at a time: a log longer than memory (a twin run of days at 1 kHz) that
+    ``read_dataset(path, mmap=True)`` maps back. The pieces must join (time increasing across
+    them) and agree in joints, effort and fields; no ``M``, ``g``."""
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        raise ValueError(f"`path` must end in .npz, got {path.name!r}")
+
+    def write(tmp: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=".pieces.") as folder:
+            raw, shape, effort, last = {}, None, None, -np.inf
+            try:
+                for k, piece in enumerate(pieces):
+                    if not isinstance(piece, Dataset) or piece.M is not None:
+                        raise ValueError(f"`pieces[{k}]` must be a Dataset without M, g")
+                    names = ("t", "q", "dq", "tau") + (("ddq",) if piece.ddq is not None
+                                                       else ())
+                    if shape is None:
+                        shape, effort = (names, piece.n_joints), piece.effort
+                        raw = {name: open(Path(folder) / name, "wb") for name in names}
+                    if (names, piece.n_joints) != shape or piece.effort != effort:
+                        raise ValueError(f"`pieces[{k}]` has other fields, joints or effort "
+                                         "than the first piece")
+                    if piece.t[0] <= last:
+                        raise ValueError(f"`pieces[{k}]` starts at t = {piece.t[0]!r}, not "
+                                         f"after the previous piece (t = {last!r})")
+                    last = float(piece.t[-1])
+                    for name in names:
+                        raw[name].write(np.ascontiguousarray(getattr(piece, name)).tobytes())
+            finally:
+                for handle in raw.values():
+                    handle.close()
+            if shape is None:
+                raise ValueError("`pieces` is empty: a log needs at least one sample")
+            names, n = shape
+            n_samples = (Path(folder) / "t").stat().st_size // 8
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+                for name in names:
+                    member = "current" if name == "tau" and effort == "current" else name
+                    header = {"descr": "<f8", "fortran_order": False,
+                              "shape": (n_samples,) if name == "t" else (n_samples, n)}
+                    with (archive.open(f"{member}.npy", "w", force_zip64=True) as out,
+                          open(Path(folder) / name, "rb") as source):
+                        npy_format.write_array_header_2_0(out, header)
+                        shutil.copyfileobj(source, out, 1 << 24)
+
+    return atomic_write(path, write)
 
 
 def read_static(path: str | Path) -> StaticData:

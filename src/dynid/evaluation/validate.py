@@ -13,7 +13,10 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.dynamics import mass_matrix
 from dynid.excitation.trajectory import random_poses
 from dynid.identification.consistency import check_consistency
-from dynid.metrics import mae, relative_error_percent, residual_statistics, rmse, w_errors
+from dynid.metrics import ResidualSums
+
+# Samples predicted at a time: validation of a log of any length in constant memory
+VALIDATION_CHUNK = 1 << 16
 
 __all__ = [
     "ValidationReport",
@@ -120,7 +123,8 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     metrics above, the physical consistency of the model's link parameters when it has a full
     set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
     on ``n_poses`` random poses within the limits. A current log is turned into torques by the
-    model's drive gains.
+    model's drive gains. Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time
+    (a stateful friction: the whole log at once), the figures accumulated.
 
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
@@ -134,35 +138,51 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
               else list(range(model.robot.n_joints)))
     if not picked:
         raise ValueError("`joints` is empty: name at least one joint to score")
-    measured = model.measured_torque(data)
-    rigid = model.rigid_torque(data.q, data.dq, data.ddq)
-    predicted = rigid + model.friction_torque(data.dq, data.t)
+    stateful = model.fitted_friction is not None and model.fitted_friction.stateful
+    step = data.n_samples if stateful else VALIDATION_CHUNK  # a state runs along the log
+
+    def torques(offsets=None):
+        """(measured, predicted, rigid) of every joint, chunk by chunk."""
+        for start in range(0, data.n_samples, step):
+            part = data.select(slice(start, start + step))
+            rigid = model.rigid_torque(part.q, part.dq, part.ddq)
+            predicted = rigid + model.friction_torque(part.dq, part.t)
+            if offsets is not None:
+                predicted = predicted + offsets
+            yield model.measured_torque(part), predicted, rigid
+
     offsets = None
     if reestimate_offsets:
-        offsets = np.mean(measured - predicted, axis=0)
-        predicted = predicted + offsets
-    measured, predicted, rigid = measured[:, picked], predicted[:, picked], rigid[:, picked]
+        offsets = sum(np.sum(measured - predicted, axis=0)
+                      for measured, predicted, _ in torques()) / data.n_samples
+    with_friction, rigid_only = ResidualSums(len(picked)), ResidualSums(len(picked))
+    for measured, predicted, rigid in torques(offsets):
+        with_friction.add(measured[:, picked], predicted[:, picked])
+        rigid_only.add(measured[:, picked], rigid[:, picked])
+    p95 = with_friction.percentile(
+        lambda: ((m - p)[:, picked] for m, p, _ in torques(offsets)))
     parameters = model.physical_parameters
     consistency = (check_consistency(parameters, model.robot.bounds)
                    if parameters is not None else None)
     # the relative errors divide by |tau|: a log of zero torques (none logged, the arm off)
     # leaves them undefined, and says so, while the absolute errors still stand
     undefined = {}
-    if np.any(measured):
-        relative = relative_error_percent(measured, predicted)
-        w, w_r = w_errors(measured, predicted)
+    error = float(np.sqrt(with_friction.squares.sum()))
+    torque = float(np.sqrt(with_friction.torque_squares.sum()))
+    w = error / data.n_samples  # Jaco2 eq. 9
+    if torque > 0:
+        relative, w_r = 100.0 * error / torque, error / torque
     else:
         reason = ("`data.tau` is zero on every joint and sample: a relative error needs "
                   "torque (were the torques logged?)")
         undefined = {"relative_error_percent": reason, "w_r": reason}
         relative, w_r = None, None
-        w = float(np.linalg.norm(predicted)) / data.n_samples  # w_errors' w, tau = 0
     return ValidationReport(
-        n_samples=data.n_samples, rmse=rmse(measured, predicted), mae=mae(measured, predicted),
-        rmse_rigid=rmse(measured, rigid), relative_error_percent=relative, w=w, w_r=w_r,
-        residuals=residual_statistics(measured, predicted),
-        rms_torque=np.sqrt(np.mean(measured**2, axis=0)), physical=parameters is not None,
-        consistency=consistency,
+        n_samples=data.n_samples, rmse=with_friction.rmse(), mae=with_friction.mae(),
+        rmse_rigid=rigid_only.rmse(), relative_error_percent=relative, w=w, w_r=w_r,
+        residuals=with_friction.statistics(p95),
+        rms_torque=np.sqrt(with_friction.torque_squares / data.n_samples),
+        physical=parameters is not None, consistency=consistency,
         mass_matrix=mass_matrix_check(model._rigid, n_samples=n_poses, seed=seed),
         undefined=undefined, joints=[j + 1 for j in picked],
         offsets=None if offsets is None else offsets.tolist())

@@ -100,7 +100,8 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
                          prior: ArrayLike | None = None, regulariser: str = "euclidean",
                          weight: float | Literal["auto"] | None = None,
                          rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
-                         progress: Callable[[str], None] | None = None) -> ConstrainedResult:
+                         progress: Callable[[str], None] | None = None,
+                         client=None) -> ConstrainedResult:
     """Identify the full link parameters under physical constraints (see the module).
 
     ``data``: one log or several (each with its own torque offsets, as ``identify``).
@@ -112,7 +113,8 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     chooses it among ``AUTO_WEIGHTS`` by the held-out error over ``AUTO_BLOCKS`` time blocks of
     every log (each block held out in turn, the others fitted); the report's
     ``prior_weight_curve`` holds the curve. ``rotor_inertia``: identify the drives' rotor
-    inertias too, kept >= 0 (default: when the robot states them).
+    inertias too, kept >= 0 (default: when the robot states them). ``client``: a Dask
+    ``distributed.Client`` whose workers fold the logs (as ``identify``).
     """
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
@@ -145,7 +147,7 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     template = linear_template(robot, friction, rotor_inertia=rotor)
     base = template.base
     deviations = deviation_names(template, logs, offsets)
-    blocks = _block_factors(template, logs, deviations)
+    blocks = _block_factors(template, logs, deviations, client)
     problem = _Problem(robot=robot, base=base, n_deviations=len(deviations), bounds=bounds,
                        prior=prior, regulariser=regulariser, method=method,
                        n_rotor=template.n_rotor)
@@ -218,12 +220,12 @@ AUTO_WEIGHTS = tuple(10.0 ** np.arange(-6, 2))
 AUTO_BLOCKS = 4
 
 
-def _block_factors(template: LinearModel, logs: Sequence[Dataset], deviations: list[str]
-                   ) -> list[NDArray]:
+def _block_factors(template: LinearModel, logs: Sequence[Dataset], deviations: list[str],
+                   client=None) -> list[NDArray]:
     """The compressed ``[Y_b D tau]`` of each of ``AUTO_BLOCKS`` time blocks (block k: the
     k-th quarter of every log), so that any set of blocks is one small QR away; the logs are
     folded chunk by chunk (``dynid.identification._stream``)."""
-    factors = fold_logs(template, logs, len(deviations), blocks=AUTO_BLOCKS)
+    factors = fold_logs(template, logs, len(deviations), blocks=AUTO_BLOCKS, client=client)
     return [factors.stacked([key for key in factors.keys() if key[1] == k])
             for k in range(AUTO_BLOCKS)]
 

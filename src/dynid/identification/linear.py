@@ -67,7 +67,7 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
              friction: FrictionModel | None = None, estimator: OLS | WLS | None = None,
              method: Method = "rref", rotor_inertia: bool | None = None,
              offsets: Offsets = "per-log",
-             progress: Callable[[int], None] | None = None) -> LinearModel:
+             progress: Callable[[int], None] | None = None, client=None) -> LinearModel:
     """Fit base parameters (and linear friction, and rotor inertias) to ``data``: one log, or
     several logs stacked.
 
@@ -83,7 +83,9 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     Needs ``ddq`` (differentiate filtered velocities first for real logs) and torque logs
     (motor currents: ``identify_drive_gains``). Logs of any length: they are folded chunk by
     chunk (``dynid.identification._stream``), the regressor never held whole;
-    ``progress(samples)`` hears of every chunk.
+    ``progress(samples)`` hears of every chunk. ``client``: a Dask ``distributed.Client``
+    whose workers fold the logs' pieces (a fleet's logs, days of 1 kHz data); the result is
+    the local one to rounding.
     """
     logs = as_logs(data)
     for k, log in enumerate(logs):
@@ -101,7 +103,7 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     names = [*base.base_names, *deviations]
     n_samples = sum(log.n_samples for log in logs)
     check_rows(n_samples * robot.n_joints, len(names), "the data")
-    factors = fold_logs(template, logs, len(deviations), progress=progress)
+    factors = fold_logs(template, logs, len(deviations), progress=progress, client=client)
     options = {"by_group": len(logs) > 1} if isinstance(estimator, WLS) else {}
     faults = excitation_faults(logs, robot.joint_names)
     fit_base(estimator, factors, names, "the data",
