@@ -230,3 +230,13 @@ def pinocchio_q(model: pin.Model, q: np.ndarray) -> np.ndarray:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261121)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A Dask LocalCluster of 2 worker processes (one thread each) and its client."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as local, \
+            distributed.Client(local) as client:
+        yield client

@@ -170,3 +170,22 @@ def test_every_format_names_its_metric_and_explains_the_criteria(tmp_path):
     assert "I_a + I_b >= I_c" in payload["criteria_definitions"]["Triangle inequality (4)"]
     assert "every trajectory" in payload["criteria_rule"]
     assert table.lines()[0].split()[:2] == ["w_r", "[-]"]  # the terminal table too
+
+
+def test_compare_command_runs_its_fits_on_a_dask_scheduler(poor_logs, capsys, tmp_path,
+                                                           cluster):
+    """`--scheduler`: the (method, log) fits run on the cluster's workers; the table is the
+    local one."""
+    import json
+
+    _, logs = poor_logs
+    paths = []
+    for k, log in enumerate(logs[:2]):
+        paths.append(str(tmp_path / f"traj{k + 1}.csv"))
+        write_dataset(paths[-1], log)
+    command = ["compare", "panda", *paths, "--methods", "ols", "wls", "--json", "--quiet"]
+    assert main(command) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*command, "--scheduler", cluster.scheduler.address]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    assert remote["rows"] == local["rows"]

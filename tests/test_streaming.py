@@ -116,15 +116,6 @@ def test_memory_mapping_refuses_what_it_cannot_map(panda_log, tmp_path):
         read_dataset(broken, mmap=True)
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as local, \
-            distributed.Client(local) as client:
-        yield client
-
-
 def test_a_dask_cluster_folds_the_logs_as_one_machine(panda_log, tmp_path, cluster,
                                                       monkeypatch):
     """Logs folded on a LocalCluster of 2 workers, in pieces (a memory-mapped log mapped

@@ -21,13 +21,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
-                                           "compare", "all"],
+                                           "compare", "all", "scale"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
                             "from 1010 poses; consistency: CLS-3, NLS, SDP and penalty "
                             "retrieval; compare: 5 logs x 8 methods, and the demo; all: these "
-                            "four (make bench adds the excitation and preprocessing pipeline)")
+                            "four (make bench adds the excitation and preprocessing pipeline); "
+                            "scale: the closed-loop twin idle and busy, 10^7 samples streamed "
+                            "from a memory-mapped log (and on a Dask LocalCluster), excitation, "
+                            "the demo (minutes; a few GB of disk in --folder)")
+    bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000), default=10_000_000,
+                       help="scale: the streamed log's samples (default %(default)s)")
+    bench.add_argument("--folder", metavar="DIR",
+                       help="scale: where the streamed log is written (default: the system's "
+                            "temporary folder)")
     output_options(bench, quiet=True)
     bench.set_defaults(handler=_bench)
 
@@ -45,6 +53,16 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
     result: dict = {}
+    if args.suite == "scale":
+        from dynid.bench_scale import format_scale, run_scale_suite
+
+        result = run_scale_suite(n_samples=args.samples, folder=args.folder,
+                                 progress=stderr_progress(args))
+        if args.json:
+            print_json(result)
+        else:
+            print(format_scale(result))
+        return 0
     if args.suite in ("dynamics", "all"):
         result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
                            progress=stderr_progress(args))

@@ -10,6 +10,7 @@ from dynid.cli._common import (
     LINEAR_FRICTION,
     NONLINEAR_FRICTION,
     bounds_file,
+    dask_client,
     friction_options,
     joint_keys,
     linear_friction,
@@ -19,6 +20,7 @@ from dynid.cli._common import (
     preprocessing_options,
     print_json,
     robot_options,
+    scheduler_option,
     stderr_progress,
 )
 
@@ -57,6 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
     preprocessing_options(compare, split=False)
+    scheduler_option(compare, "run the fits")
     output_options(compare, quiet=True)
     compare.set_defaults(handler=_compare, output_suffixes={"-o": (".md", ".csv", ".json"),
                                                          "--plot": FIGURE_SUFFIXES})
@@ -77,15 +80,17 @@ def _compare(args: argparse.Namespace) -> int:
                              f"got {len(args.references)}")
         references = [load_trajectory(path) for path in args.references]
     datasets = [prepared(args, path, robot) for path in args.data]
-    table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
-                            methods=args.methods, prior=prior, references=references,
-                            nls_friction=args.nls_friction,
-                            friction=linear_friction(robot, args),
-                            bounds=None if args.bounds is None else bounds_file(
-                                args.bounds, robot.n_joints),
-                            joints=joint_keys(args.joints),
-                            reestimate_offsets=args.reestimate_offsets,
-                            progress=stderr_progress(args))
+    with dask_client(args) as client:
+        table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
+                                methods=args.methods, prior=prior, references=references,
+                                nls_friction=args.nls_friction,
+                                friction=linear_friction(robot, args),
+                                bounds=None if args.bounds is None else bounds_file(
+                                    args.bounds, robot.n_joints),
+                                joints=joint_keys(args.joints),
+                                reestimate_offsets=args.reestimate_offsets,
+                                executor=None if client is None else client.get_executor(),
+                                progress=stderr_progress(args))
     writes = []  # the table and the figure appear together or not at all
     if args.output:
         writes.append((args.output, lambda tmp: write_table(table, tmp, suffix=args.output)))

@@ -10,8 +10,10 @@ from dynid.cli._common import (
     SEED,
     Range,
     bounds_file,
+    dask_client,
     output_options,
     print_json,
+    scheduler_option,
     stderr_progress,
 )
 
@@ -49,6 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="write the robot with the retrieved parameters: a dynid robot "
                                "file (.yaml; a URDF robot's points at its URDF), or URDF / "
                                "MJCF (.urdf, .xml)")
+    scheduler_option(retrieve, "run the penalty restarts")
     output_options(retrieve, quiet=True)
     retrieve.set_defaults(handler=_retrieve, output_suffixes={
         "-o": (".yaml", ".yml", ".urdf", ".xml", ".mjcf")})
@@ -73,17 +76,20 @@ def _retrieve(args: argparse.Namespace) -> int:
     if args.prior_weight is not None and (args.method != "penalty" or prior is None):
         raise ValueError("`--prior-weight` weighs --prior in --method penalty")
     if args.method == "sdp":
-        if (args.restarts, args.stages, args.seed) != (None, None, None):
-            raise ValueError("`--restarts`, `--stages` and `--seed` are for --method penalty")
+        if (args.restarts, args.stages, args.seed, args.scheduler) != (None,) * 4:
+            raise ValueError("`--restarts`, `--stages`, `--seed` and `--scheduler` are for "
+                             "--method penalty")
         result = retrieve_sdp(robot, model.base, model.coefficients, bounds=bounds,
                               total_mass=total_mass, exclude=exclude, prior=prior)
     else:
-        result = retrieve_penalty(robot, model.base, model.coefficients, bounds=bounds,
-                                  total_mass=total_mass, exclude=exclude, prior=prior,
-                                  prior_weight=args.prior_weight or 1e-3,
-                                  restarts=8 if args.restarts is None else args.restarts,
-                                  stages=10 if args.stages is None else args.stages,
-                                  seed=args.seed or 0, progress=stderr_progress(args))
+        with dask_client(args) as client:
+            result = retrieve_penalty(
+                robot, model.base, model.coefficients, bounds=bounds, total_mass=total_mass,
+                exclude=exclude, prior=prior, prior_weight=args.prior_weight or 1e-3,
+                restarts=8 if args.restarts is None else args.restarts,
+                stages=10 if args.stages is None else args.stages, seed=args.seed or 0,
+                executor=None if client is None else client.get_executor(),
+                progress=stderr_progress(args))
     if args.output:
         retrieved = dataclasses.replace(robot, parameters=result.parameters,
                                         name=f"{robot.name}-retrieved")

@@ -79,6 +79,7 @@ def _mapped(name: str, array: np.memmap) -> np.memmap:
         except ValueError as error:  # the index is the chunk's: say where the chunk starts
             raise ValueError(f"{error}, counting from row {first} of the memory-mapped "
                              "array") from None
+        _release(array, slice(start, start + _MAPPED_ROWS))  # checked: out of memory again
     return array
 
 
@@ -172,23 +173,27 @@ def release_pages(data: Dataset, rows: slice) -> None:
     """Drop the pages of a memory-mapped log's ``rows`` from this process's memory once they
     have been used (they stay in the OS file cache): reading a mapped log from end to end then
     keeps a chunk resident, not the whole file. Nothing for arrays in memory."""
+    for name in ("t", "q", "dq", "tau", "ddq"):
+        _release(getattr(data, name), rows)
+
+
+def _release(array, rows: slice) -> None:
+    """``release_pages`` for one array (nothing unless it is memory-mapped)."""
     import mmap
 
-    for name in ("t", "q", "dq", "tau", "ddq"):
-        array = getattr(data, name)
-        handle = getattr(array, "_mmap", None)  # np.memmap's own map (views share it)
-        if handle is None or not hasattr(handle, "madvise") or not array.flags.c_contiguous:
-            continue
-        part = array[rows]
-        if part.size == 0:
-            continue
-        base = np.frombuffer(handle, dtype=np.uint8).ctypes.data
-        start = part.ctypes.data - base
-        page = mmap.PAGESIZE
-        first = -(-start // page) * page  # whole pages inside the rows only
-        end = (start + part.nbytes) // page * page
-        if end > first:
-            handle.madvise(mmap.MADV_DONTNEED, first, end - first)
+    handle = getattr(array, "_mmap", None)  # np.memmap's own map (views share it)
+    if handle is None or not hasattr(handle, "madvise") or not array.flags.c_contiguous:
+        return
+    part = array[rows]
+    if part.size == 0:
+        return
+    base = np.frombuffer(handle, dtype=np.uint8).ctypes.data
+    start = part.ctypes.data - base
+    page = mmap.PAGESIZE
+    first = -(-start // page) * page  # whole pages inside the rows only
+    end = (start + part.nbytes) // page * page
+    if end > first:
+        handle.madvise(mmap.MADV_DONTNEED, first, end - first)
 
 
 def check_unchanged(data: Dataset) -> None:

@@ -410,7 +410,7 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
 
 # Samples per task on a cluster: big enough that a task's overhead (sending the model,
 # mapping the file) is small, small enough to spread a day's log over many workers
-PIECE_SAMPLES = 1 << 20
+PIECE_SAMPLES = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -434,7 +434,11 @@ class _MappedPiece:
 
 
 def _fold_task(task: tuple) -> Factors:
-    """One piece folded on a worker."""
+    """One piece folded on a worker, with one compiled-kernel thread (a worker stands for one
+    core; more threads than cores collapse)."""
+    import numba
+
+    numba.set_num_threads(1)
     model, source, k, first, total, n_logs, n_deviations, blocks, chunk = task
     log = source.load() if isinstance(source, _MappedPiece) else source
     out = Factors(model.base.rank + n_deviations)
