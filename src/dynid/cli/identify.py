@@ -274,6 +274,7 @@ def _errors(model, logs) -> tuple:
     own = {entry["source"]: np.array(entry["offsets"])
            for entry in model.report.get("log_offsets", [])}
     mean = np.mean(list(own.values()), axis=0) if own else 0.0  # the model's offsets
+    from dynid.data.dataset import release_pages
     from dynid.evaluation.validate import VALIDATION_CHUNK
 
     stateful = model.fitted_friction is not None and model.fitted_friction.stateful
@@ -289,6 +290,7 @@ def _errors(model, logs) -> tuple:
                 predicted = predicted + shift - mean
             squares = squares + ((measured - predicted) ** 2).sum(axis=0)
             torques = torques + (measured**2).sum(axis=0)
+            release_pages(log, slice(start, start + step))
         count += log.n_samples
     return np.sqrt(squares / count), np.sqrt(torques / count), count
 

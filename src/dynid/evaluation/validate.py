@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid.data.dataset import release_pages
 from dynid.dynamics import mass_matrix
 from dynid.excitation.trajectory import random_poses
 from dynid.identification.consistency import check_consistency
@@ -150,6 +151,7 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
             if offsets is not None:
                 predicted = predicted + offsets
             yield model.measured_torque(part), predicted, rigid
+            release_pages(data, slice(start, start + step))  # a mapped log's pages, used
 
     offsets = None
     if reestimate_offsets:

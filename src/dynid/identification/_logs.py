@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import Dataset, release_pages
 from dynid.identification.model import LinearModel
 
 Offsets = Literal["per-log", "shared"]
@@ -112,6 +112,8 @@ def log_offsets(model: LinearModel, logs: Sequence[Dataset], coefficients: NDArr
     return out
 
 
+# rows of a log's velocities read at a time
+_RANGE_ROWS = 1 << 16
 # A joint whose velocity stays below this [rad/s or m/s] is not moving (encoder noise level)
 STILL_VELOCITY = 1e-3
 
@@ -119,9 +121,15 @@ STILL_VELOCITY = 1e-3
 def excitation_faults(logs: Sequence[Dataset], names: Sequence[str]) -> list[str]:
     """What keeps the logs from exciting each joint, in words: a joint that never moves, or
     one that moves in one direction only (its Coulomb friction and offset then look alike)."""
-    # per log and joint, so a long (memory-mapped) log is read once, never copied
-    lowest = np.min([np.min(log.dq, axis=0) for log in logs], axis=0)
-    highest = np.max([np.max(log.dq, axis=0) for log in logs], axis=0)
+    # chunk by chunk: a long (memory-mapped) log is read once, its pages released after
+    lowest, highest = np.full(len(names), np.inf), np.full(len(names), -np.inf)
+    for log in logs:
+        for start in range(0, log.n_samples, _RANGE_ROWS):
+            rows = slice(start, start + _RANGE_ROWS)
+            part = np.asarray(log.dq[rows])
+            lowest, highest = np.minimum(lowest, part.min(axis=0)), np.maximum(
+                highest, part.max(axis=0))
+            release_pages(log, rows)
     out = []
     for j, name in enumerate(names):
         joint = f"joint {j + 1}" + ("" if name == f"joint{j + 1}" else f" ({name})")
