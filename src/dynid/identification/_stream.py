@@ -263,12 +263,13 @@ class Moments:
 
 
 def from_arrays(regressor: NDArray, targets: NDArray, groups: NDArray | None = None,
-                chunk: int = CHUNK_SAMPLES) -> Factors:
+                chunk: int = CHUNK_SAMPLES, factors: Factors | None = None) -> Factors:
     """Factors of an in-memory regressor: ``(N, n, p)`` with targets ``(N, n)`` (one group
     per joint, or per ``groups`` label ``(N,)`` and joint), or ``(m, p)`` with ``(m,)`` (one
-    group). Every column is kept in every group (no structure is known)."""
+    group), added to ``factors`` when given (a regressor built piece by piece). Every column
+    is kept in every group (no structure is known)."""
     p = regressor.shape[-1]
-    out = Factors(p)
+    out = Factors(p) if factors is None else factors
     every = Layout.every(p)
     if regressor.ndim == 2:
         for start in range(0, regressor.shape[0], chunk * 8):

@@ -15,7 +15,7 @@ from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import NoFriction
 from dynid.identification._compress import triangular_factor
 from dynid.identification._fitting import check_rows, fit_base, fit_report
-from dynid.identification._stream import from_arrays
+from dynid.identification._stream import CHUNK_SAMPLES, Factors, from_arrays
 from dynid.identification.base_parameters import Method, robot_base_parameters, structural_regressor
 from dynid.identification.estimators import OLS
 from dynid.identification.model import LinearModel
@@ -59,10 +59,14 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     rows, cols = lower_triangle(n)
     targets = np.concatenate([samples.M[:, rows, cols],
                               samples.g[:, 1:] if drop else samples.g], axis=1)
-    stacked = base.reduce(static_regressor(robot, samples.q, drop_joint1_gravity=drop))
-    check_rows(stacked.shape[0] * stacked.shape[1], base.rank, "the static samples")
+    factors = Factors(base.rank)  # the static regressor built and folded a chunk at a time
+    for start in range(0, samples.n_samples, CHUNK_SAMPLES):
+        poses = slice(start, start + CHUNK_SAMPLES)
+        stacked = base.reduce(static_regressor(robot, samples.q[poses], drop_joint1_gravity=drop))
+        factors = from_arrays(stacked, targets[poses], factors=factors)
+    check_rows(factors.n_rows, base.rank, "the static samples")
     estimator = OLS(drop_above_percent=drop_above_percent)
-    fit_base(estimator, from_arrays(stacked, targets), base.base_names, "the static samples",
+    fit_base(estimator, factors, base.base_names, "the static samples",
          "the poses must spread over every joint's range")
     return LinearModel(
         robot=robot, friction=NoFriction(n), base=base, coefficients=estimator.coef_,
