@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
-from conftest import assert_close
+import pytest
+from _closed_loop_oracle import closed_loop_oracle
+from conftest import assert_close, random_table_robot
 
 from dynid.cli import main
 from dynid.data.io import read_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.excitation.trajectory import save_trajectory
-from dynid.friction.models import LuGre, NoFriction, ViscousCoulomb
+from dynid.friction.models import Arctan, LuGre, NoFriction, Sigmoid, Stribeck, ViscousCoulomb
 from dynid.identification.linear import identify
 from dynid.robot import load_robot
+from dynid.robot.inertia import PARAMETER_NAMES
 from dynid.simulate.twin import SensorModel, simulate_closed_loop, simulate_open_loop
 
 
@@ -163,3 +167,173 @@ def test_simulate_command(capsys, tmp_path):
                  "--closed-loop", "--stiffness", "1e9", "--damping", "1"]) == 2
     assert "the closed loop diverged" in capsys.readouterr().err
     assert not (tmp_path / "z.npz").exists()
+
+
+# --- the compiled closed loop against the Python loop it replaced (tests/_closed_loop_oracle.py)
+
+class _Sines:
+    """A smooth reference for any robot: five harmonics per joint around ``q0``."""
+
+    def __init__(self, n_joints: int, seed: int, q0=None, amplitude: float = 0.4,
+                 period: float = 2.0, drift: float = 0.0) -> None:
+        rng = np.random.default_rng(seed)
+        self.n_joints = n_joints
+        self.q0 = np.zeros(n_joints) if q0 is None else np.asarray(q0, dtype=float)
+        self.drift = drift  # rad/s on every joint
+        self.rates = 2 * np.pi / period * np.arange(1, 6)
+        self.amplitude = amplitude * rng.uniform(-1, 1, (n_joints, 5)) / np.arange(1, 6)
+        self.phase = rng.uniform(0, 2 * np.pi, (n_joints, 5))
+
+    def sample(self, t):
+        angle = self.rates * np.asarray(t)[:, None, None] + self.phase
+        return (self.q0 + self.drift * np.asarray(t)[:, None]
+                + (self.amplitude * np.sin(angle)).sum(-1),
+                self.drift + (self.amplitude * self.rates * np.cos(angle)).sum(-1),
+                (-self.amplitude * self.rates**2 * np.sin(angle)).sum(-1))
+
+
+PANDA_HOME = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8]
+PANDA_IMPEDANCE = {"stiffness": [600.0] * 4 + [250.0, 150.0, 50.0],
+                   "damping": [30.0, 30.0, 20.0, 30.0, 8.0, 6.0, 2.0]}
+ENCODERS = SensorModel(position_resolution=2 * np.pi / 2**20, velocity_from_positions=True)
+
+
+def _same_log(compiled, oracle) -> None:
+    """The logs agree to 1e-9, relative to each signal's size."""
+    for name in ("q", "dq", "ddq", "tau"):
+        expected = getattr(oracle, name)
+        if expected is None:
+            assert getattr(compiled, name) is None, name
+            continue
+        scale = np.abs(expected).max()
+        assert_close(getattr(compiled, name), expected, rtol=1e-9, atol=1e-9 * scale)
+    assert_close(compiled.t, oracle.t, rtol=0, atol=0)
+    assert_close(compiled.metadata["tracking_rms"], oracle.metadata["tracking_rms"], rtol=1e-9)
+    assert {**compiled.metadata, "tracking_rms": None} == {**oracle.metadata,
+                                                           "tracking_rms": None}
+
+
+@pytest.mark.parametrize("law", [{}, {"natural_frequency": [15.0] * 7}, PANDA_IMPEDANCE],
+                         ids=["computed-torque", "computed-torque-w15", "joint-impedance"])
+@pytest.mark.parametrize("sensor", [None, ENCODERS], ids=["exact", "encoders"])
+def test_compiled_closed_loop_is_the_python_loop_on_the_panda(law, sensor):
+    """The truth (Gaz's parameters, sigmoid friction) under a controller on Franka's CAD model,
+    from quantised positions and encoder-difference velocities or the exact state."""
+    truth, cad = load_robot("panda"), load_robot("panda-cad")
+    reference = _Sines(7, seed=1, q0=PANDA_HOME)
+    options = {"duration": 0.3, "rate": 1000.0, "controller": cad, "sensor": sensor,
+               "seed": 3, **law}
+    _same_log(simulate_closed_loop(truth, reference, **options),
+              closed_loop_oracle(truth, reference, **options))
+
+
+def _arm3_friction() -> dict:
+    one = np.ones(3)
+    return {
+        "none": NoFriction(3),
+        "viscous-coulomb": ViscousCoulomb(0.2 * one, 0.3 * one, [-0.05, 0.02, 0.1]),
+        "arctan": Arctan([0.3, 0.2, 0.1], [-0.1, -0.05, -0.02], 0.2 * one, 100 * one,
+                         10 * one),
+        "sigmoid": Sigmoid([0.5, 0.8, 0.6], [5.0, 9.0, 10.0], [0.04, -0.03, 0.0]),
+        "stribeck": Stribeck(0.3 * one, 0.2 * one, 0.05 * one, [1.0, 2.0, 0.7], 0.1 * one,
+                             [0.05, -0.1, 0.0]),
+        "lugre": LuGre(1e3 * one, one, 0.1 * one, 0.3 * one, 0.5 * one, 0.05 * one,
+                       [0.05, -0.1, 0.0]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_arm3_friction()))
+def test_compiled_closed_loop_is_the_python_loop_for_every_friction_model(name):
+    """Each friction model (with its offset where it has one) on a truth with rotor inertias,
+    tracked by a controller whose parameters and rotor inertias are 10 % off.
+
+    The models with a Coulomb step (sign(dq)) follow a reference that never stops: a joint
+    that sticks chatters across dq = 0, where the step makes the discrete loop amplify any
+    rounding difference (1e-16 grows to 1e-6 in 0.2 s), so two correct implementations part."""
+    truth = (load_robot("arm3").with_friction(_arm3_friction()[name])
+             .with_rotor_inertia([0.02, 0.05, 0.01]))
+    controller = (load_robot("arm3").with_parameters(1.1 * truth.parameters)
+                  .with_rotor_inertia([0.0, 0.06, 0.008]))
+    step = name in ("viscous-coulomb", "stribeck")
+    reference = _Sines(3, seed=2, amplitude=0.1 if step else 0.4, drift=1.0 if step else 0.0)
+    if step:  # the reference velocity stays above 0.3 rad/s
+        assert np.abs(reference.sample(np.linspace(0, 0.4, 401))[1]).min() > 0.3
+    for options in ({"natural_frequency": 12.0}, {"stiffness": 300.0, "damping": 15.0}):
+        options.update(duration=0.4, rate=1000.0, controller=controller, substeps=3)
+        _same_log(simulate_closed_loop(truth, reference, **options),
+                  closed_loop_oracle(truth, reference, **options))
+
+
+@pytest.mark.parametrize("convention", ["mdh", "dh"])
+def test_compiled_closed_loop_is_the_python_loop_with_prismatic_joints(convention):
+    rng = np.random.default_rng(7 if convention == "mdh" else 8)
+    truth = random_table_robot(rng, convention, 5, prismatic=0.4)
+    assert "prismatic" in {joint.kind for joint in truth.joints}
+    truth = truth.with_rotor_inertia(rng.uniform(0, 0.05, 5)).with_friction(
+        ViscousCoulomb(*rng.uniform(0, 0.3, (3, 5))))
+    reference = _Sines(5, seed=3, amplitude=0.1)
+    options = {"duration": 0.3, "rate": 1000.0,
+               "sensor": SensorModel(position_resolution=1e-5, velocity_from_positions=True)}
+    _same_log(simulate_closed_loop(truth, reference, **options),
+              closed_loop_oracle(truth, reference, **options))
+
+
+def test_closed_loop_blocks_do_not_change_the_log(monkeypatch):
+    """The compiled loop runs in blocks between progress lines: their sizes are invisible."""
+    from dynid.simulate import twin
+
+    robot = load_robot("arm3").with_friction(_arm3_friction()["lugre"])
+    reference = _Sines(3, seed=4)
+    options = {"duration": 0.5, "rate": 1000.0, "sensor": ENCODERS, "substeps": 4}
+    whole = simulate_closed_loop(robot, reference, **options)
+    monkeypatch.setattr(twin, "_FIRST_BLOCK", 7)
+    monkeypatch.setattr(twin, "_MAX_BLOCK", 13)
+    lines = []
+    pieces = simulate_closed_loop(robot, reference, progress=lines.append, **options)
+    for name in ("q", "dq", "tau"):
+        assert np.array_equal(getattr(pieces, name), getattr(whole, name)), name
+    assert lines[-1].startswith("closed-loop simulation: 501/501 (100 %)")
+
+
+def test_closed_loop_block_sizes_follow_the_wall_time():
+    from dynid.simulate.twin import _BLOCK_SECONDS, _MAX_BLOCK, _next_block
+
+    assert _next_block(1000, _BLOCK_SECONDS) == 1000
+    assert _next_block(1000, 10 * _BLOCK_SECONDS) == 100  # a slow block: smaller
+    assert _next_block(1000, 0.0) == 4000  # at most 4x per step (compilation, a pause)
+    assert _next_block(1000, 1e3) == 16
+    assert _next_block(_MAX_BLOCK, 0.0) == _MAX_BLOCK
+
+
+def test_closed_loop_divergence_is_reported_where_the_python_loop_reported_it():
+    robot = load_robot("arm3")
+    reference = _Sines(3, seed=5)
+    options = {"duration": 0.5, "rate": 200.0, "stiffness": 1e9, "damping": 1.0}
+    messages = []
+    for run in (simulate_closed_loop, closed_loop_oracle):
+        with pytest.raises(ValueError, match="the closed loop diverged at t = ") as error:
+            run(robot, reference, **options)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_closed_loop_truth_without_positive_definite_inertia_is_an_error():
+    robot = load_robot("arm3")
+    parameters = robot.parameters.copy()
+    parameters[:, [PARAMETER_NAMES.index(name) for name in ("Ixx", "Iyy", "Izz")]] = -10.0
+    negative = robot.with_parameters(parameters)
+    with pytest.raises(ValueError, match=re.escape("M(q) of `robot` is not positive definite "
+                                                   "at t = 0.000 s")):
+        simulate_closed_loop(negative, _Sines(3, seed=6), duration=0.1, controller=robot)
+
+
+def test_closed_loop_refuses_a_friction_model_it_cannot_compile():
+    """A model the compiled loop has no formula for is refused, not simulated as its base."""
+
+    class Doubled(ViscousCoulomb):
+        def torque(self, dq):
+            return 2 * super().torque(dq)
+
+    robot = load_robot("arm3").with_friction(Doubled(*np.ones((3, 3))))
+    with pytest.raises(TypeError, match="the compiled simulation knows the friction models"):
+        simulate_closed_loop(robot, _Sines(3, seed=6), duration=0.1)

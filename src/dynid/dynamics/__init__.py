@@ -1,5 +1,10 @@
 """Batched rigid-body dynamics of a serial chain: kinematics, RNEA, regressor, M, c, g, ABA-free
-forward dynamics. Every function takes ``(robot, q, ...)`` with joint arrays ``(*, n)``."""
+forward dynamics. Every function takes ``(robot, q, ...)`` with joint arrays ``(*, n)``.
+
+Threads: a batch below ``_launch.PARALLEL_MIN_SAMPLES`` (4096) samples runs on the calling
+thread; a larger one on ``min(numba.get_num_threads(), usable CPUs)`` threads (the process's
+CPU affinity, so ``taskset`` and container CPU sets are respected; one in a process-pool
+worker, ``dynid._parallel``). See ``dynid.dynamics._launch`` for the measurements behind it."""
 
 from dynid.dynamics.forward import forward_dynamics as forward_dynamics
 from dynid.dynamics.kinematics import forward_kinematics as forward_kinematics

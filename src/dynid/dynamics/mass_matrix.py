@@ -8,6 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import joint_arrays, link_parameters
+from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 
 __all__ = ["mass_matrix"]
@@ -19,7 +20,8 @@ def mass_matrix(robot: Robot, q: ArrayLike, *, parameters: ArrayLike | None = No
     (q,), shape = joint_arrays(robot, q=q)
     n = robot.n_joints
     out = np.empty((q.shape[0], n, n))
-    _kernels.mass_matrix(*chain_arrays(robot), link_parameters(robot, parameters), q, out)
+    launch(_kernels.mass_matrix_serial, _kernels.mass_matrix, q.shape[0], *chain_arrays(robot),
+           link_parameters(robot, parameters), q, out)
     if robot.rotor_inertia.any():
         out[:, np.arange(n), np.arange(n)] += robot.rotor_inertia
     return out.reshape(*shape, n, n)

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import gravity_vector, joint_arrays
+from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 from dynid.robot.inertia import PARAMETER_NAMES
 
@@ -43,7 +44,8 @@ def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
         raise ValueError(
             f"`out` must be a writeable C-contiguous float64 array of shape {expected}, got {got}"
         )
-    _kernels.regressor(*chain_arrays(robot), q, dq, ddq, gravity_vector(robot, gravity), out)
+    launch(_kernels.regressor_serial, _kernels.regressor, q.shape[0], *chain_arrays(robot), q,
+           dq, ddq, gravity_vector(robot, gravity), out)
     return out.reshape(*shape, n, 10 * n)
 
 

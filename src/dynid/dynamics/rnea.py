@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import gravity_vector, joint_arrays, link_parameters
+from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 
 __all__ = ["coriolis_torque", "gravity_torque", "rnea"]
@@ -27,8 +28,8 @@ def rnea(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
     """
     (q, dq, ddq), shape = joint_arrays(robot, q=q, dq=dq, ddq=ddq)
     tau = np.empty_like(q)
-    _kernels.rnea(*chain_arrays(robot), link_parameters(robot, parameters), q, dq, ddq,
-                  gravity_vector(robot, gravity), tau)
+    launch(_kernels.rnea_serial, _kernels.rnea, q.shape[0], *chain_arrays(robot),
+           link_parameters(robot, parameters), q, dq, ddq, gravity_vector(robot, gravity), tau)
     if robot.rotor_inertia.any():
         tau += robot.rotor_inertia * ddq
     return tau.reshape(*shape, robot.n_joints)

@@ -1,5 +1,5 @@
 """The digital twin: open-loop and closed-loop simulation of a robot with a sensor model
-(``twin``).
+(``twin``); the closed loop's control periods compiled in one serial loop (``_closed_loop``).
 """
 
 from dynid.simulate.twin import SensorModel as SensorModel

@@ -12,7 +12,9 @@
   integrated by RK4. The logged torque is the applied one. With ``stiffness`` and ``damping``
   the feedback is a joint impedance in torque units on top of the model's feedforward instead:
   ``tau = M^(q) ddq_d + c^(q, dq) + g^(q) + K (q_d - q) + D (dq_d - dq)``; its error does not
-  scale with the controller's (possibly poor) inertia estimate.
+  scale with the controller's (possibly poor) inertia estimate. The control periods run in one
+  compiled serial loop (``_closed_loop``), in blocks of about 0.1 s of wall time between which
+  progress is reported and Ctrl-C is seen.
 
 Both pass their exact signals through a ``SensorModel``: torque noise and bias, position
 quantisation, velocity from encoder differences, timing jitter and dropped samples.
@@ -20,6 +22,7 @@ quantisation, velocity from encoder differences, timing jitter and dropped sampl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,8 +32,15 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._progress import Progress
 from dynid._validation import as_vector
 from dynid.data.dataset import Dataset, sample_times
-from dynid.dynamics import forward_dynamics, mass_matrix, rnea
+from dynid.dynamics import rnea
+from dynid.friction._compiled import compiled_friction
 from dynid.robot import Robot
+from dynid.simulate._closed_loop import (
+    DIVERGED,
+    NOT_POSITIVE_DEFINITE,
+    model_arrays,
+    run_block,
+)
 
 __all__ = ["SensorModel", "simulate_closed_loop", "simulate_open_loop"]
 
@@ -101,8 +111,19 @@ class SensorModel:
                            "drop_probability": self.drop_probability}})
 
 
-class _Diverged(Exception):
-    """The closed loop's state or torque left the finite numbers."""
+# The compiled loop runs in blocks of samples, each about _BLOCK_SECONDS of wall time: progress
+# lines and Ctrl-C (which a compiled loop cannot see) are handled between blocks.
+_BLOCK_SECONDS = 0.1
+_FIRST_BLOCK = 256
+_MAX_BLOCK = 65536
+
+
+def _next_block(block: int, seconds: float) -> int:
+    """The next block's samples after ``block`` took ``seconds``: aimed at ``_BLOCK_SECONDS``,
+    at most 4x larger per step (a block can be quick by chance; the first one is small, as it
+    may include compilation)."""
+    target = block * _BLOCK_SECONDS / max(seconds, 1e-6)
+    return int(min(_MAX_BLOCK, 4 * block, max(16, target)))
 
 
 def _check(robot: Robot, trajectory) -> None:
@@ -170,64 +191,36 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     if not (isinstance(substeps, int) and substeps >= 1):
         raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
     t = sample_times(duration, rate, start)
-    q_d, dq_d, ddq_d = trajectory.sample(t)
+    q_d, dq_d, ddq_d = (np.ascontiguousarray(x, dtype=float) for x in trajectory.sample(t))
+    kp, kd = np.ascontiguousarray(kp, dtype=float), np.ascontiguousarray(kd, dtype=float)
     friction = robot.friction
-    h = 1.0 / rate / substeps
-
-    def derivative(state: NDArray, tau: NDArray) -> NDArray:
-        if not (np.isfinite(state).all() and np.isfinite(tau).all()):
-            raise _Diverged
-        q, dq, z = state[:n], state[n:2 * n], state[2 * n:]
-        if friction.stateful:
-            tau_f, dz = friction.torque_with_state(dq, z), friction.state_derivative(dq, z)
-        else:
-            tau_f, dz = friction.torque(dq[None])[0], np.zeros(n)
-        ddq = forward_dynamics(robot, q, dq, tau - tau_f)
-        return np.concatenate([dq, ddq, dz])
-
+    friction_code, friction_table = compiled_friction(friction)
     sensor = sensor or SensorModel()
-    resolution = sensor.position_resolution
     # a stateful friction starts at its steady state, as in the open loop
     z0 = (friction.states_along(t[:1], dq_d[:1])[0] if friction.stateful else np.zeros(n))
     state = np.concatenate([q_d[0], dq_d[0], z0])
+    previous = np.zeros(n)  # the last measured positions (from the second sample on)
     q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
-    measured_previous = None
+    truth, model = model_arrays(robot), model_arrays(controller)
     meter = Progress(progress, "closed-loop simulation", t.size)
-    for k in range(t.size):
-        meter.update(k)
-        q, dq = state[:n], state[n:2 * n]
-        # the controller acts on what the encoders report, as on the real robot
-        measured = np.round(q / resolution) * resolution if resolution > 0 else q
-        rate_measured = dq
-        if sensor.velocity_from_positions and measured_previous is not None:
-            rate_measured = (measured - measured_previous) * rate
-        measured_previous = measured
-        feedback = kd * (dq_d[k] - rate_measured) + kp * (q_d[k] - measured)
-        if impedance:
-            tau = (mass_matrix(controller, measured) @ ddq_d[k] + feedback
-                   + rnea(controller, measured, rate_measured, np.zeros(n)))
-        else:
-            tau = (mass_matrix(controller, measured) @ (ddq_d[k] + feedback)
-                   + rnea(controller, measured, rate_measured, np.zeros(n)))
-        q_log[k], dq_log[k], tau_log[k] = q, dq, tau
-        try:
-            first = derivative(state, tau)  # the first RK4 stage, and the logged acceleration
-            ddq_log[k] = first[n:2 * n]
-            if k + 1 < t.size:
-                for substep in range(substeps):
-                    k1 = first if substep == 0 else derivative(state, tau)
-                    k2 = derivative(state + 0.5 * h * k1, tau)
-                    k3 = derivative(state + 0.5 * h * k2, tau)
-                    k4 = derivative(state + h * k3, tau)
-                    state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            if not np.isfinite(state).all():
-                raise _Diverged
-        except _Diverged:
+    done, block = 0, _FIRST_BLOCK
+    while done < t.size:
+        began = time.perf_counter()
+        status, at = run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d,
+                               kp, kd, impedance, float(sensor.position_resolution),
+                               bool(sensor.velocity_from_positions), float(rate), substeps,
+                               done, min(t.size, done + block), state, previous,
+                               q_log, dq_log, ddq_log, tau_log)
+        if status == DIVERGED:
             raise ValueError(
-                f"the closed loop diverged at t = {t[k]:.3f} s: lower the gains "
+                f"the closed loop diverged at t = {t[at]:.3f} s: lower the gains "
                 "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
-                "`substeps`") from None
-    meter.update(t.size)
+                "`substeps`")
+        if status == NOT_POSITIVE_DEFINITE:
+            raise ValueError(f"M(q) of `robot` is not positive definite at t = {t[at]:.3f} s: "
+                             "check its parameters")
+        done, block = at, _next_block(block, time.perf_counter() - began)
+        meter.update(done)
     error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
     return sensor.record(
         t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),

@@ -1,0 +1,173 @@
+"""The closed loop's control periods, compiled: one serial loop over a block of samples.
+
+Per sample k (``twin.simulate_closed_loop`` says what each step means):
+
+1. the controller reads the encoders: ``qm = round(q / resolution) resolution`` (when a
+   resolution is given), ``dqm = (qm - qm_prev) rate`` (velocities from positions, from the
+   second sample on) or the true ``dq``;
+2. it computes ``tau`` on its model: ``M^(qm) a + c^(qm, dqm) + g^(qm)`` with
+   ``a = ddq_d + Kd (dq_d - dqm) + Kp (q_d - qm)`` (computed torque), or
+   ``M^(qm) ddq_d + Kd (dq_d - dqm) + Kp (q_d - qm) + c^ + g^`` (joint impedance); the sum
+   ``M^ a + c^ + g^`` in one RNEA pass with ``ddq = a`` (rotor inertias ``Ia a`` added);
+3. ``tau`` is held while ``substeps`` RK4 steps integrate the truth's state ``(q, dq, z)``:
+   ``ddq = M(q)^-1 (tau - tau_f(dq, z) - c(q, dq) - g(q))`` (``c + g`` by the RNEA with
+   ``ddq = 0``, M by the composite-rigid-body algorithm with the rotor inertias on its
+   diagonal, solved by Cholesky), ``dz`` of the LuGre state (``dynid.friction._compiled``).
+
+``run_block`` advances samples ``first..stop-1`` and returns ``(status, k)``: ``OK``, or
+``DIVERGED`` / ``NOT_POSITIVE_DEFINITE`` at sample k, so that the caller can report progress and
+stay interruptible between blocks. A model is the tuple ``model_arrays`` gives: the chain
+arrays (``dynid.dynamics._chain``), then its link parameters, gravity and rotor inertias.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from dynid.dynamics._chain import chain_arrays
+from dynid.dynamics._kernels import (
+    _joint_torques,
+    _link_forces,
+    _mass_matrix_given_poses,
+    _motion,
+    _poses,
+)
+from dynid.friction import _compiled as friction
+from dynid.robot import Robot
+
+OK, DIVERGED, NOT_POSITIVE_DEFINITE = 0, 1, 2
+
+
+def model_arrays(robot: Robot) -> tuple:
+    """``(*chain_arrays, parameters (n, 10), gravity (3,), rotor_inertia (n,))``, C arrays."""
+    return (*chain_arrays(robot), np.array(robot.parameters, order="C"),
+            np.array(robot.gravity, dtype=float), np.array(robot.rotor_inertia, dtype=float))
+
+
+@njit(cache=True)
+def _cholesky_solve(a, x, row, offset):
+    """``x[row, offset:offset + n] <- a^-1 x[row, offset:offset + n]`` for ``a`` (n, n)
+    symmetric positive definite, factored in place: its strict lower triangle becomes the
+    Cholesky factor's, its diagonal the factor's reciprocal diagonal (multiplications, not
+    divisions, on the critical path). False where ``a`` is not positive definite (``x`` then
+    holds no solution)."""
+    n = a.shape[0]
+    definite = True
+    for j in range(n):
+        d = a[j, j]
+        for m in range(j):
+            d -= a[j, m] * a[j, m]
+        definite = definite and d > 0.0  # NaN fails too, as in LAPACK's potrf
+        inverse = 1.0 / np.sqrt(d) if d > 0.0 else np.nan
+        a[j, j] = inverse
+        for i in range(j + 1, n):
+            s = a[i, j]
+            for m in range(j):
+                s -= a[i, m] * a[j, m]
+            a[i, j] = s * inverse
+    for i in range(n):  # L y = b
+        s = x[row, offset + i]
+        for m in range(i):
+            s -= a[i, m] * x[row, offset + m]
+        x[row, offset + i] = s * a[i, i]
+    for i in range(n - 1, -1, -1):  # L^T x = y
+        s = x[row, offset + i]
+        for m in range(i + 1, n):
+            s -= a[m, i] * x[row, offset + m]
+        x[row, offset + i] = s * a[i, i]
+    return definite
+
+
+# Reference counting: a compiled function that calls another one (not inlined) takes a
+# reference to each of its array arguments on entry and drops it on exit, atomically. The
+# per-evaluation work therefore sits in ``run_block`` itself (entered once per block) and calls
+# only leaf functions (which call nothing that is not inlined: numba can prune their counting);
+# done per RK4 stage, the counting cost as much as the dynamics.
+@njit(cache=True)
+def run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, kp, kd, impedance,
+              resolution, from_positions, rate, substeps, first, stop, state, previous,
+              q_log, dq_log, ddq_log, tau_log):
+    """Samples ``first..stop-1`` of the closed loop (see the module); ``state`` (3 n) and
+    ``previous`` (the last measured positions, n) carry over to the next block."""
+    rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, gravity, rotor = truth
+    m_rev, m_k0, m_kc, m_ks, m_p0, m_pc, m_ps, m_pl, m_zeta, m_eta, m_pi, m_gravity, m_rotor = model
+    n_samples, n = q_d.shape
+    h = 1.0 / rate / substeps
+    steps = (0.0, 0.5 * h, 0.5 * h, h)  # RK4 evaluates stage s at state + steps[s] k_(s-1)
+    # one-sample rows for the kernels, and their workspace
+    q_row, dq_row, ddq_row, zero_row = (np.empty((1, n)), np.empty((1, n)), np.empty((1, n)),
+                                        np.zeros((1, n)))
+    tau_row, inertia = np.empty((1, n)), np.empty((1, n, n))
+    matrix = inertia[0]  # M(q) as the mass-matrix kernel writes it, (n, n) for the solve
+    rot, pos, motion = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 9))
+    force, moment, composite = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 10))
+    measured, tau = np.empty(n), np.empty(n)
+    stages, trial = np.empty((4, 3 * n)), np.empty(3 * n)
+    for k in range(first, stop):
+        # the controller acts on what the encoders report, as on the real robot
+        for i in range(n):
+            measured[i] = (np.rint(state[i] / resolution) * resolution if resolution > 0
+                           else state[i])
+            rate_measured = state[n + i]
+            if from_positions and k > 0:
+                rate_measured = (measured[i] - previous[i]) * rate
+            previous[i] = measured[i]
+            feedback = kd[i] * (dq_d[k, i] - rate_measured) + kp[i] * (q_d[k, i] - measured[i])
+            q_row[0, i] = measured[i]
+            dq_row[0, i] = rate_measured
+            ddq_row[0, i] = ddq_d[k, i] if impedance else ddq_d[k, i] + feedback
+            tau[i] = feedback if impedance else 0.0
+        # M^ a + c^ + g^ in one inverse-dynamics pass of the controller's model
+        _poses(m_rev, m_k0, m_kc, m_ks, m_p0, m_pc, m_ps, m_pl, q_row, 0, rot, pos)
+        _motion(m_zeta, m_eta, dq_row, ddq_row, m_gravity, 0, rot, pos, motion)
+        _link_forces(m_pi, motion, force, moment)
+        _joint_torques(m_zeta, m_eta, 0, rot, pos, force, moment, tau_row)
+        finite = True
+        for i in range(n):
+            tau[i] += tau_row[0, i] + m_rotor[i] * ddq_row[0, i]
+            finite = finite and np.isfinite(tau[i])
+            q_log[k, i] = state[i]
+            dq_log[k, i] = state[n + i]
+            tau_log[k, i] = tau[i]
+        if not finite:
+            return DIVERGED, k
+        # RK4 stage s of substep j is evaluation 4 j + s; the first is also the logged
+        # acceleration, and the last sample needs no step
+        for evaluation in range(4 * substeps if k + 1 < n_samples else 1):
+            s = evaluation % 4
+            step = steps[s]
+            for i in range(3 * n):
+                trial[i] = state[i] + step * stages[s - 1, i] if s > 0 else state[i]
+                finite = finite and np.isfinite(trial[i])
+            if not finite:
+                return DIVERGED, k
+            for i in range(n):
+                q_row[0, i] = trial[i]
+                dq_row[0, i] = trial[n + i]
+            # the truth: M(q) ddq = tau - tau_f(dq, z) - c(q, dq) - g(q), dz = state_rate
+            _poses(rev, k0, kc, ks, p0, pc, ps, pl, q_row, 0, rot, pos)
+            _motion(zeta, eta, dq_row, zero_row, gravity, 0, rot, pos, motion)
+            _link_forces(pi, motion, force, moment)
+            _joint_torques(zeta, eta, 0, rot, pos, force, moment, tau_row)
+            _mass_matrix_given_poses(zeta, eta, pi, 0, rot, pos, composite, inertia)
+            for i in range(n):
+                inertia[0, i, i] += rotor[i]
+                v, z = trial[n + i], trial[2 * n + i]
+                tau_f, z_rate = friction.evaluate(friction_code, friction_table, i, v, z)
+                stages[s, i] = v
+                stages[s, n + i] = (tau[i] - tau_f) - tau_row[0, i]  # solved for ddq below
+                stages[s, 2 * n + i] = z_rate
+            if not _cholesky_solve(matrix, stages, s, n):
+                return NOT_POSITIVE_DEFINITE, k
+            if evaluation == 0:
+                for i in range(n):
+                    ddq_log[k, i] = stages[0, n + i]
+            if s == 3:
+                for i in range(3 * n):
+                    state[i] = state[i] + h / 6 * (stages[0, i] + 2 * stages[1, i]
+                                                   + 2 * stages[2, i] + stages[3, i])
+        for i in range(3 * n):
+            if not np.isfinite(state[i]):
+                return DIVERGED, k
+    return OK, stop
