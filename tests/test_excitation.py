@@ -53,6 +53,19 @@ def test_criterion_gradients(name, rng):
     assert numeric == pytest.approx(np.sum(grad * direction), rel=1e-5)
 
 
+
+@pytest.mark.parametrize("name", CRITERIA)
+def test_criterion_values_match_the_singular_values_of_w(name, rng):
+    """``criterion_value`` takes them from the QR triangle of ``w``: the same as from ``w``."""
+    w = rng.standard_normal((300, 6)) * np.logspace(0, 2, 6)
+    s = np.linalg.svd(w, compute_uv=False)
+    expected = {"cond": s[0] / s[-1], "sigma-min": 1 / s[-1],
+                "logdet": -2 * np.sum(np.log(s)),
+                "fro": np.log(np.linalg.norm(s**2) * np.linalg.norm(s**-2.0))}[name]
+    assert criterion_value(name, w)[0] == pytest.approx(expected, rel=1e-12)
+    singular = np.hstack([w[:, :3], w[:, :1] + w[:, 1:2]])
+    assert criterion_value(name, singular)[0] == np.inf
+
 def _cond(robot, trajectory, rate=100.0):
     base = robot_base_parameters(robot)
     t = np.arange(round(trajectory.period * rate)) / rate

@@ -12,6 +12,7 @@ from dynid.dynamics.kinematics import tool_pose as tool_pose
 from dynid.dynamics.mass_matrix import mass_matrix as mass_matrix
 from dynid.dynamics.regressor import parameter_names as parameter_names
 from dynid.dynamics.regressor import regressor as regressor
+from dynid.dynamics.regressor import regressor_vjp as regressor_vjp
 from dynid.dynamics.regressor import rotor_names as rotor_names
 from dynid.dynamics.regressor import rotor_regressor as rotor_regressor
 from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
@@ -27,6 +28,7 @@ __all__ = [
     "mass_matrix",
     "parameter_names",
     "regressor",
+    "regressor_vjp",
     "rnea",
     "rotor_names",
     "rotor_regressor",

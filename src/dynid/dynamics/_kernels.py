@@ -401,3 +401,198 @@ def mass_matrix_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
     for k in range(n_samples):
         _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
         _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out)
+
+
+@njit(cache=True)
+def _motion_cross(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
+    """Spatial motion cross product ``(a, b) x (c, d) = (a x c, a x d + b x c)``."""
+    wx, wy, wz = _cross(ax, ay, az, cx, cy, cz)
+    ux, uy, uz = _cross(ax, ay, az, dx, dy, dz)
+    vx, vy, vz = _cross(bx, by, bz, cx, cy, cz)
+    return wx, wy, wz, ux + vx, uy + vy, uz + vz
+
+
+@njit(cache=True)
+def _transport(rot, j, px, py, pz, vec, i):
+    """Spatial motion vector ``vec[i] = (w, v)`` from link j-1 into link j coordinates, in place:
+    ``w' = R^T w``, ``v' = R^T (v + w x p)``."""
+    wx, wy, wz = vec[i, 0], vec[i, 1], vec[i, 2]
+    cx, cy, cz = _cross(wx, wy, wz, px, py, pz)
+    vx, vy, vz = _rt(rot, j, vec[i, 3] + cx, vec[i, 4] + cy, vec[i, 5] + cz)
+    wx, wy, wz = _rt(rot, j, wx, wy, wz)
+    vec[i, 0], vec[i, 1], vec[i, 2] = wx, wy, wz
+    vec[i, 3], vec[i, 4], vec[i, 5] = vx, vy, vz
+
+
+@njit(cache=True)
+def _regressor_vjp_sample(zeta, eta, qd, qdd, gravity, weight, k, rot, pos, axes, vel, acc,
+                          wrench, value, g_q, g_dq, g_ddq):
+    """``value[k] = <weight[k], Y_k>`` and its gradient in q, dq, ddq (``g_*[k]``), given the
+    poses of sample k (``_poses``); one pass up the chain, O(n^2) like the regressor.
+
+    Spatial algebra in the coordinates of link j (all vectors transported up with it): axes
+    ``S_i`` (i <= j), link velocities ``V_i`` and accelerations ``A_i`` (``vel[i + 1]``,
+    ``acc[i + 1]``; index 0 the base: ``V = 0``, ``A = (0, -g)``). With ``x`` the motion cross
+    product, the derivatives of link j's motion and joint i's axis seen from link j are, for
+    k <= j (Featherstone's ``dX/dq_k = S_k x X``):
+
+        dV_j/ddq_k = S_k,   dA_j/dddq_k = S_k,   dA_j/ddq_k = S_k x (V_j - 2 V_{k-1})
+        dV_j/dq_k = V_{k-1} x S_k
+        dA_j/dq_k = A_{k-1} x S_k + (V_{k-1} x S_k) x (V_j - V_{k-1})
+        dS_i/dq_k = S_i x S_k   (i < k; zero for i >= k)
+
+    Entry ``Y[i, j] . p = S_i . F_j(p)`` (the wrench link j needs with parameters p, about its
+    origin): its gradient in link j's (w, dw, ac) is analytic, chained to (V_j, A_j) through
+    ``ac = a + w x v``; the axes' term uses ``F . (S_i x S_k) = -(S_i x* F) . S_k``.
+    """
+    n = zeta.shape[0]
+    for c in range(6):
+        vel[0, c] = 0.0
+        acc[0, c] = 0.0
+    acc[0, 3], acc[0, 4], acc[0, 5] = -gravity[0], -gravity[1], -gravity[2]
+    total = 0.0
+    for c in range(n):
+        g_q[k, c] = 0.0
+        g_dq[k, c] = 0.0
+        g_ddq[k, c] = 0.0
+    for j in range(n):
+        px, py, pz = pos[j, 0], pos[j, 1], pos[j, 2]
+        for i in range(j):
+            _transport(rot, j, px, py, pz, axes, i)
+        for i in range(j + 1):
+            _transport(rot, j, px, py, pz, vel, i)
+            _transport(rot, j, px, py, pz, acc, i)
+        zx, zy, zz = zeta[j, 0], zeta[j, 1], zeta[j, 2]
+        ex, ey, ez = eta[j, 0], eta[j, 1], eta[j, 2]
+        axes[j, 0], axes[j, 1], axes[j, 2] = zx, zy, zz
+        axes[j, 3], axes[j, 4], axes[j, 5] = ex, ey, ez
+        rate, accel = qd[k, j], qdd[k, j]
+        wx, wy, wz = vel[j, 0] + zx * rate, vel[j, 1] + zy * rate, vel[j, 2] + zz * rate
+        vx, vy, vz = vel[j, 3] + ex * rate, vel[j, 4] + ey * rate, vel[j, 5] + ez * rate
+        c0, c1, c2, c3, c4, c5 = _motion_cross(wx, wy, wz, vx, vy, vz, zx, zy, zz, ex, ey, ez)
+        dwx = acc[j, 0] + zx * accel + c0 * rate
+        dwy = acc[j, 1] + zy * accel + c1 * rate
+        dwz = acc[j, 2] + zz * accel + c2 * rate
+        lax = acc[j, 3] + ex * accel + c3 * rate
+        lay = acc[j, 4] + ey * accel + c4 * rate
+        laz = acc[j, 5] + ez * accel + c5 * rate
+        vel[j + 1, 0], vel[j + 1, 1], vel[j + 1, 2] = wx, wy, wz
+        vel[j + 1, 3], vel[j + 1, 4], vel[j + 1, 5] = vx, vy, vz
+        acc[j + 1, 0], acc[j + 1, 1], acc[j + 1, 2] = dwx, dwy, dwz
+        acc[j + 1, 3], acc[j + 1, 4], acc[j + 1, 5] = lax, lay, laz
+        cx, cy, cz = _cross(wx, wy, wz, vx, vy, vz)
+        acx, acy, acz = lax + cx, lay + cy, laz + cz
+        # gradient of sum_i S_i . F_j(weight[i, j]) in (w, dw, ac), and every wrench
+        gwx = gwy = gwz = 0.0
+        gdx = gdy = gdz = 0.0
+        gax = gay = gaz = 0.0
+        col = 10 * j
+        for i in range(j + 1):
+            sx, sy, sz = axes[i, 0], axes[i, 1], axes[i, 2]
+            tx, ty, tz = axes[i, 3], axes[i, 4], axes[i, 5]
+            m = weight[k, i, col]
+            hx, hy, hz = weight[k, i, col + 1], weight[k, i, col + 2], weight[k, i, col + 3]
+            ixx, ixy, ixz = weight[k, i, col + 4], weight[k, i, col + 5], weight[k, i, col + 6]
+            iyy, iyz, izz = weight[k, i, col + 7], weight[k, i, col + 8], weight[k, i, col + 9]
+            whx, why, whz = _cross(wx, wy, wz, hx, hy, hz)
+            t1x, t1y, t1z = _cross(dwx, dwy, dwz, hx, hy, hz)
+            t2x, t2y, t2z = _cross(wx, wy, wz, whx, why, whz)
+            fx, fy, fz = m * acx + t1x + t2x, m * acy + t1y + t2y, m * acz + t1z + t2z
+            iwx, iwy, iwz = _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, wx, wy, wz)
+            idx, idy, idz = _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, dwx, dwy, dwz)
+            t3x, t3y, t3z = _cross(wx, wy, wz, iwx, iwy, iwz)
+            t4x, t4y, t4z = _cross(hx, hy, hz, acx, acy, acz)
+            nx, ny, nz = idx + t3x + t4x, idy + t3y + t4y, idz + t3z + t4z
+            total += sx * nx + sy * ny + sz * nz + tx * fx + ty * fy + tz * fz
+            wrench[i, 0], wrench[i, 1], wrench[i, 2] = nx, ny, nz
+            wrench[i, 3], wrench[i, 4], wrench[i, 5] = fx, fy, fz
+            # d/dac: m eta + zeta x h;  d/ddw: h x eta + I zeta
+            cx, cy, cz = _cross(sx, sy, sz, hx, hy, hz)
+            gax += m * tx + cx
+            gay += m * ty + cy
+            gaz += m * tz + cz
+            cx, cy, cz = _cross(hx, hy, hz, tx, ty, tz)
+            isx, isy, isz = _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, sx, sy, sz)
+            gdx += cx + isx
+            gdy += cy + isy
+            gdz += cz + isz
+            # d/dw of eta . (w x (w x h)) + zeta . (w x I w):
+            # eta (w.h) + h (eta.w) - 2 (eta.h) w + (I w) x zeta + I (zeta x w)
+            wh = wx * hx + wy * hy + wz * hz
+            ew = tx * wx + ty * wy + tz * wz
+            eh = tx * hx + ty * hy + tz * hz
+            cx, cy, cz = _cross(iwx, iwy, iwz, sx, sy, sz)
+            ux, uy, uz = _cross(sx, sy, sz, wx, wy, wz)
+            iux, iuy, iuz = _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, ux, uy, uz)
+            gwx += tx * wh + hx * ew - 2.0 * eh * wx + cx + iux
+            gwy += ty * wh + hy * ew - 2.0 * eh * wy + cy + iuy
+            gwz += tz * wh + hz * ew - 2.0 * eh * wz + cz + iuz
+        # ac = a + w x v: gradient on V_j = (w, v) and A_j = (dw, a)
+        cx, cy, cz = _cross(vx, vy, vz, gax, gay, gaz)
+        gv0, gv1, gv2 = gwx + cx, gwy + cy, gwz + cz
+        gv3, gv4, gv5 = _cross(gax, gay, gaz, wx, wy, wz)
+        # G = sum_{i<k} S_i x* F_i, with (w, v) x* (n, f) = (w x n + v x f, w x f)
+        gn0 = gn1 = gn2 = gn3 = gn4 = gn5 = 0.0
+        for kk in range(j + 1):
+            sx, sy, sz = axes[kk, 0], axes[kk, 1], axes[kk, 2]
+            tx, ty, tz = axes[kk, 3], axes[kk, 4], axes[kk, 5]
+            pwx, pwy, pwz = vel[kk, 0], vel[kk, 1], vel[kk, 2]
+            pvx, pvy, pvz = vel[kk, 3], vel[kk, 4], vel[kk, 5]
+            g_ddq[k, kk] += gdx * sx + gdy * sy + gdz * sz + gax * tx + gay * ty + gaz * tz
+            d0, d1, d2, d3, d4, d5 = _motion_cross(
+                sx, sy, sz, tx, ty, tz, wx - 2.0 * pwx, wy - 2.0 * pwy, wz - 2.0 * pwz,
+                vx - 2.0 * pvx, vy - 2.0 * pvy, vz - 2.0 * pvz)
+            g_dq[k, kk] += (gv0 * sx + gv1 * sy + gv2 * sz + gv3 * tx + gv4 * ty + gv5 * tz
+                            + gdx * d0 + gdy * d1 + gdz * d2 + gax * d3 + gay * d4 + gaz * d5)
+            b0, b1, b2, b3, b4, b5 = _motion_cross(pwx, pwy, pwz, pvx, pvy, pvz,
+                                                   sx, sy, sz, tx, ty, tz)
+            a0, a1, a2, a3, a4, a5 = _motion_cross(acc[kk, 0], acc[kk, 1], acc[kk, 2],
+                                                   acc[kk, 3], acc[kk, 4], acc[kk, 5],
+                                                   sx, sy, sz, tx, ty, tz)
+            e0, e1, e2, e3, e4, e5 = _motion_cross(b0, b1, b2, b3, b4, b5, wx - pwx,
+                                                   wy - pwy, wz - pwz, vx - pvx, vy - pvy,
+                                                   vz - pvz)
+            g_q[k, kk] += (gv0 * b0 + gv1 * b1 + gv2 * b2 + gv3 * b3 + gv4 * b4 + gv5 * b5
+                           + gdx * (a0 + e0) + gdy * (a1 + e1) + gdz * (a2 + e2)
+                           + gax * (a3 + e3) + gay * (a4 + e4) + gaz * (a5 + e5)
+                           - (gn0 * sx + gn1 * sy + gn2 * sz + gn3 * tx + gn4 * ty + gn5 * tz))
+            nx, ny, nz = wrench[kk, 0], wrench[kk, 1], wrench[kk, 2]
+            fx, fy, fz = wrench[kk, 3], wrench[kk, 4], wrench[kk, 5]
+            c0, c1, c2 = _cross(sx, sy, sz, nx, ny, nz)
+            c3, c4, c5 = _cross(tx, ty, tz, fx, fy, fz)
+            gn0 += c0 + c3
+            gn1 += c1 + c4
+            gn2 += c2 + c5
+            c0, c1, c2 = _cross(sx, sy, sz, fx, fy, fz)
+            gn3 += c0
+            gn4 += c1
+            gn5 += c2
+    value[k] = total
+
+
+@njit(parallel=True, cache=True)
+def regressor_vjp(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity, weight,
+                  value, g_q, g_dq, g_ddq):
+    """``value[k] = <weight[k], Y_k>`` (weight (N, n, 10 n)) and its gradient in q, dq, ddq
+    (each (N, n)), per sample (``_regressor_vjp_sample``)."""
+    n_samples, n = q.shape
+    for chunk in prange((n_samples + CHUNK - 1) // CHUNK):
+        rot, pos, axes = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6))
+        vel, acc, wrench = np.empty((n + 1, 6)), np.empty((n + 1, 6)), np.empty((n, 6))
+        for k in range(chunk * CHUNK, min(n_samples, (chunk + 1) * CHUNK)):
+            _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
+            _regressor_vjp_sample(zeta, eta, qd, qdd, gravity, weight, k, rot, pos, axes, vel,
+                                  acc, wrench, value, g_q, g_dq, g_ddq)
+
+
+@njit(cache=True)
+def regressor_vjp_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity,
+                         weight, value, g_q, g_dq, g_ddq):
+    """``regressor_vjp`` on the calling thread alone."""
+    n_samples, n = q.shape
+    rot, pos, axes = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6))
+    vel, acc, wrench = np.empty((n + 1, 6)), np.empty((n + 1, 6)), np.empty((n, 6))
+    for k in range(n_samples):
+        _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
+        _regressor_vjp_sample(zeta, eta, qd, qdd, gravity, weight, k, rot, pos, axes, vel, acc,
+                              wrench, value, g_q, g_dq, g_ddq)

@@ -8,6 +8,10 @@ joint i) are zero.
 The drives' reflected rotor inertias have their own columns, ``rotor_regressor``: ``(*, n, n)``,
 ``diag(ddq)`` (``Ia_j ddq_j`` on joint j alone), parameters ``Ia1..Ian``
 (``robot.rotor_inertia``), so ``rnea = Y pi + Y_rotor Ia``.
+
+``regressor_vjp``: the contraction ``<W, Y>`` of the regressor with a weight ``W`` of its shape,
+per sample, and its gradient in q, dq, ddq, from one compiled pass up the chain (no regressor
+is formed): a vector-Jacobian product of ``Y``, what a gradient through ``Y`` needs.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 from dynid.robot.inertia import PARAMETER_NAMES
 
-__all__ = ["parameter_names", "regressor", "rotor_names", "rotor_regressor"]
+__all__ = ["parameter_names", "regressor", "regressor_vjp", "rotor_names", "rotor_regressor"]
 
 
 def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
@@ -47,6 +51,34 @@ def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
     launch(_kernels.regressor_serial, _kernels.regressor, q.shape[0], *chain_arrays(robot), q,
            dq, ddq, gravity_vector(robot, gravity), out)
     return out.reshape(*shape, n, 10 * n)
+
+
+def regressor_vjp(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike,
+                  weight: ArrayLike, *, gravity: ArrayLike | None = None,
+                  ) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+    """``<W, Y>`` per sample and its gradient: ``(value, g_q, g_dq, g_ddq)``.
+
+    ``q, dq, ddq``: ``(*, n)``; ``weight``: ``(*, n, 10 n)``, one weight per regressor entry.
+    ``value``: ``(*,)``, ``sum_{i,c} W[..., i, c] Y[..., i, c]``; ``g_q[..., k]`` its derivative
+    in ``q[..., k]`` (likewise ``g_dq``, ``g_ddq``), each ``(*, n)``. Exact (analytic, spatial
+    algebra; see ``_kernels._regressor_vjp_sample``) at about the cost of one regressor
+    evaluation; entries of ``W`` below the block diagonal (link j below joint i, where ``Y`` is
+    zero) are ignored.
+    """
+    (q, dq, ddq), shape = joint_arrays(robot, q=q, dq=dq, ddq=ddq)
+    n = robot.n_joints
+    weight = np.asarray(weight, dtype=float)
+    if weight.shape != (*shape, n, 10 * n):
+        raise ValueError(f"`weight` must have shape {(*shape, n, 10 * n)} (the regressor's), "
+                         f"got {weight.shape}")
+    weight = np.ascontiguousarray(weight.reshape(q.shape[0], n, 10 * n))
+    value = np.empty(q.shape[0])
+    g_q, g_dq, g_ddq = (np.empty(q.shape) for _ in range(3))
+    launch(_kernels.regressor_vjp_serial, _kernels.regressor_vjp, q.shape[0],
+           *chain_arrays(robot), q, dq, ddq, gravity_vector(robot, gravity), weight, value, g_q,
+           g_dq, g_ddq)
+    return (value.reshape(shape), g_q.reshape(*shape, n), g_dq.reshape(*shape, n),
+            g_ddq.reshape(*shape, n))
 
 
 def parameter_names(robot: Robot) -> list[str]:
