@@ -136,3 +136,23 @@ def test_same_seed_same_bytes(inputs, tmp_path, argv):
     assert names and names == sorted(p.name for p in second.iterdir())
     for name in names:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_an_interrupt_a_library_swallowed_still_ends_as_an_interrupt(monkeypatch, capsys):
+    """Ctrl-C while numba compiles lands in a C callback, which swallows the KeyboardInterrupt;
+    numba then fails with its own error. After a Ctrl-C, that error is the interrupt's: one
+    line and status 130, not a traceback."""
+    import dynid.cli as cli
+
+    def swallowing_library(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
+        except KeyboardInterrupt:
+            pass  # what the C callback does with it
+        raise RuntimeError("no compiled object yet")
+
+    monkeypatch.setattr(cli, "check_outputs", swallowing_library)
+    assert cli.main(["robots"]) == 130
+    assert capsys.readouterr().err == "dynid: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored

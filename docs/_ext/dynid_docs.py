@@ -45,7 +45,7 @@ API_MODULES = (
     "dynid.export",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "demo")
 
 _KINDS = (
     ("class", "Classes"),

@@ -67,15 +67,50 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     np.set_printoptions(precision=4, suppress=True)
     warnings.showwarning = _one_line_warning
+    previous = signal.getsignal(signal.SIGINT)
+    interrupted = _watch_interrupts()
     try:
         check_outputs(args)  # before any work: outputs that would destroy something refused
         return args.handler(args)
     except (ValueError, TypeError, OSError) as error:
+        if interrupted():
+            return _interrupted()
         print(f"dynid: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: every output is written atomically, none is half there
-        print("dynid: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
+    except Exception:
+        # a Ctrl-C that a library swallowed (numba compiling, inside a C callback) can surface
+        # as its own error; after a Ctrl-C every failure is the interrupt's
+        if interrupted():
+            return _interrupted()
+        raise
+    finally:
+        if previous is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted() -> int:
+    print("dynid: interrupted", file=sys.stderr)
+    return 130
+
+
+def _watch_interrupts():
+    """Record every Ctrl-C (then raise KeyboardInterrupt as Python does); returns whether one
+    came. Only in the main thread, where signal handlers live."""
+    import threading
+
+    seen = []
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return lambda: bool(seen)
+
+    def handler(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    return lambda: bool(seen)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:

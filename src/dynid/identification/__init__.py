@@ -15,6 +15,9 @@
 - ``model``: the identified ``LinearModel`` and its file.
 """
 
+from dynid.identification._stream import Factors as Factors
+from dynid.identification._stream import Layout as Layout
+from dynid.identification._stream import Moments as Moments
 from dynid.identification.base_parameters import LINK_ORDER as LINK_ORDER
 from dynid.identification.base_parameters import METHODS as METHODS
 from dynid.identification.base_parameters import BaseParameters as BaseParameters
@@ -89,12 +92,15 @@ __all__ = [
     "BaseParameters",
     "ConsistencyReport",
     "ConstrainedResult",
+    "Factors",
     "FrictionComparison",
     "IVConvergenceWarning",
     "IllConditionedWarning",
     "InconsistentPriorWarning",
     "KnownPayload",
+    "Layout",
     "LinearModel",
+    "Moments",
     "NLSResult",
     "PayloadResult",
     "RankDeficiencyWarning",

@@ -160,8 +160,8 @@ class Factors:
     """
 
     n_columns: int
-    layouts: dict[Hashable, Layout] = field(default_factory=dict)
-    groups: dict[Hashable, _Group] = field(default_factory=dict)
+    layouts: dict = field(default_factory=dict)  # group key -> Layout
+    groups: dict = field(default_factory=dict)  # group key -> its fold (_Group)
 
     def add(self, key: Hashable, layout: Layout, rows: NDArray) -> None:
         """Fold ``rows`` ``(m, r + 1)`` (the values of ``layout``'s independent columns, then
