@@ -77,3 +77,5 @@ def test_regressor_vjp_rejects_a_wrong_weight(rng):
     q, dq, ddq = random_states(rng, 2, 3)
     with pytest.raises(ValueError, match="`weight` must have shape"):
         regressor_vjp(robot, q, dq, ddq, np.zeros((2, 3, 29)))
+    with pytest.raises(ValueError, match="`weight` contains NaN"):
+        regressor_vjp(robot, q, dq, ddq, np.full((2, 3, 30), np.nan))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._validation import as_float_array
 from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import gravity_vector, joint_arrays
@@ -67,7 +68,7 @@ def regressor_vjp(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike,
     """
     (q, dq, ddq), shape = joint_arrays(robot, q=q, dq=dq, ddq=ddq)
     n = robot.n_joints
-    weight = np.asarray(weight, dtype=float)
+    weight = as_float_array("weight", weight)  # finite: a NaN would spread silently
     if weight.shape != (*shape, n, 10 * n):
         raise ValueError(f"`weight` must have shape {(*shape, n, 10 * n)} (the regressor's), "
                          f"got {weight.shape}")
