@@ -79,6 +79,23 @@ def test_bench_json_keys(capsys):
     assert payload["by_size"][0]["n_samples"] == 50
 
 
+def test_bench_scale_options_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
+    assert main(["bench", "--samples", "100000"]) == 2
+    assert "`--samples` and `--folder` are for --suite scale" in capsys.readouterr().err
+    assert main(["bench", "--suite", "scale", "--folder", str(tmp_path / "nowhere")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    import shutil
+    from collections import namedtuple
+
+    from dynid.bench_scale import run_scale_bench
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(2**40, 2**40 - 2**30, 2**30))
+    with pytest.raises(ValueError, match=r"need about 4\.3 GiB .* 1\.0 GiB are free"):
+        run_scale_bench(n_samples=10**7, folder=tmp_path)  # 10^7 samples: 4.3 GiB, 1 free
+    assert not list(tmp_path.iterdir())
+
+
 def test_console_script_runs():
     script = Path(sys.executable).with_name("dynid")
     if not script.exists():

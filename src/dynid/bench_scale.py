@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import resource
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -121,6 +122,18 @@ def _identify_mapped(task: tuple[str, str]) -> dict:
             "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def _check_disk(n_samples: int, n_joints: int, folder: str | Path | None) -> None:
+    """A ValueError before any work when the streamed log would not fit on the disk: t and
+    q, dq, ddq, tau in float64, and as much again while its pieces are packed."""
+    where = folder or tempfile.gettempdir()
+    needed = 2 * 8 * n_samples * (1 + 4 * n_joints)
+    free = shutil.disk_usage(where).free
+    if needed > free:
+        raise ValueError(f"`n_samples`: {n_samples} samples need about {needed / 2**30:.1f} GiB "
+                         f"of disk in {where}, {free / 2**30:.1f} GiB are free (give another "
+                         "folder or fewer samples)")
+
+
 def run_scale_bench(*, robot: str = "panda", n_samples: int = 10_000_000, seed: int = 0,
                     folder: str | Path | None = None, dask: bool = True,
                     progress: Callable[[str], None] | None = None) -> dict:
@@ -132,6 +145,7 @@ def run_scale_bench(*, robot: str = "panda", n_samples: int = 10_000_000, seed: 
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
+    _check_disk(n_samples, model_robot.n_joints, folder)
     with tempfile.TemporaryDirectory(dir=folder, prefix="dynid-scale-") as work:
         path = Path(work) / "twin.npz"
         start = time.perf_counter()
@@ -220,6 +234,7 @@ def run_scale_suite(*, n_samples: int = 10_000_000, folder: str | Path | None = 
     from dynid.robot import load_robot
 
     say = progress or (lambda _line: None)
+    _check_disk(n_samples, load_robot("panda").n_joints, folder)
     result = closed_loop_bench()
     say(f"closed loop, 1 kHz, one thread: {result['closed_loop_realtime_factor']:.0f}x real "
         f"time; {result['closed_loop_busy_slowdown']:.2f}x slower beside a busy process per "

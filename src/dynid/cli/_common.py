@@ -268,7 +268,7 @@ def dask_client(args: argparse.Namespace):
         raise ValueError("`--scheduler` needs Dask: pip install 'dynid[dask]'") from None
     try:
         client = Client(address, timeout=10)
-    except (OSError, TimeoutError) as error:
+    except (OSError, TimeoutError, ValueError, TypeError) as error:
         raise ValueError(f"`--scheduler`: no Dask scheduler at {address} ({error})") from None
     with client:
         yield client

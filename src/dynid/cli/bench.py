@@ -31,8 +31,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "scale: the closed-loop twin idle and busy, 10^7 samples streamed "
                             "from a memory-mapped log (and on a Dask LocalCluster), excitation, "
                             "the demo (minutes; a few GB of disk in --folder)")
-    bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000), default=10_000_000,
-                       help="scale: the streamed log's samples (default %(default)s)")
+    bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
+                       help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
                        help="scale: where the streamed log is written (default: the system's "
                             "temporary folder)")
@@ -53,10 +53,17 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
     result: dict = {}
+    if args.suite != "scale" and (args.samples is not None or args.folder is not None):
+        raise ValueError("`--samples` and `--folder` are for --suite scale")
     if args.suite == "scale":
+        from pathlib import Path
+
         from dynid.bench_scale import format_scale, run_scale_suite
 
-        result = run_scale_suite(n_samples=args.samples, folder=args.folder,
+        if args.folder is not None and not Path(args.folder).is_dir():
+            raise ValueError(f"`--folder`: {args.folder} is not a folder")
+
+        result = run_scale_suite(n_samples=args.samples or 10_000_000, folder=args.folder,
                                  progress=stderr_progress(args))
         if args.json:
             print_json(result)
