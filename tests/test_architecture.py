@@ -24,7 +24,7 @@ SOURCE = Path(dynid.__file__).resolve().parent
 # sits below excitation: the excitation optimises the conditioning of the base parameters.
 LAYERS = [
     ("dynid._validation", "dynid._files", "dynid._reading", "dynid._lazy", "dynid._progress",
-     "dynid._parallel", "dynid._version", "dynid.metrics"),
+     "dynid._parallel", "dynid._version", "dynid._jit", "dynid.metrics"),
     ("dynid.friction",),
     ("dynid.robot",),
     ("dynid.data",),
@@ -33,8 +33,8 @@ LAYERS = [
     ("dynid.identification",),
     ("dynid.excitation",),
     ("dynid.evaluation",),
-    ("dynid.export",),
-    ("dynid.demo", "dynid.bench", "dynid.bench_scale"),
+    ("dynid.export", "dynid.codegen", "dynid.monitor"),
+    ("dynid.demo", "dynid.bench", "dynid.bench_scale", "dynid.bench_codegen"),
     ("dynid",),  # the top-level API (__init__)
     ("dynid.cli",),
 ]

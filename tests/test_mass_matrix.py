@@ -65,6 +65,31 @@ def test_forward_dynamics_matches_aba_and_inverts_rnea(rng):
     assert_close(forward_dynamics(robot, q, dq, tau), expected, rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize("kind", ["mdh", "dh", "urdf"])
+@pytest.mark.parametrize("n_samples", [7, 5000])  # the serial kernel, and the parallel one
+def test_forward_dynamics_solves_the_mass_matrix_with_rotor_inertias(rng, tmp_path, kind,
+                                                                     n_samples):
+    # the articulated-body algorithm against M(q)^-1 (tau - c - g) by a dense solve, on
+    # prismatic and revolute joints with the drives' rotor inertias on M's diagonal
+    if kind == "urdf":
+        robot, _ = random_urdf_robot(rng, 5, tmp_path)
+    else:
+        robot = random_table_robot(rng, kind, 6, prismatic=0.4)
+    robot = robot.with_rotor_inertia(rng.uniform(0.0, 0.5, robot.n_joints))
+    n = robot.n_joints
+    q, dq, _ = random_states(rng, n_samples, n)
+    tau = rng.normal(0.0, 10.0, (n_samples, n))
+    bias = rnea(robot, q, dq, np.zeros_like(q))
+    expected = np.linalg.solve(mass_matrix(robot, q), (tau - bias)[..., None])[..., 0]
+    got = forward_dynamics(robot, q, dq, tau)
+    assert_close(got, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    assert_close(rnea(robot, q, dq, got), tau, rtol=1e-9, atol=1e-9)
+    # batch shapes: one sample, and (2, 3, n)
+    assert_close(forward_dynamics(robot, q[0], dq[0], tau[0]), got[0], rtol=0, atol=0)
+    assert forward_dynamics(robot, q[:6].reshape(2, 3, n), dq[:6].reshape(2, 3, n),
+                            tau[:6].reshape(2, 3, n)).shape == (2, 3, n)
+
+
 def test_forward_dynamics_rejects_non_physical_parameters():
     robot = load_robot("arm3")
     bad = robot.parameters.copy()

@@ -169,6 +169,37 @@ def test_validation_in_chunks_gives_the_figures_of_the_whole_residual(panda_log,
     assert_close(report.rmse_rigid, rmse(measured, rigid), rtol=1e-10)
 
 
+def test_a_friction_state_runs_on_across_validation_chunks(panda_log, monkeypatch):
+    """A LuGre model's bristle states, integrated chunk by chunk from the last state of the
+    chunk before, are the whole log's; the chunked validation equals the whole-log figures."""
+    import dataclasses
+
+    import dynid.evaluation.validate as validation
+    from dynid.friction import LuGre
+    from dynid.metrics import rmse
+
+    robot, data = panda_log
+    ones = np.ones(robot.n_joints)
+    lugre = LuGre(sigma0=3e3 * ones, sigma1=2.0 * ones, sigma2=0.1 * ones, fc=0.3 * ones,
+                  fs=0.5 * ones, vs=0.05 * ones)
+    whole = lugre.states_along(data.t, data.dq)
+    cut = 4321
+    first = lugre.states_along(data.t[:cut], data.dq[:cut])
+    rest = lugre.states_along(data.t[cut - 1:], data.dq[cut - 1:], first[-1])
+    assert_close(np.concatenate([first, rest[1:]]), whole, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="`z0`"):
+        lugre.states_along(data.t[:5], data.dq[:5], np.full(robot.n_joints, np.nan))
+    model = dataclasses.replace(identify(robot, data.select(slice(0, 6000))),
+                                fitted_friction=lugre)
+    monkeypatch.setattr(validation, "VALIDATION_CHUNK", 777)
+    report = validation.validate_model(model, data)
+    expected = model.predict(data.q, data.dq, data.ddq, data.t)
+    assert_close(report.rmse, rmse(data.tau, expected), rtol=1e-10)
+    # the steady-state friction instead of the state's would be visibly different
+    assert np.abs(rmse(data.tau, model.predict(data.q, data.dq, data.ddq)) - report.rmse).max() \
+        > 1e-6
+
+
 def test_identify_command_streams_a_mapped_log_on_a_scheduler(panda_log, tmp_path, cluster,
                                                               capsys):
     import json

@@ -1,8 +1,8 @@
-"""Benchmarks: dynid's batched regressor and RNEA against pinocchio called in a Python loop,
-and the wall time of the identification, consistency, pipeline, comparison and demo steps.
+"""Benchmarks: dynid's batched regressor, RNEA and forward dynamics against pinocchio called in
+a Python loop, and the wall time of the identification, consistency, pipeline, comparison and demo steps.
 
 Both sides of the dynamics bench produce the same arrays (``(N, n, 10 n)`` regressor, ``(N, n)``
-torques) from the same random states on the same machine in one run; times are the best of
+torques or accelerations) from the same random states on the same machine in one run; times are the best of
 ``repeat`` runs.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from dynid.dynamics import regressor, rnea
+from dynid.dynamics import forward_dynamics, regressor, rnea
 from dynid.robot import load_robot, to_pinocchio
 
 __all__ = [
@@ -50,7 +50,8 @@ def _best(function: Callable[[], object], repeat: int) -> float:
 
 
 def _pinocchio_loops(model: pin.Model, q, dq, ddq):
-    """Pinocchio's regressor and RNEA per sample, stored as they come (pinocchio's order)."""
+    """Pinocchio's regressor, RNEA and ABA per sample, stored as they come (pinocchio's
+    order; the ABA reads ``ddq`` as the joint torques)."""
     data = model.createData()
     n_samples = q.shape[0]
 
@@ -66,7 +67,13 @@ def _pinocchio_loops(model: pin.Model, q, dq, ddq):
             out[k] = pin.rnea(model, data, q[k], dq[k], ddq[k])
         return out
 
-    return regressor_loop, rnea_loop
+    def aba_loop():
+        out = np.empty_like(q)
+        for k in range(n_samples):
+            out[k] = pin.aba(model, data, q[k], dq[k], ddq[k])
+        return out
+
+    return regressor_loop, rnea_loop, aba_loop
 
 
 def run_bench(*, robot: str = "panda", sizes: Sequence[int] = DEFAULT_SIZES,
@@ -86,16 +93,21 @@ def run_bench(*, robot: str = "panda", sizes: Sequence[int] = DEFAULT_SIZES,
     warm = rng.standard_normal((3, 8, n))
     regressor(model_robot, *warm)
     rnea(model_robot, *warm)
+    forward_dynamics(model_robot, *warm)
     rows = []
     for size in sorted(int(s) for s in sizes):
         q, dq, ddq = rng.standard_normal((3, size, n))
-        regressor_loop, rnea_loop = _pinocchio_loops(model, q, dq, ddq)
+        regressor_loop, rnea_loop, aba_loop = _pinocchio_loops(model, q, dq, ddq)
         # both sides allocate their output in every timed call, as a user's call would
         ours_regressor = _best(lambda q=q, dq=dq, ddq=ddq: regressor(model_robot, q, dq, ddq),
                                repeat)
         ours_rnea = _best(lambda q=q, dq=dq, ddq=ddq: rnea(model_robot, q, dq, ddq), repeat)
         theirs_regressor = _best(regressor_loop, repeat)
         theirs_rnea = _best(rnea_loop, repeat)
+        # forward dynamics with the same arrays, ddq read as torques
+        ours_aba = _best(lambda q=q, dq=dq, tau=ddq: forward_dynamics(model_robot, q, dq, tau),
+                         repeat)
+        theirs_aba = _best(aba_loop, repeat)
         tracemalloc.start()
         regressor(model_robot, q, dq, ddq)
         peak = tracemalloc.get_traced_memory()[1]
@@ -108,6 +120,9 @@ def run_bench(*, robot: str = "panda", sizes: Sequence[int] = DEFAULT_SIZES,
             "rnea_us_per_sample": 1e6 * ours_rnea / size,
             "pinocchio_rnea_us_per_sample": 1e6 * theirs_rnea / size,
             "rnea_speedup": theirs_rnea / ours_rnea,
+            "forward_dynamics_us_per_sample": 1e6 * ours_aba / size,
+            "pinocchio_aba_us_per_sample": 1e6 * theirs_aba / size,
+            "forward_dynamics_speedup": theirs_aba / ours_aba,
             "regressor_peak_memory_mb": peak / 2**20,
         }
         rows.append(row)
@@ -128,6 +143,9 @@ def format_row(row: dict) -> str:
         f"(pinocchio {row['pinocchio_regressor_us_per_sample']:6.3f}, "
         f"x{row['regressor_speedup']:.1f})  rnea {row['rnea_us_per_sample']:7.3f} us/sample "
         f"(pinocchio {row['pinocchio_rnea_us_per_sample']:6.3f}, x{row['rnea_speedup']:.1f})  "
+        f"forward dynamics {row['forward_dynamics_us_per_sample']:7.3f} us/sample "
+        f"(pinocchio aba {row['pinocchio_aba_us_per_sample']:6.3f}, "
+        f"x{row['forward_dynamics_speedup']:.1f})  "
         f"regressor memory {row['regressor_peak_memory_mb']:.0f} MB"
     )
 

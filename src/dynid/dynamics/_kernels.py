@@ -35,8 +35,9 @@ Parameter layout ``[m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]`` (``dynid.robo
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from dynid._jit import kernel
 from dynid.robot.inertia import PARAMETER_NAMES
 
 # The kernels index the 10-vector by position for speed: they are written for this order.
@@ -46,7 +47,7 @@ if PARAMETER_NAMES != ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz",
 CHUNK = 256
 
 
-@njit(cache=True)
+@kernel
 def _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, qi, rot, pos):
     """Pose of link i in link i-1 (``x_parent = rot x + pos``), into ``rot[i]``, ``pos[i]``."""
     if rev[i] != 0.0:
@@ -63,7 +64,7 @@ def _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, qi, rot, pos):
         pos[i, r] = p0[i, r] + c * pc[i, r] + s * ps[i, r] + lin * pl[i, r]
 
 
-@njit(cache=True)
+@kernel
 def _rt(rot, i, x, y, z):
     """``rot[i]^T (x, y, z)``: parent coordinates -> child coordinates."""
     return (
@@ -73,7 +74,7 @@ def _rt(rot, i, x, y, z):
     )
 
 
-@njit(cache=True)
+@kernel
 def _r(rot, i, x, y, z):
     """``rot[i] (x, y, z)``: child coordinates -> parent coordinates."""
     return (
@@ -83,19 +84,19 @@ def _r(rot, i, x, y, z):
     )
 
 
-@njit(cache=True)
+@kernel
 def _cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(cache=True)
+@kernel
 def _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos):
     """Every link's pose in its parent at sample k, into ``rot``, ``pos``."""
     for i in range(q.shape[1]):
         _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, q[k, i], rot, pos)
 
 
-@njit(cache=True)
+@kernel
 def _motion(zeta, eta, qd, qdd, gravity, k, rot, pos, state):
     """Forward pass for sample k, given its poses (``_poses``): per link i,
     ``state[i] = (w, dw, ac)`` (9 numbers)."""
@@ -143,7 +144,7 @@ def _motion(zeta, eta, qd, qdd, gravity, k, rot, pos, state):
         state[i, 8] = az + cz
 
 
-@njit(cache=True)
+@kernel
 def _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, x, y, z):
     """``I (x, y, z)`` for the symmetric I with entries (xx, xy, xz, yy, yz, zz)."""
     return (
@@ -153,13 +154,13 @@ def _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, x, y, z):
     )
 
 
-@njit(cache=True)
+@kernel
 def _inertia_times(pi, i, x, y, z):
     """``I_i (x, y, z)`` with I_i about the link origin, entries pi[i, 4:10]."""
     return _inertia_times6(pi[i, 4], pi[i, 5], pi[i, 6], pi[i, 7], pi[i, 8], pi[i, 9], x, y, z)
 
 
-@njit(cache=True)
+@kernel
 def _link_forces(pi, state, force, moment):
     """The force and moment each link needs for its motion ``state`` (``_motion``)."""
     n = pi.shape[0]
@@ -183,7 +184,7 @@ def _link_forces(pi, state, force, moment):
         moment[i, 2] = idz + t3z + t4z
 
 
-@njit(cache=True)
+@kernel
 def _joint_torques(zeta, eta, k, rot, pos, force, moment, tau):
     """``tau[k]``: the link forces and moments summed from the tip down (overwritten on the
     way), projected on each joint's motion subspace."""
@@ -206,7 +207,7 @@ def _joint_torques(zeta, eta, k, rot, pos, force, moment, tau):
             moment[i - 1, 2] += nz + cz
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def rnea(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, qd, qdd, gravity, tau):
     """Inverse dynamics ``tau[k] = M ddq + c + g`` for every sample k (writes ``tau``)."""
     n_samples, n = q.shape
@@ -220,7 +221,7 @@ def rnea(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, qd, qdd, gravity, ta
             _joint_torques(zeta, eta, k, rot, pos, force, moment, tau)
 
 
-@njit(cache=True)
+@kernel
 def rnea_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, qd, qdd, gravity, tau):
     """``rnea`` on the calling thread alone."""
     n_samples, n = q.shape
@@ -233,7 +234,7 @@ def rnea_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, qd, qdd, grav
         _joint_torques(zeta, eta, k, rot, pos, force, moment, tau)
 
 
-@njit(cache=True)
+@kernel
 def _regressor_columns(zeta, eta, k, rot, pos, state, axis_w, axis_v, out):
     """The regressor of sample k into ``out[k]``, given its poses and motion (``_poses``,
     ``_motion``)."""
@@ -279,7 +280,7 @@ def _regressor_columns(zeta, eta, k, rot, pos, state, axis_w, axis_v, out):
                 out[k, i, col + c] = 0.0
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def regressor(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity, out):
     """Joint-torque regressor: ``out[k]`` (n, 10 n) with ``tau[k] = out[k] @ pi.ravel()``."""
     n_samples, n = q.shape
@@ -292,7 +293,7 @@ def regressor(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity, o
             _regressor_columns(zeta, eta, k, rot, pos, state, axis_w, axis_v, out)
 
 
-@njit(cache=True)
+@kernel
 def regressor_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity, out):
     """``regressor`` on the calling thread alone."""
     n_samples, n = q.shape
@@ -304,7 +305,7 @@ def regressor_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gra
         _regressor_columns(zeta, eta, k, rot, pos, state, axis_w, axis_v, out)
 
 
-@njit(cache=True)
+@kernel
 def _rotated_inertia(rot, j, ixx, ixy, ixz, iyy, iyz, izz):
     """``rot[j] I rot[j]^T`` for the symmetric I: entries (xx, xy, xz, yy, yz, zz)."""
     # column b of I R^T is u_b = I r_b (r_b row b of R); entry (a, b) of R I R^T is r_a . u_b
@@ -324,7 +325,7 @@ def _rotated_inertia(rot, j, ixx, ixy, ixz, iyy, iyz, izz):
     )
 
 
-@njit(cache=True)
+@kernel
 def _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out):
     """``M`` of sample k into ``out[k]``, rigid bodies only, given its poses (``_poses``).
 
@@ -382,7 +383,7 @@ def _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out):
             out[k, i, j] = value
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def mass_matrix(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
     """Joint-space inertia ``out[k][i, c] = sum_j S_i^(j)T I_j S_c^(j)`` over links j >= i, c."""
     n_samples, n = q.shape
@@ -393,7 +394,7 @@ def mass_matrix(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
             _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out)
 
 
-@njit(cache=True)
+@kernel
 def mass_matrix_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
     """``mass_matrix`` on the calling thread alone."""
     n_samples, n = q.shape
@@ -403,7 +404,263 @@ def mass_matrix_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
         _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out)
 
 
-@njit(cache=True)
+@kernel
+def _rotated_general(rot, j, b00, b01, b02, b10, b11, b12, b20, b21, b22):
+    """``rot[j] B rot[j]^T`` for a general 3 x 3 B (row-major entries, returned likewise)."""
+    # t = B R^T: t[a, c] = B[a, :] . R[c, :]
+    t00 = b00 * rot[j, 0, 0] + b01 * rot[j, 0, 1] + b02 * rot[j, 0, 2]
+    t01 = b00 * rot[j, 1, 0] + b01 * rot[j, 1, 1] + b02 * rot[j, 1, 2]
+    t02 = b00 * rot[j, 2, 0] + b01 * rot[j, 2, 1] + b02 * rot[j, 2, 2]
+    t10 = b10 * rot[j, 0, 0] + b11 * rot[j, 0, 1] + b12 * rot[j, 0, 2]
+    t11 = b10 * rot[j, 1, 0] + b11 * rot[j, 1, 1] + b12 * rot[j, 1, 2]
+    t12 = b10 * rot[j, 2, 0] + b11 * rot[j, 2, 1] + b12 * rot[j, 2, 2]
+    t20 = b20 * rot[j, 0, 0] + b21 * rot[j, 0, 1] + b22 * rot[j, 0, 2]
+    t21 = b20 * rot[j, 1, 0] + b21 * rot[j, 1, 1] + b22 * rot[j, 1, 2]
+    t22 = b20 * rot[j, 2, 0] + b21 * rot[j, 2, 1] + b22 * rot[j, 2, 2]
+    # R t: entry (a, c) = R[a, :] . t[:, c]
+    x0, x1, x2 = _r(rot, j, t00, t10, t20)
+    y0, y1, y2 = _r(rot, j, t01, t11, t21)
+    z0, z1, z2 = _r(rot, j, t02, t12, t22)
+    return x0, y0, z0, x1, y1, z1, x2, y2, z2
+
+
+@kernel
+def _articulated_body(zeta, eta, pi, rotor, gravity, rot, pos, qd, tau, k, ddq, motion, art,
+                      force, gain):
+    """Forward dynamics of sample k by the articulated-body algorithm, given its poses
+    (``_poses``): ``ddq[k] = (M + diag(rotor))^-1 (tau[k] - c - g)``. False where a pivot
+    ``D_i`` is not positive (then ``M + diag(rotor)`` is not positive definite).
+
+    Spatial vectors in link coordinates about the link origin: motion ``(w, v)``, force
+    ``(n, f)``. A link's spatial inertia is ``[[I, [h]], [[h]^T, m E]]``; an articulated
+    inertia ``[[A, B], [B^T, C]]`` is kept as 21 numbers per link in ``art``: A and C
+    (symmetric: xx, xy, xz, yy, yz, zz) around B (row-major). Workspace: ``motion`` (n, 12):
+    velocity and velocity-product acceleration ``c``; ``force`` (n, 6): bias force;
+    ``gain`` (n, 8): ``U = IA S``, ``1 / D`` and ``u = tau - S^T pA``. Carried to the parent
+    (``x_parent = R x + p``): motion ``w' = R^T w``, ``v' = R^T (v + w x p)``; force
+    ``f' = R f``, ``n' = R n + p x f'``; inertia ``X^T IA X``: rotated ``A, B, C -> R A R^T,
+    R B R^T, R C R^T``, then shifted ``A - (B P + (B P)^T) - P C P``, ``B + P C``, ``C``
+    with ``P = [p]``.
+    """
+    n = zeta.shape[0]
+    wx = wy = wz = 0.0
+    vx = vy = vz = 0.0
+    for i in range(n):  # velocities, velocity-product accelerations, bias forces
+        px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
+        ux, uy, uz = _cross(wx, wy, wz, px, py, pz)
+        vx, vy, vz = _rt(rot, i, vx + ux, vy + uy, vz + uz)
+        wx, wy, wz = _rt(rot, i, wx, wy, wz)
+        rate = qd[k, i]
+        sx, sy, sz = zeta[i, 0] * rate, zeta[i, 1] * rate, zeta[i, 2] * rate
+        ex, ey, ez = eta[i, 0] * rate, eta[i, 1] * rate, eta[i, 2] * rate
+        wx += sx
+        wy += sy
+        wz += sz
+        vx += ex
+        vy += ey
+        vz += ez
+        motion[i, 0], motion[i, 1], motion[i, 2] = wx, wy, wz
+        motion[i, 3], motion[i, 4], motion[i, 5] = vx, vy, vz
+        cx, cy, cz = _cross(wx, wy, wz, sx, sy, sz)
+        motion[i, 6], motion[i, 7], motion[i, 8] = cx, cy, cz
+        c1x, c1y, c1z = _cross(wx, wy, wz, ex, ey, ez)
+        c2x, c2y, c2z = _cross(vx, vy, vz, sx, sy, sz)
+        motion[i, 9], motion[i, 10], motion[i, 11] = c1x + c2x, c1y + c2y, c1z + c2z
+        m, hx, hy, hz = pi[i, 0], pi[i, 1], pi[i, 2], pi[i, 3]
+        for c in range(6):
+            art[i, c] = pi[i, 4 + c]
+        art[i, 6], art[i, 7], art[i, 8] = 0.0, -hz, hy
+        art[i, 9], art[i, 10], art[i, 11] = hz, 0.0, -hx
+        art[i, 12], art[i, 13], art[i, 14] = -hy, hx, 0.0
+        art[i, 15], art[i, 16], art[i, 17] = m, 0.0, 0.0
+        art[i, 18], art[i, 19], art[i, 20] = m, 0.0, m
+        # momentum (I w + h x v, m v - h x w); bias v x* momentum = (w x n + v x f, w x f)
+        iwx, iwy, iwz = _inertia_times(pi, i, wx, wy, wz)
+        tx, ty, tz = _cross(hx, hy, hz, vx, vy, vz)
+        nx, ny, nz = iwx + tx, iwy + ty, iwz + tz
+        tx, ty, tz = _cross(hx, hy, hz, wx, wy, wz)
+        fx, fy, fz = m * vx - tx, m * vy - ty, m * vz - tz
+        t1x, t1y, t1z = _cross(wx, wy, wz, nx, ny, nz)
+        t2x, t2y, t2z = _cross(vx, vy, vz, fx, fy, fz)
+        force[i, 0], force[i, 1], force[i, 2] = t1x + t2x, t1y + t2y, t1z + t2z
+        tx, ty, tz = _cross(wx, wy, wz, fx, fy, fz)
+        force[i, 3], force[i, 4], force[i, 5] = tx, ty, tz
+    definite = True
+    for i in range(n - 1, -1, -1):  # articulated inertias and bias forces, tip to base
+        zx, zy, zz = zeta[i, 0], zeta[i, 1], zeta[i, 2]
+        ex, ey, ez = eta[i, 0], eta[i, 1], eta[i, 2]
+        # U = IA S: (A zeta + B eta, B^T zeta + C eta)
+        ax_, ay_, az_ = _inertia_times6(art[i, 0], art[i, 1], art[i, 2], art[i, 3], art[i, 4],
+                                        art[i, 5], zx, zy, zz)
+        un0 = ax_ + art[i, 6] * ex + art[i, 7] * ey + art[i, 8] * ez
+        un1 = ay_ + art[i, 9] * ex + art[i, 10] * ey + art[i, 11] * ez
+        un2 = az_ + art[i, 12] * ex + art[i, 13] * ey + art[i, 14] * ez
+        cx_, cy_, cz_ = _inertia_times6(art[i, 15], art[i, 16], art[i, 17], art[i, 18],
+                                        art[i, 19], art[i, 20], ex, ey, ez)
+        uf0 = cx_ + art[i, 6] * zx + art[i, 9] * zy + art[i, 12] * zz
+        uf1 = cy_ + art[i, 7] * zx + art[i, 10] * zy + art[i, 13] * zz
+        uf2 = cz_ + art[i, 8] * zx + art[i, 11] * zy + art[i, 14] * zz
+        d = zx * un0 + zy * un1 + zz * un2 + ex * uf0 + ey * uf1 + ez * uf2 + rotor[i]
+        definite = definite and d > 0.0  # NaN fails too
+        inverse = 1.0 / d if d > 0.0 else np.nan
+        u = tau[k, i] - (zx * force[i, 0] + zy * force[i, 1] + zz * force[i, 2]
+                         + ex * force[i, 3] + ey * force[i, 4] + ez * force[i, 5])
+        gain[i, 0], gain[i, 1], gain[i, 2] = un0, un1, un2
+        gain[i, 3], gain[i, 4], gain[i, 5] = uf0, uf1, uf2
+        gain[i, 6], gain[i, 7] = inverse, u
+        if i == 0:
+            break
+        # Ia = IA - U U^T / D, in place
+        g0, g1, g2 = un0 * inverse, un1 * inverse, un2 * inverse
+        art[i, 0] -= g0 * un0
+        art[i, 1] -= g0 * un1
+        art[i, 2] -= g0 * un2
+        art[i, 3] -= g1 * un1
+        art[i, 4] -= g1 * un2
+        art[i, 5] -= g2 * un2
+        art[i, 6] -= g0 * uf0
+        art[i, 7] -= g0 * uf1
+        art[i, 8] -= g0 * uf2
+        art[i, 9] -= g1 * uf0
+        art[i, 10] -= g1 * uf1
+        art[i, 11] -= g1 * uf2
+        art[i, 12] -= g2 * uf0
+        art[i, 13] -= g2 * uf1
+        art[i, 14] -= g2 * uf2
+        h0, h1, h2 = uf0 * inverse, uf1 * inverse, uf2 * inverse
+        art[i, 15] -= h0 * uf0
+        art[i, 16] -= h0 * uf1
+        art[i, 17] -= h0 * uf2
+        art[i, 18] -= h1 * uf1
+        art[i, 19] -= h1 * uf2
+        art[i, 20] -= h2 * uf2
+        # pa = pA + Ia c + U u / D
+        cwx, cwy, cwz = motion[i, 6], motion[i, 7], motion[i, 8]
+        cvx, cvy, cvz = motion[i, 9], motion[i, 10], motion[i, 11]
+        ax_, ay_, az_ = _inertia_times6(art[i, 0], art[i, 1], art[i, 2], art[i, 3], art[i, 4],
+                                        art[i, 5], cwx, cwy, cwz)
+        cx_, cy_, cz_ = _inertia_times6(art[i, 15], art[i, 16], art[i, 17], art[i, 18],
+                                        art[i, 19], art[i, 20], cvx, cvy, cvz)
+        scale = u * inverse
+        pn0 = force[i, 0] + ax_ + art[i, 6] * cvx + art[i, 7] * cvy + art[i, 8] * cvz
+        pn1 = force[i, 1] + ay_ + art[i, 9] * cvx + art[i, 10] * cvy + art[i, 11] * cvz
+        pn2 = force[i, 2] + az_ + art[i, 12] * cvx + art[i, 13] * cvy + art[i, 14] * cvz
+        pf0 = force[i, 3] + cx_ + art[i, 6] * cwx + art[i, 9] * cwy + art[i, 12] * cwz
+        pf1 = force[i, 4] + cy_ + art[i, 7] * cwx + art[i, 10] * cwy + art[i, 13] * cwz
+        pf2 = force[i, 5] + cz_ + art[i, 8] * cwx + art[i, 11] * cwy + art[i, 14] * cwz
+        pn0, pn1, pn2 = pn0 + un0 * scale, pn1 + un1 * scale, pn2 + un2 * scale
+        pf0, pf1, pf2 = pf0 + uf0 * scale, pf1 + uf1 * scale, pf2 + uf2 * scale
+        # carried to the parent
+        px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
+        fx, fy, fz = _r(rot, i, pf0, pf1, pf2)
+        nx, ny, nz = _r(rot, i, pn0, pn1, pn2)
+        tx, ty, tz = _cross(px, py, pz, fx, fy, fz)
+        force[i - 1, 0] += nx + tx
+        force[i - 1, 1] += ny + ty
+        force[i - 1, 2] += nz + tz
+        force[i - 1, 3] += fx
+        force[i - 1, 4] += fy
+        force[i - 1, 5] += fz
+        a00, a01, a02, a11, a12, a22 = _rotated_inertia(
+            rot, i, art[i, 0], art[i, 1], art[i, 2], art[i, 3], art[i, 4], art[i, 5])
+        c00, c01, c02, c11, c12, c22 = _rotated_inertia(
+            rot, i, art[i, 15], art[i, 16], art[i, 17], art[i, 18], art[i, 19], art[i, 20])
+        b00, b01, b02, b10, b11, b12, b20, b21, b22 = _rotated_general(
+            rot, i, art[i, 6], art[i, 7], art[i, 8], art[i, 9], art[i, 10], art[i, 11],
+            art[i, 12], art[i, 13], art[i, 14])
+        # Q = P C (column c: p x C[:, c]); B + Q
+        q00, q10, q20 = _cross(px, py, pz, c00, c01, c02)
+        q01, q11, q21 = _cross(px, py, pz, c01, c11, c12)
+        q02, q12, q22 = _cross(px, py, pz, c02, c12, c22)
+        # (B P)[a, :] = -(p x B[a, :]) and (Q P)[a, :] = -(p x Q[a, :])
+        s00, s01, s02 = _cross(px, py, pz, b00, b01, b02)
+        s10, s11, s12 = _cross(px, py, pz, b10, b11, b12)
+        s20, s21, s22 = _cross(px, py, pz, b20, b21, b22)
+        r00, r01, r02 = _cross(px, py, pz, q00, q01, q02)
+        _, r11, r12 = _cross(px, py, pz, q10, q11, q12)
+        _, _, r22 = _cross(px, py, pz, q20, q21, q22)
+        # A - (B P + (B P)^T) - Q P = A + (s + s^T) + r
+        j = i - 1
+        art[j, 0] += a00 + 2.0 * s00 + r00
+        art[j, 1] += a01 + s01 + s10 + r01
+        art[j, 2] += a02 + s02 + s20 + r02
+        art[j, 3] += a11 + 2.0 * s11 + r11
+        art[j, 4] += a12 + s12 + s21 + r12
+        art[j, 5] += a22 + 2.0 * s22 + r22
+        art[j, 6] += b00 + q00
+        art[j, 7] += b01 + q01
+        art[j, 8] += b02 + q02
+        art[j, 9] += b10 + q10
+        art[j, 10] += b11 + q11
+        art[j, 11] += b12 + q12
+        art[j, 12] += b20 + q20
+        art[j, 13] += b21 + q21
+        art[j, 14] += b22 + q22
+        art[j, 15] += c00
+        art[j, 16] += c01
+        art[j, 17] += c02
+        art[j, 18] += c11
+        art[j, 19] += c12
+        art[j, 20] += c22
+    wx = wy = wz = 0.0  # accelerations, base to tip; gravity as a base acceleration -g
+    ax, ay, az = -gravity[0], -gravity[1], -gravity[2]
+    for i in range(n):
+        px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
+        ux, uy, uz = _cross(wx, wy, wz, px, py, pz)
+        ax, ay, az = _rt(rot, i, ax + ux, ay + uy, az + uz)
+        wx, wy, wz = _rt(rot, i, wx, wy, wz)
+        wx += motion[i, 6]
+        wy += motion[i, 7]
+        wz += motion[i, 8]
+        ax += motion[i, 9]
+        ay += motion[i, 10]
+        az += motion[i, 11]
+        acc = (gain[i, 7] - (gain[i, 0] * wx + gain[i, 1] * wy + gain[i, 2] * wz
+                             + gain[i, 3] * ax + gain[i, 4] * ay + gain[i, 5] * az)) * gain[i, 6]
+        ddq[k, i] = acc
+        wx += zeta[i, 0] * acc
+        wy += zeta[i, 1] * acc
+        wz += zeta[i, 2] * acc
+        ax += eta[i, 0] * acc
+        ay += eta[i, 1] * acc
+        az += eta[i, 2] * acc
+    return definite
+
+
+@kernel(parallel=True)
+def forward_dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, rotor, q, qd, tau, gravity,
+                     ddq):
+    """Forward dynamics ``ddq[k]`` of every sample k (``_articulated_body``); False where some
+    sample's ``M + diag(rotor)`` is not positive definite."""
+    n_samples, n = q.shape
+    n_chunks = (n_samples + CHUNK - 1) // CHUNK
+    definite = np.ones(n_chunks, dtype=np.bool_)
+    for chunk in prange(n_chunks):
+        rot, pos, motion = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 12))
+        art, force, gain = np.empty((n, 21)), np.empty((n, 6)), np.empty((n, 8))
+        for k in range(chunk * CHUNK, min(n_samples, (chunk + 1) * CHUNK)):
+            _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
+            if not _articulated_body(zeta, eta, pi, rotor, gravity, rot, pos, qd, tau, k, ddq,
+                                     motion, art, force, gain):
+                definite[chunk] = False
+    return definite.all()
+
+
+@kernel
+def forward_dynamics_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, rotor, q, qd, tau,
+                            gravity, ddq):
+    """``forward_dynamics`` on the calling thread alone."""
+    n_samples, n = q.shape
+    rot, pos, motion = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 12))
+    art, force, gain = np.empty((n, 21)), np.empty((n, 6)), np.empty((n, 8))
+    definite = True
+    for k in range(n_samples):
+        _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
+        definite &= _articulated_body(zeta, eta, pi, rotor, gravity, rot, pos, qd, tau, k, ddq,
+                                      motion, art, force, gain)
+    return definite
+
+@kernel
 def _motion_cross(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     """Spatial motion cross product ``(a, b) x (c, d) = (a x c, a x d + b x c)``."""
     wx, wy, wz = _cross(ax, ay, az, cx, cy, cz)
@@ -412,7 +669,7 @@ def _motion_cross(ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz):
     return wx, wy, wz, ux + vx, uy + vy, uz + vz
 
 
-@njit(cache=True)
+@kernel
 def _transport(rot, j, px, py, pz, vec, i):
     """Spatial motion vector ``vec[i] = (w, v)`` from link j-1 into link j coordinates, in place:
     ``w' = R^T w``, ``v' = R^T (v + w x p)``."""
@@ -424,7 +681,7 @@ def _transport(rot, j, px, py, pz, vec, i):
     vec[i, 3], vec[i, 4], vec[i, 5] = vx, vy, vz
 
 
-@njit(cache=True)
+@kernel
 def _regressor_vjp_sample(zeta, eta, qd, qdd, gravity, weight, k, rot, pos, axes, vel, acc,
                           wrench, value, g_q, g_dq, g_ddq):
     """``value[k] = <weight[k], Y_k>`` and its gradient in q, dq, ddq (``g_*[k]``), given the
@@ -570,7 +827,7 @@ def _regressor_vjp_sample(zeta, eta, qd, qdd, gravity, weight, k, rot, pos, axes
     value[k] = total
 
 
-@njit(parallel=True, cache=True)
+@kernel(parallel=True)
 def regressor_vjp(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity, weight,
                   value, g_q, g_dq, g_ddq):
     """``value[k] = <weight[k], Y_k>`` (weight (N, n, 10 n)) and its gradient in q, dq, ddq
@@ -585,7 +842,7 @@ def regressor_vjp(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravit
                                   acc, wrench, value, g_q, g_dq, g_ddq)
 
 
-@njit(cache=True)
+@kernel
 def regressor_vjp_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, q, qd, qdd, gravity,
                          weight, value, g_q, g_dq, g_ddq):
     """``regressor_vjp`` on the calling thread alone."""

@@ -29,22 +29,21 @@ from dynid._parallel import usable_cpus
 PARALLEL_MIN_SAMPLES = 4096
 
 
-def launch(serial: Callable, parallel: Callable, n_samples: int, *args) -> None:
-    """Run ``serial(*args)`` or ``parallel(*args)`` for a batch of ``n_samples`` (see module)."""
+def launch(serial: Callable, parallel: Callable, n_samples: int, *args):
+    """``serial(*args)`` or ``parallel(*args)`` for a batch of ``n_samples`` (see module): what
+    the kernel returns."""
     if n_samples < PARALLEL_MIN_SAMPLES:
-        serial(*args)
-        return
+        return serial(*args)
     import numba
 
     allowed = numba.get_num_threads()
     wanted = min(allowed, usable_cpus())
     if wanted <= 1:
-        serial(*args)
-        return
+        return serial(*args)
     if wanted < allowed:
         numba.set_num_threads(wanted)  # numba's setting is per calling thread: put it back
     try:
-        parallel(*args)
+        return parallel(*args)
     finally:
         if wanted < allowed:
             numba.set_num_threads(allowed)

@@ -1,13 +1,15 @@
-"""Forward dynamics, batched: ``ddq = M(q)^-1 (tau - c(q, dq) - g(q))``."""
+"""Forward dynamics, batched: ``ddq = M(q)^-1 (tau - c(q, dq) - g(q))``, by the articulated-body
+algorithm (Featherstone), O(n) per sample."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dynid.dynamics._inputs import joint_arrays
-from dynid.dynamics.mass_matrix import mass_matrix
-from dynid.dynamics.rnea import rnea
+from dynid.dynamics import _kernels
+from dynid.dynamics._chain import chain_arrays
+from dynid.dynamics._inputs import gravity_vector, joint_arrays, link_parameters
+from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 
 __all__ = ["forward_dynamics"]
@@ -17,17 +19,16 @@ def forward_dynamics(robot: Robot, q: ArrayLike, dq: ArrayLike, tau: ArrayLike, 
                      parameters: ArrayLike | None = None) -> NDArray:
     """Joint accelerations ``(*, n)`` produced by joint torques ``tau`` ``(*, n)``.
 
-    Rigid-body dynamics only: subtract friction from ``tau`` first if the robot has any.
-    Raises ValueError where ``M(q)`` is singular (non-physical parameters).
+    The rigid bodies and the drives' reflected rotor inertias (``M(q)`` as ``mass_matrix``
+    gives it); no friction: subtract it from ``tau`` first if the robot has any. Raises
+    ValueError where ``M(q)`` is not positive definite (non-physical parameters).
     """
     (q, dq, tau), shape = joint_arrays(robot, q=q, dq=dq, tau=tau)
-    bias = rnea(robot, q, dq, np.zeros_like(q), parameters=parameters)
-    inertia = mass_matrix(robot, q, parameters=parameters)
-    try:
-        factor = np.linalg.cholesky(inertia)
-    except np.linalg.LinAlgError:
-        raise ValueError("M(q) is not positive definite at some `q`: check `parameters`") from None
-    rhs = (tau - bias)[..., None]
-    y = np.linalg.solve(factor, rhs)
-    ddq = np.linalg.solve(np.swapaxes(factor, -1, -2), y)[..., 0]
+    ddq = np.empty_like(q)
+    definite = launch(_kernels.forward_dynamics_serial, _kernels.forward_dynamics, q.shape[0],
+                      *chain_arrays(robot), link_parameters(robot, parameters),
+                      np.array(robot.rotor_inertia, dtype=float), q, dq, tau,
+                      gravity_vector(robot, None), ddq)
+    if not definite:
+        raise ValueError("M(q) is not positive definite at some `q`: check `parameters`")
     return ddq.reshape(*shape, robot.n_joints)

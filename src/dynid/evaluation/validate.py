@@ -125,7 +125,7 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
     on ``n_poses`` random poses within the limits. A current log is turned into torques by the
     model's drive gains. Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time
-    (a stateful friction: the whole log at once), the figures accumulated.
+    (a stateful friction's state carried from chunk to chunk), the figures accumulated.
 
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
@@ -139,19 +139,32 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
               else list(range(model.robot.n_joints)))
     if not picked:
         raise ValueError("`joints` is empty: name at least one joint to score")
-    stateful = model.fitted_friction is not None and model.fitted_friction.stateful
-    step = data.n_samples if stateful else VALIDATION_CHUNK  # a state runs along the log
+    fitted = model.fitted_friction
+    stateful = fitted is not None and fitted.stateful
 
     def torques(offsets=None):
-        """(measured, predicted, rigid) of every joint, chunk by chunk."""
-        for start in range(0, data.n_samples, step):
-            part = data.select(slice(start, start + step))
+        """(measured, predicted, rigid) of every joint, chunk by chunk; a friction state runs
+        on from one chunk to the next (each chunk's states start from the last sample of the
+        one before)."""
+        last = None  # (index, state) of the previous chunk's last sample
+        for start in range(0, data.n_samples, VALIDATION_CHUNK):
+            part = data.select(slice(start, start + VALIDATION_CHUNK))
             rigid = model.rigid_torque(part.q, part.dq, part.ddq)
-            predicted = rigid + model.friction_torque(part.dq, part.t)
+            if stateful:
+                if last is None:
+                    states = fitted.states_along(part.t, part.dq)
+                else:
+                    joined = slice(last[0], start + part.n_samples)
+                    states = fitted.states_along(data.t[joined], data.dq[joined], last[1])[1:]
+                last = (start + part.n_samples - 1, states[-1])
+                friction = model.friction_torque(part.dq, states=states)
+            else:
+                friction = model.friction_torque(part.dq, part.t)
+            predicted = rigid + friction
             if offsets is not None:
                 predicted = predicted + offsets
             yield model.measured_torque(part), predicted, rigid
-            release_pages(data, slice(start, start + step))  # a mapped log's pages, used
+            release_pages(data, slice(start, start + part.n_samples))  # a mapped log's pages, used
 
     offsets = None
     if reestimate_offsets:

@@ -11,9 +11,9 @@ a robot's friction never loads numba.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
+from dynid._jit import kernel
 from dynid.friction.models import FRICTION_MODELS, LEVEL_FLOOR, FrictionModel
 from dynid.friction.models import _logistic as _logistic_array
 
@@ -49,21 +49,21 @@ def compiled_friction(model: FrictionModel) -> tuple[int, NDArray]:
     return code, table
 
 
-@njit(cache=True)
+@kernel
 def _logistic(x):
     """``1 / (1 + exp(-x))``: half the time of the model's tanh form (the same function; an
     overflowing exp gives the limit 0, and a compiled loop raises no warning for it)."""
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@njit(cache=True)
+@kernel
 def _lugre_rate(sigma0, fc, fs, vs, v, z):
     """LuGre's ``dz/dt``; its Stribeck level floored as in ``LuGre._stribeck``."""
     level = max(fc + (fs - fc) * np.exp(-((v / vs) ** 2)), LEVEL_FLOOR)
     return v - sigma0 * abs(v) * z / level
 
 
-@njit(cache=True)
+@kernel
 def evaluate(code, table, j, v, z):
     """``(torque, dz/dt)`` of joint j's friction at velocity v and state z (the state and its
     rate: LuGre only, 0 otherwise)."""

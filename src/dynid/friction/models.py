@@ -392,19 +392,25 @@ class LuGre(FrictionModel):
         out = self._stribeck(values) * np.sign(values) + self.sigma2 * values + self.fo
         return out.reshape(*shape, self.n_joints)
 
-    def states_along(self, t: ArrayLike, dq: ArrayLike) -> NDArray:
-        """The bristle state ``z`` ``(N, n)`` along a time series, from its steady state at the
-        first sample. Over each step the velocity is held at the mean of its two ends, where
-        ``dz/dt = dq - a z`` is linear: the exact exponential update is stable at any step
-        (stiff bristles at 1 kHz included), unlike explicit Euler or RK4."""
+    def states_along(self, t: ArrayLike, dq: ArrayLike, z0: ArrayLike | None = None) -> NDArray:
+        """The bristle state ``z`` ``(N, n)`` along a time series, from ``z0`` ``(n,)`` at the
+        first sample (default: its steady state there). Over each step the velocity is held at
+        the mean of its two ends, where ``dz/dt = dq - a z`` is linear: the exact exponential
+        update is stable at any step (stiff bristles at 1 kHz included), unlike explicit Euler
+        or RK4. A long series goes in pieces that share one sample: the states of ``t[a:b]``
+        from ``z0 = z[a]`` are the whole series' ``z[a:b]``."""
         values, _ = self._dq(dq)
         times = as_vector("t", t, values.shape[0])
         if values.shape[0] > 1 and not (np.diff(times) > 0).all():
             raise ValueError("`t` must be strictly increasing")
+        start = (np.full(self.n_joints, np.nan) if z0 is None
+                 else as_vector("z0", z0, self.n_joints))
+        if z0 is not None and not np.isfinite(start).all():
+            raise ValueError(f"`z0` must be finite, got {start}")
         from dynid.friction._lugre import lugre_states
 
         return lugre_states(times, values, self.sigma0, self.fc, self.fs, self.vs,
-                            LEVEL_FLOOR)
+                            LEVEL_FLOOR, start)
 
     def torque_along(self, t: ArrayLike, dq: ArrayLike) -> NDArray:
         values, shape = self._dq(dq)

@@ -198,14 +198,21 @@ class LinearModel:
             out[block] = self.base.reduce(full)
         return out
 
-    def friction_torque(self, dq: ArrayLike, t: ArrayLike | None = None) -> NDArray:
+    def friction_torque(self, dq: ArrayLike, t: ArrayLike | None = None, *,
+                        states: ArrayLike | None = None) -> NDArray:
         """The identified friction torques ``(*, n)``: the linear columns' and the fitted
-        model's (along the time series ``t`` when it has a state, else at steady state)."""
+        model's (along the time series ``t`` when it has a state, else at steady state; or at
+        the given ``states`` ``(N, n)`` of a stateful model, ``states_along`` a long log piece
+        by piece)."""
         velocities = np.asarray(dq, dtype=float)
         flat = velocities.reshape(-1, self.robot.n_joints) if velocities.ndim else velocities
         out = self.friction.regressor(flat) @ self.friction_parameters
         extra = self.fitted_friction
-        if extra is not None:
+        if extra is not None and states is not None:
+            if not extra.stateful:
+                raise ValueError(f"`states`: the fitted {extra.name!r} friction has no state")
+            out = out + extra.torque_with_state(flat, np.asarray(states, dtype=float))
+        elif extra is not None:
             out = out + (extra.torque_along(t, flat) if t is not None else extra.torque(flat))
         return out.reshape(velocities.shape)
 
