@@ -40,6 +40,26 @@ def test_noise_free_data_gives_the_true_base_parameters(panda_linear_truth):
     assert model.report["relative_error_percent"] < 1e-8
 
 
+def test_a_negative_equivalent_mass_still_predicts(panda_linear_truth):
+    """The equivalent parameter vector is a numerical device: a base parameter on a mass column
+    that noise drives below zero must not stop the model from predicting (a Robot refuses
+    negative masses; the dynamics take the vector as it is)."""
+    import dataclasses
+
+    robot = panda_linear_truth
+    data = simulate_open_loop(robot, random_fourier(robot, seed=1), duration=10.0, rate=100.0)
+    model = identify(robot, data)
+    masses = [k for k, column in enumerate(model.base.independent) if column % 10 == 0]
+    assert masses, "the Panda's base parameters include mass columns"
+    coefficients = model.coefficients.copy()
+    coefficients[masses[-1]] = -0.5
+    negative = dataclasses.replace(model, coefficients=coefficients)
+    expected = negative.base_regressor(data.q, data.dq, data.ddq) @ coefficients
+    assert_close(negative.predict(data.q, data.dq, data.ddq), expected, rtol=1e-9, atol=1e-9)
+    m = negative.mass_matrix(data.q[:3])
+    assert m.shape == (3, 7, 7) and np.isfinite(m).all()
+
+
 @pytest.mark.parametrize("estimator", [OLS, WLS])
 def test_confidence_intervals_cover_the_truth(panda_linear_truth, estimator):
     """50 noise seeds: the 95 % intervals of the base parameters hold the truth >= 90 % of

@@ -295,6 +295,33 @@ def test_closed_loop_blocks_do_not_change_the_log(monkeypatch):
     assert lines[-1].startswith("closed-loop simulation: 501/501 (100 %)")
 
 
+@pytest.mark.parametrize("piece_samples", [1, 97, 250, 501, 10_000])
+def test_closed_loop_pieces_are_the_whole_run(piece_samples):
+    """A run longer than memory comes in pieces: joined, they are simulate_closed_loop's exact
+    signals bit for bit (encoders and velocity differences across the piece boundaries, a
+    LuGre state, a contact pulse)."""
+    from dynid.simulate import Contact, closed_loop_pieces
+
+    robot = load_robot("arm3").with_friction(_arm3_friction()["lugre"])
+    reference = _Sines(3, seed=4)
+    pulse = [Contact.pulse(0.2, [0.0, 0.0, -10.0])]
+    options = {"duration": 0.5, "rate": 1000.0, "sensor": ENCODERS, "substeps": 4,
+               "contacts": pulse}
+    whole = simulate_closed_loop(robot, reference, **options)
+    pieces = list(closed_loop_pieces(robot, reference, piece_samples=piece_samples, **options))
+    assert len(pieces) == -(-501 // piece_samples)
+    assert all(p.n_samples <= piece_samples for p in pieces)
+    joined = {name: np.concatenate([getattr(p, name) for p in pieces])
+              for name in ("t", "q", "dq", "ddq", "tau")}
+    # the log's positions are the truth's, quantised by the sensor afterwards
+    assert np.array_equal(np.round(joined["q"] / ENCODERS.position_resolution)
+                          * ENCODERS.position_resolution, whole.q)
+    for name in ("t", "tau"):
+        assert np.array_equal(joined[name], getattr(whole, name)), name
+    with pytest.raises(ValueError, match="`piece_samples`"):
+        next(closed_loop_pieces(robot, reference, piece_samples=0, **options))
+
+
 def test_closed_loop_block_sizes_follow_the_wall_time():
     from dynid.simulate.twin import _BLOCK_SECONDS, _MAX_BLOCK, _next_block
 

@@ -43,9 +43,11 @@ API_MODULES = (
     "dynid.evaluation",
     "dynid.metrics",
     "dynid.export",
+    "dynid.codegen",
+    "dynid.monitor",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "demo")
 
 _KINDS = (
     ("class", "Classes"),

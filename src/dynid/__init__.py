@@ -47,7 +47,7 @@ _LAZY = {
         "BaseParameters", "robot_base_parameters", "symbolic_regrouping", "OLS", "WLS", "IV",
         "identify", "identify_iv", "identify_static", "identify_constrained", "identify_nls",
         "compare_friction", "retrieve_sdp", "retrieve_penalty", "identify_payload",
-        "check_consistency", "LinearModel", "save_model", "load_model",
+        "check_consistency", "LinearModel", "save_model", "load_model", "bootstrap",
     ), "dynid.identification"),
     **dict.fromkeys((
         "validate_model", "compare_methods", "write_table", "build_report", "write_report",
@@ -59,6 +59,9 @@ _LAZY = {
     **dict.fromkeys((
         "export_robot", "identified_robot",
     ), "dynid.export"),
+    **dict.fromkeys((
+        "detect_collisions",
+    ), "dynid.monitor"),
 }
 __all__ = ["__version__", *_LAZY]
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from dynid.cli import (
     base,
     bench,
+    codegen,
     compare,
     data,
     demo,
+    detect,
     excite,
     export,
     friction,
@@ -37,7 +39,7 @@ __all__ = ["main", "run"]
 
 # the commands in the order `dynid --help` lists them: the workflow's
 _COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, retrieve,
-             validate, compare, report, export, demo, bench)
+             validate, compare, detect, report, export, codegen, demo, bench)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -21,7 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
-                                           "compare", "all", "scale"],
+                                           "compare", "all", "scale", "codegen"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
@@ -30,7 +30,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "four (make bench adds the excitation and preprocessing pipeline); "
                             "scale: the closed-loop twin idle and busy, 10^7 samples streamed "
                             "from a memory-mapped log (and on a Dask LocalCluster), excitation, "
-                            "the demo (minutes; a few GB of disk in --folder)")
+                            "the demo (minutes; a few GB of disk in --folder); codegen: the "
+                            "generated C's inverse dynamics and M(q) in ns per call (the "
+                            "system's C compiler) beside pinocchio's rnea and crba from Python")
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
@@ -55,6 +57,15 @@ def _bench(args: argparse.Namespace) -> int:
     result: dict = {}
     if args.suite != "scale" and (args.samples is not None or args.folder is not None):
         raise ValueError("`--samples` and `--folder` are for --suite scale")
+    if args.suite == "codegen":
+        from dynid.bench_codegen import codegen_bench, format_codegen_bench
+
+        result = codegen_bench()
+        if args.json:
+            print_json(result)
+        else:
+            print(format_codegen_bench(result))
+        return 0
     if args.suite == "scale":
         from pathlib import Path
 

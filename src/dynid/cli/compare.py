@@ -23,6 +23,7 @@ from dynid.cli._common import (
     scheduler_option,
     stderr_progress,
 )
+from dynid.cli.identify import bootstrap_options, check_bootstrap_options
 
 # dynid.evaluation.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
 COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
@@ -54,6 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--reestimate-offsets", action="store_true",
                          help="validate with each log's own torque offsets (its mean residual "
                               "per joint): torque sensors drift between runs")
+    bootstrap_options(compare, "every fit but cad (each method's own refits)")
     friction_options(compare)
     robot_options(compare)
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
@@ -69,6 +71,7 @@ def _compare(args: argparse.Namespace) -> int:
     """The Jaco2 paper's Table 5 over the given logs."""
     from dynid.evaluation import compare_methods, write_table
 
+    check_bootstrap_options(args)
     robot = loaded_robot(args)
     prior = loaded_robot(args, args.prior) if args.prior else None
     references = None
@@ -89,6 +92,8 @@ def _compare(args: argparse.Namespace) -> int:
                                     args.bounds, robot.n_joints),
                                 joints=joint_keys(args.joints),
                                 reestimate_offsets=args.reestimate_offsets,
+                                bootstrap=args.bootstrap,
+                                block_length=args.block_length or "auto", seed=args.seed,
                                 executor=None if client is None else client.get_executor(),
                                 progress=stderr_progress(args))
     writes = []  # the table and the figure appear together or not at all

@@ -1,21 +1,26 @@
 """`dynid data inspect`: a log's duration, rate and jitter, gaps, ranges and noise per joint,
-what its effort column holds and the units it was read in."""
+what its effort column holds and the units it was read in. `dynid data prepare`: a raw log
+prepared as identification prepares it (resampled, filtered, differentiated, trimmed), piece by
+piece into an NPZ that `dynid identify ROBOT FILE --as-is --mmap` streams: a log of any length.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from dynid.cli._common import (
+    Range,
     loaded_robot,
     output_options,
     preprocessing_options,
     print_json,
     robot_options,
+    stderr_progress,
 )
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    data = commands.add_parser("data", help="inspect logs")
+    data = commands.add_parser("data", help="inspect and prepare logs")
     data_commands = data.add_subparsers(dest="data_command", required=True)
     inspect = data_commands.add_parser(
         "inspect", help="duration, rate and jitter, gaps, ranges, noise per joint")
@@ -25,6 +30,36 @@ def register(commands: argparse._SubParsersAction) -> None:
     output_options(inspect)
     robot_options(inspect)
     inspect.set_defaults(handler=_data_inspect)
+
+    prepare = data_commands.add_parser(
+        "prepare", help="resample, filter, differentiate and trim a log of any length into an "
+                        "NPZ that `identify --as-is --mmap` streams")
+    prepare.add_argument("file", help="CSV, NPZ, a ROS 2 bag (.mcap) or a Panda log folder")
+    prepare.add_argument("-o", "--output", required=True, metavar="PREPARED.npz",
+                         help="the prepared log: an uncompressed NPZ, written piece by piece, "
+                              "atomically")
+    prepare.add_argument("--robot", help="pick and order the joints by this robot's joint "
+                                         "names (a ROS 2 bag, a CSV with named columns)")
+    preprocessing_options(prepare, steps=False)
+    prepare.add_argument("--mmap", action="store_true",
+                         help="memory-map the NPZ log (uncompressed, SI units) instead of "
+                              "reading it in: a log longer than memory")
+    prepare.add_argument("--rate", "--resample", dest="resample",
+                         type=Range(float, high=100_000, above=0), metavar="HZ",
+                         help="resample to this rate (irregular logs are resampled at their "
+                              "median rate anyway)")
+    prepare.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
+                         help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
+                              "no ddq; none otherwise)")
+    prepare.add_argument("--order", type=Range(int, 1, 10), default=4,
+                         help="Butterworth order (default %(default)s)")
+    prepare.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
+                         help="seconds dropped at both ends (default 0.5 when filtered here)")
+    prepare.add_argument("--tip", metavar="LINK",
+                         help="with --robot a tree URDF (an arm with a gripper): the link where "
+                              "the arm ends")
+    output_options(prepare, quiet=True)
+    prepare.set_defaults(handler=_data_prepare, output_suffixes={"-o": (".npz",)})
 
 
 def _data_inspect(args: argparse.Namespace) -> int:
@@ -67,4 +102,37 @@ def _data_inspect(args: argparse.Namespace) -> int:
     print("  " + " " * 10 + "".join(f"{j + 1:>10d}" for j in range(report["n_joints"])))
     for name, values in rows:
         print(f"  {name:<10}" + "".join(f"{v:>10.4g}" for v in values))
+    return 0
+
+
+def _data_prepare(args: argparse.Namespace) -> int:
+    from dynid.data import prepare_pieces, read_dataset, write_log_pieces
+    from dynid.data._stream_prepare import time_series
+
+    robot = loaded_robot(args) if args.robot else None
+    data = read_dataset(args.file, joint_names=list(robot.joint_names) if robot else None,
+                        columns=args.columns, units=args.units, effort=args.effort,
+                        mmap=args.mmap)
+    pieces = prepare_pieces(time_series(data), rate=args.resample, cutoff=args.cutoff,
+                            order=args.order, trim_seconds=args.trim,
+                            progress=stderr_progress(args))
+    seen: dict = {"n_samples": 0}
+
+    def counted():
+        for piece in pieces:
+            seen.setdefault("t_start", float(piece.t[0]))
+            seen.setdefault("preprocessing", list(piece.metadata.get("preprocessing", [])))
+            seen["n_samples"] += piece.n_samples
+            seen["t_end"] = float(piece.t[-1])
+            yield piece
+
+    write_log_pieces(args.output, counted())
+    summary = {"output": args.output, "n_joints": data.n_joints, **seen}
+    if args.json:
+        print_json(summary)
+        return 0
+    print(f"{args.output}: {summary['n_samples']} samples, {data.n_joints} joints, "
+          f"t {summary['t_start']:.6g}..{summary['t_end']:.6g} s")
+    for step in summary["preprocessing"]:
+        print(f"  {step}")
     return 0

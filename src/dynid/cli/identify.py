@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from dynid.cli._common import (
     ROBOT_HELP,
+    SEED,
     Range,
     bounds_file,
     dask_client,
@@ -103,6 +104,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30; default: keep all)")
+    bootstrap_options(identify, "the method's fit")
     identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
     output_options(identify, quiet=True)
     identify.set_defaults(handler=_identify, output_suffixes={
@@ -128,11 +130,44 @@ def register(commands: argparse._SubParsersAction) -> None:
     static.set_defaults(handler=_identify_static, output_suffixes={"-o": (".yaml", ".yml")})
 
 
+# dynid.identification.MAX_REPLICATES (literal: `--help` imports nothing heavy)
+MAX_REPLICATES = 100_000
+
+
+def bootstrap_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """--bootstrap B, --block-length, --seed (shared with `dynid compare`)."""
+    parser.add_argument("--bootstrap", type=Range(int, 2, MAX_REPLICATES), metavar="B",
+                        help=f"B bootstrap replicates of {what} (residual moving blocks, "
+                             "refitted): standard deviations and 95 %% percentile intervals "
+                             "that hold for coloured noise and constrained methods (200: "
+                             "stds; 1000: stable bounds)")
+    parser.add_argument("--block-length", type=block_length, metavar="auto|N",
+                        help="bootstrap: residual block length in samples (default auto: "
+                             "Politis-White on the residuals)")
+    parser.add_argument("--seed", type=SEED,
+                        help="bootstrap: random seed (default: fresh, recorded in the output)")
+
+
+def block_length(text: str):
+    """`--block-length`: auto, or a number of samples >= 1."""
+    if text == "auto":
+        return text
+    return Range(int, 1, 10**12)(text)
+
+
+def check_bootstrap_options(args: argparse.Namespace) -> None:
+    """--block-length and --seed describe a bootstrap: only with --bootstrap."""
+    for flag, value in (("--block-length", args.block_length), ("--seed", args.seed)):
+        if value is not None and args.bootstrap is None:
+            raise ValueError(f"`{flag}` is for --bootstrap B (the bootstrap's replicates)")
+
+
 def _identify(args: argparse.Namespace) -> int:
     from dynid.data import split
     from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, identify
 
     _check_method_options(args, CONSTRAINED_METHODS)
+    check_bootstrap_options(args)
     robot = loaded_robot(args)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
@@ -164,14 +199,38 @@ def _identify(args: argparse.Namespace) -> int:
             raise ValueError("`--noise-std` gives one level per joint; with several logs WLS "
                              "estimates each log's own: leave it out")
         options["noise_std"] = args.noise_std
+    fit = {"friction": linear_friction(robot, args),
+           "estimator": ESTIMATORS[args.method](**options),
+           "rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
     with dask_client(args) as client:
-        model = identify(robot, _one_or_all(logs), friction=linear_friction(robot, args),
-                         estimator=ESTIMATORS[args.method](**options),
-                         rotor_inertia=args.rotor_inertia, offsets=args.offsets,
-                         client=client)
+        model = identify(robot, _one_or_all(logs), client=client, **fit)
+        model, spread = _bootstrapped(args, robot, logs, model, fit, client)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: {args.method.upper()} on {_names(args)} "
-                            f"(friction {model.friction.name})")
+                            f"(friction {model.friction.name})", spread=spread)
+
+
+def _bootstrapped(args, robot, logs, model, options: dict, client=None):
+    """With --bootstrap: the model with its bootstrap in the report, and the Bootstrap;
+    else the model and None. The replicates refit ``args.method`` with ``options`` (the
+    point fit's) on local processes (OLS runs here: its replicates are solved together), or
+    on the workers of --scheduler."""
+    if args.bootstrap is None:
+        return model, None
+    from dynid._parallel import usable_cpus
+    from dynid.identification import bootstrap
+
+    if client is not None:
+        executor = client.get_executor()
+    elif args.method == "ols" or usable_cpus() == 1:
+        executor = None  # OLS replicates are solved together: nothing to spread
+    else:
+        executor = "processes"
+    spread = bootstrap(robot, _one_or_all(logs), method=args.method, model=model,
+                       replicates=args.bootstrap, block_length=args.block_length or "auto",
+                       seed=args.seed, executor=executor, progress=stderr_progress(args),
+                       **options)
+    return spread.annotate(model), spread
 
 
 def _one_or_all(logs):
@@ -189,6 +248,9 @@ def _identify_currents(args, robot, logs, checks, steps, efforts) -> int:
 
     if efforts != {"current"}:
         raise ValueError("the logs mix torques and motor currents: give logs of one kind")
+    if args.bootstrap is not None:
+        raise ValueError("`--bootstrap` resamples torque residuals; motor-current logs are "
+                         "identified with their drive gains (no bootstrap)")
     if args.method != "ols":
         raise ValueError(f"`--method {args.method}`: motor currents are identified with their "
                          "drive gains by least squares (--method ols)")
@@ -297,7 +359,7 @@ def _errors(model, logs) -> tuple:
 
 def _show_identified(args, model, logs, checks, steps, title: str, *,
                      extra: dict | None = None, lines: tuple[str, ...] = (),
-                     parameters=None) -> int:
+                     parameters=None, spread=None) -> int:
     """Save, then print (or JSON, with ``extra`` merged in) an identified model with its
     identification and held-out RMSE (each log with its own offsets); ``lines`` close the
     text; ``parameters``: the robot with the full link parameters, for
@@ -311,12 +373,15 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     if checks is not None:
         held_out, rms, count = _errors(model, checks)
     offsets = model.report.get("log_offsets")
+    band = None if spread is None else _torque_band(spread, logs, checks)
     if args.json:
         payload = {"robot": model.robot.name, "friction": model.friction.name,
                    "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
                    "validation": None if checks is None else {
                        "n_samples": count, "rmse": held_out, "rms_torque": rms},
                    "model_file": args.output, **(extra or {})}
+        if band is not None:
+            payload["bootstrap_torque_band"] = band
         _write(args, model, parameters)
         print_json(payload)
         return 0
@@ -332,6 +397,10 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     if held_out is not None:
         text.append(f"  RMSE per joint [N m], validation ({count} held-out samples): "
                     + " ".join(f"{v:.4g}" for v in held_out))
+    if band is not None:
+        text.append(f"  predicted torque, mean half-width of its {band['level']:.0%} bootstrap "
+                    f"band per joint [N m], {band['data']}: "
+                    + " ".join(f"{v:.3g}" for v in band["mean_half_width"]))
     text.extend(lines)
     if args.output:
         text.append(f"  model written to {args.output}")
@@ -340,6 +409,16 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     _write(args, model, parameters)
     print("\n".join(text))
     return 0
+
+
+def _torque_band(spread, logs, checks, level: float = 0.95) -> dict:
+    """The mean half-width per joint of the predicted torques' bootstrap band, on the first
+    held-out log (--validate) or else the first identification log."""
+    data = checks[0] if checks else logs[0]
+    lower, upper = spread.torque_interval(data, level)
+    return {"level": level, "data": "validation" if checks else "identification",
+            "n_samples": data.n_samples,
+            "mean_half_width": (0.5 * (upper - lower).mean(axis=0)).tolist()}
 
 
 def _write(args, model, parameters=None) -> None:
@@ -369,14 +448,15 @@ def _identify_iv(args, robot, logs, checks, steps) -> int:
         raise ValueError(f"`--reference` takes one trajectory for all logs or one per log "
                          f"({len(logs)}), got {len(args.reference)}")
     references = [load_trajectory(path) for path in args.reference]
-    model = identify_iv(robot, _one_or_all(logs),
-                        references[0] if len(references) == 1 else references,
-                        natural_frequency=args.natural_frequency,
-                        friction=linear_friction(robot, args),
-                        rotor_inertia=args.rotor_inertia, offsets=args.offsets)
+    fit = {"reference": references[0] if len(references) == 1 else references,
+           "natural_frequency": args.natural_frequency,
+           "friction": linear_friction(robot, args), "rotor_inertia": args.rotor_inertia,
+           "offsets": args.offsets}
+    model = identify_iv(robot, _one_or_all(logs), **fit)
+    model, spread = _bootstrapped(args, robot, logs, model, fit)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: IV on {_names(args)} "
-                            f"({model.report['iterations']} iterations)")
+                            f"({model.report['iterations']} iterations)", spread=spread)
 
 
 def _identify_constrained(args, robot, logs, checks, steps) -> int:
@@ -390,13 +470,14 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")
+    fit = {"friction": linear_friction(robot, args), "prior": prior,
+           "regulariser": args.regulariser or "euclidean", "weight": args.prior_weight,
+           "bounds": _bounds(args, robot), "rotor_inertia": args.rotor_inertia,
+           "offsets": args.offsets}
     with dask_client(args) as client:
         result = identify_constrained(robot, _one_or_all(logs), method=args.method,
-                                      friction=linear_friction(robot, args), prior=prior,
-                                      regulariser=args.regulariser or "euclidean",
-                                      weight=args.prior_weight, bounds=_bounds(args, robot),
-                                      rotor_inertia=args.rotor_inertia, offsets=args.offsets,
-                                      progress=stderr_progress(args), client=client)
+                                      progress=stderr_progress(args), client=client, **fit)
+        model, spread = _bootstrapped(args, robot, logs, result.model, fit, client)
     curve = result.model.report.get("prior_weight_curve")
     lines = list(result.consistency.lines())
     if curve:
@@ -404,12 +485,12 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
                      f"({len(curve['weights'])} weights tried, "
                      f"{curve['blocks']} time blocks)")
     return _show_identified(
-        args, result.model, logs, checks, steps,
+        args, model, logs, checks, steps,
         f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
         f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
         extra={"constrained": {**result.to_json(),
                                "parameters_file": args.parameters_output}},
-        lines=tuple(lines),
+        lines=tuple(lines), spread=spread,
         parameters=dataclasses.replace(robot, parameters=result.parameters,
                                        name=f"{robot.name}-{args.method}"))
 
@@ -432,19 +513,19 @@ def _identify_nls(args, robot, logs, checks, steps) -> int:
     name = args.friction or own
     if args.max_samples is not None and args.max_samples < 10:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
-    result = identify_nls(robot, _one_or_all(logs), friction=name, lasso=args.lasso or 0.0,
-                          max_samples=args.max_samples or 10_000,
-                          max_iterations=args.max_evaluations or 200,
-                          bounds=_bounds(args, robot), rotor_inertia=args.rotor_inertia,
-                          offsets=args.offsets,
-                          progress=stderr_progress(args))
+    fit = {"friction": name, "lasso": args.lasso or 0.0,
+           "max_samples": args.max_samples or 10_000,
+           "max_iterations": args.max_evaluations or 200, "bounds": _bounds(args, robot),
+           "rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+    result = identify_nls(robot, _one_or_all(logs), progress=stderr_progress(args), **fit)
+    model, spread = _bootstrapped(args, robot, logs, result.model, fit)
     return _show_identified(
-        args, result.model, logs, checks, steps,
+        args, model, logs, checks, steps,
         f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
         "jointly; "
         f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
-        lines=tuple(result.lines()),
+        lines=tuple(result.lines()), spread=spread,
         parameters=dataclasses.replace(robot, parameters=result.parameters,
                                        friction=result.friction, name=f"{robot.name}-nls"))
 
@@ -472,9 +553,16 @@ def _identify_static(args: argparse.Namespace) -> int:
 
 
 def _coefficient_payload(model) -> dict:
+    from dynid.identification import bootstrap_table
+
     report = dict(model.report)
     report["dropped"] = [model.base.base_names[k] for k in report.get("dropped", [])]
-    return {**report, "coefficients": model.table()}
+    rows = model.table()
+    spread = bootstrap_table(model)
+    if spread is not None:  # each row's bootstrap std and interval beside the formula's std
+        rows = [{**row, "bootstrap": {key: own[key] for key in ("std", "lower", "upper")}}
+                for row, own in zip(rows, spread, strict=True)]
+    return {**report, "coefficients": rows}
 
 
 def _coefficient_lines(model, title: str) -> list[str]:
@@ -486,8 +574,25 @@ def _coefficient_lines(model, title: str) -> list[str]:
     dropped = [model.base.base_names[k] for k in report.get("dropped", [])]
     if dropped:
         lines.append(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
-    lines.append(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
-    for k, row in enumerate(model.table(), start=1):
+    from dynid.identification import bootstrap_table
+
+    spread = bootstrap_table(model)
+    if spread is None:
+        lines.append(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
+        for k, row in enumerate(model.table(), start=1):
+            lines.append(f"  {k:>3}  {row['value']:>11.5g}  "
+                         f"{row['relative_std_percent']:>8.3g}  {row['expression']}")
+        return lines
+    entry = model.report["bootstrap"]
+    level = f"{entry['level']:.0%}"
+    lines.append(f"  bootstrap: {entry['replicates']} replicates, residual block length "
+                 f"{entry['block_length']} ({entry['block_rule']}), seed {entry['seed']}"
+                 + (f"; {entry['unsuccessful']} replicates' solvers without success"
+                    if entry.get("unsuccessful") else ""))
+    lines.append(f"  {'':>3}  {'value':>11}  {'std %':>8}  {'boot std':>10}  "
+                 f"{level + ' interval':>25}  base parameter")
+    for k, (row, own) in enumerate(zip(model.table(), spread, strict=True), start=1):
+        interval = f"[{own['lower']:.5g}, {own['upper']:.5g}]"
         lines.append(f"  {k:>3}  {row['value']:>11.5g}  {row['relative_std_percent']:>8.3g}  "
-                     f"{row['expression']}")
+                     f"{own['std']:>10.3g}  {interval:>25}  {row['expression']}")
     return lines

@@ -56,6 +56,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="time-stamp jitter std (default %(default)g)")
     simulate.add_argument("--drop", type=Range(float, 0, 0.99), default=0.0, metavar="P",
                           help="probability of losing each sample (default %(default)g)")
+    simulate.add_argument(
+        "--contact", action="append", metavar="SPEC",
+        help="an external force on the arm, repeatable: START[+DURATION]:FX,FY,FZ[,MX,MY,MZ]"
+             "[:LINK][@PX,PY,PZ]; times in s (or 50ms), the force [N] (moment [N m]) in the "
+             "base frame, LINK a link name or number (default the last), the point [m] in the "
+             "link's frame (default the tool point); without +DURATION it lasts to the end. "
+             "E.g. 1.0+50ms:0,0,-10 (a 10 N pulse at the tool), 3:5,0,0:4 (a push on link 4 "
+             "from 3 s on)")
     simulate.add_argument("--seed", type=SEED, default=0,
                           help="random seed of the sensor model (default %(default)s)")
     output_options(simulate, quiet=True)
@@ -69,6 +77,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
 
     robot = loaded_robot(args)
+    contacts = _contacts(args.contact or [], robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
     if duration is None:
@@ -102,16 +111,17 @@ def _simulate(args: argparse.Namespace) -> int:
             stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
             controller=_named_robot("--controller", args.controller, args.tip) if args.controller
             else None,
-            sensor=sensor, seed=args.seed, progress=stderr_progress(args))
+            sensor=sensor, seed=args.seed, progress=stderr_progress(args), contacts=contacts)
     elif any(value is not None for value in loop_options.values()):
         used = [flag for flag, value in loop_options.items() if value is not None]
         raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")
     else:
         data = simulate_open_loop(robot, trajectory, duration=duration, rate=args.rate,
-                                  sensor=sensor, seed=args.seed)
+                                  sensor=sensor, seed=args.seed, contacts=contacts)
     write_dataset(args.output, data)
     summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
                "closed_loop": args.closed_loop, "output": args.output,
+               "contacts": data.metadata.get("contacts", []),
                **({"control_law": data.metadata["source"],
                    "controller": data.metadata["controller"],
                    "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
@@ -124,7 +134,26 @@ def _simulate(args: argparse.Namespace) -> int:
         if args.closed_loop:
             print("  tracking RMS per joint [rad]: "
                   + " ".join(f"{v:.3g}" for v in data.metadata["tracking_rms"]))
+        for contact in data.metadata.get("contacts", []):
+            print(f"  contact on {contact['link_name']} from {contact['start']:g} s to "
+                  f"{contact['stop']:g} s, force {contact['force']} N")
     return 0
+
+
+def _contacts(specs: list[str], robot) -> list:
+    """The --contact specifications as Contacts on ``robot``; a bad one is an error naming
+    --contact."""
+    from dynid.simulate import parse_contact
+
+    contacts = []
+    for spec in specs:
+        try:
+            contact = parse_contact(spec)
+            contact.link_index(robot)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"`--contact`: {error}") from None
+        contacts.append(contact)
+    return contacts
 
 
 def _named_robot(flag: str, name_or_path: str, tip: str | None):

@@ -1,7 +1,10 @@
 """Data: time series and static samples (``dataset``), their files (``io``), and preprocessing
-(``preprocess``: trimming, resampling, filtering, differentiation, splitting).
+(``preprocess``: trimming, resampling, filtering, differentiation, splitting; a log longer than
+memory piece by piece, ``prepare_pieces`` and ``prepare_to_file``).
 """
 
+from dynid.data._stream_prepare import prepare_pieces as prepare_pieces
+from dynid.data._stream_prepare import prepare_to_file as prepare_to_file
 from dynid.data.dataset import EFFORTS as EFFORTS
 from dynid.data.dataset import MAX_MAGNITUDE as MAX_MAGNITUDE
 from dynid.data.dataset import MAX_SAMPLES as MAX_SAMPLES
@@ -59,6 +62,8 @@ __all__ = [
     "moving_mean",
     "noise_level",
     "prepare",
+    "prepare_pieces",
+    "prepare_to_file",
     "read_dataset",
     "read_panda_log",
     "read_rosbag",

@@ -23,6 +23,7 @@ __all__ = [
     "is_mapped",
     "lower_triangle",
     "release_pages",
+    "sample_count",
     "sample_times",
     "static_rows",
     "with_accelerations",
@@ -283,8 +284,8 @@ def with_accelerations(data: Dataset) -> Dataset:
 MAX_SAMPLES = 50_000_000  # a time series longer than this is a mistaken rate or duration
 
 
-def sample_times(duration: float, rate: float, start: float = 0.0) -> NDArray:
-    """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it)."""
+def sample_count(duration: float, rate: float) -> int:
+    """The number of k with ``k / rate <= duration`` (``sample_times``' length)."""
     if not (np.isfinite(duration) and duration > 0):
         raise ValueError(f"`duration` must be > 0 s, got {duration}")
     if not (np.isfinite(rate) and rate > 0):
@@ -292,7 +293,16 @@ def sample_times(duration: float, rate: float, start: float = 0.0) -> NDArray:
     count = int(np.floor(duration * rate * (1 + 1e-12))) + 1
     if count > MAX_SAMPLES:
         raise ValueError(f"{duration} s at {rate} Hz is {count} samples (at most {MAX_SAMPLES})")
-    return start + np.arange(count) / rate
+    return count
+
+
+def sample_times(duration: float, rate: float, start: float = 0.0, *,
+                 rows: slice | None = None) -> NDArray:
+    """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it); only
+    the samples ``rows`` (the same values, a piece of a long series at a time)."""
+    count = sample_count(duration, rate)
+    first, stop, _ = (rows or slice(None)).indices(count)
+    return start + np.arange(first, stop) / rate
 
 
 def lower_triangle(n: int) -> tuple[NDArray, NDArray]:

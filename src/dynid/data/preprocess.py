@@ -86,11 +86,13 @@ def uniform_step(data: Dataset) -> float:
     median, irregular = _irregularity(data.t)
     steps = np.diff(data.t)
     if irregular:
-        raise ValueError(
-            "`data` is not uniformly sampled (steps from "
-            f"{steps.min() * 1e3:.4g} to {steps.max() * 1e3:.4g} ms): resample it first"
-        )
+        raise _not_uniform(steps.min(), steps.max())
     return median
+
+
+def _not_uniform(shortest: float, longest: float) -> ValueError:
+    return ValueError("`data` is not uniformly sampled (steps from "
+                      f"{shortest * 1e3:.4g} to {longest * 1e3:.4g} ms): resample it first")
 
 
 def _check_fields(fields: Sequence[str], data: Dataset) -> list[str]:
@@ -104,11 +106,7 @@ def resample(data: Dataset, rate: float | None = None) -> Dataset:
     """``data`` on a uniform grid from its first to its last time stamp, by linear
     interpolation; ``rate`` [Hz] defaults to the inverse of the median step."""
     rate = 1.0 / float(np.median(np.diff(data.t))) if rate is None else rate
-    if not np.isfinite(rate) or rate <= 0:
-        raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
-    n_samples = int(np.floor((data.t[-1] - data.t[0]) * rate + 1e-9)) + 1
-    if n_samples < 2:
-        raise ValueError(f"`data` spans {data.duration} s: too short for {rate} Hz")
+    n_samples = _grid_samples(data.t[0], data.t[-1], rate)
     t = data.t[0] + np.arange(n_samples) / rate
     changes = {}
     for name in FIELDS:
@@ -119,19 +117,38 @@ def resample(data: Dataset, rate: float | None = None) -> Dataset:
     return _with_step(data, f"resample {rate:g} Hz", t=t, **changes)
 
 
-def lowpass(data: Dataset, cutoff: float, *, order: int = 4,
-            fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
-    """Zero-phase Butterworth low-pass of ``order`` at ``cutoff`` [Hz] (forward-backward, so
-    the magnitude response is squared: -6 dB at the cutoff)."""
-    step = uniform_step(data)
+def _grid_samples(first, last, rate: float) -> int:
+    """How many samples ``resample`` puts from ``first`` to ``last`` at ``rate`` (checked)."""
+    if not np.isfinite(rate) or rate <= 0:
+        raise ValueError(f"`rate` must be > 0 Hz, got {rate}")
+    n_samples = int(np.floor((last - first) * rate + 1e-9)) + 1
+    if n_samples < 2:
+        raise ValueError(f"`data` spans {float(last - first)} s: too short for {rate} Hz")
+    return n_samples
+
+
+def _butterworth(step: float, cutoff: float, order: int) -> NDArray:
+    """The second-order sections of ``lowpass``'s filter for samples ``step`` apart (checked)."""
     nyquist = 0.5 / step
     if not 0 < cutoff < nyquist:
         raise ValueError(f"`cutoff` must be in (0, {nyquist:g}) Hz (Nyquist), got {cutoff}")
     if not (isinstance(order, int) and 1 <= order <= 10):
         raise ValueError(f"`order` must be an integer in [1, 10], got {order}")
-    sos = scipy.signal.butter(order, cutoff, fs=1.0 / step, output="sos")
+    return scipy.signal.butter(order, cutoff, fs=1.0 / step, output="sos")
+
+
+def _filter_padding(sos: NDArray) -> int:
+    """``lowpass`` needs more samples than this (``sosfiltfilt``'s edge padding)."""
+    return 3 * (2 * len(sos) + 1)
+
+
+def lowpass(data: Dataset, cutoff: float, *, order: int = 4,
+            fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
+    """Zero-phase Butterworth low-pass of ``order`` at ``cutoff`` [Hz] (forward-backward, so
+    the magnitude response is squared: -6 dB at the cutoff)."""
+    sos = _butterworth(uniform_step(data), cutoff, order)
     present = _check_fields(fields, data)
-    padding = 3 * (2 * len(sos) + 1)
+    padding = _filter_padding(sos)
     if data.n_samples <= padding:
         raise ValueError(f"`data` needs more than {padding} samples for this filter")
     changes = {f: scipy.signal.sosfiltfilt(sos, getattr(data, f), axis=0) for f in present}
@@ -197,15 +214,23 @@ def differentiate(data: Dataset, *, source: str = "dq", window: int | None = Non
 def trim(data: Dataset, start: float = 0.0, end: float = 0.0) -> Dataset:
     """Drop ``start`` seconds at the beginning and ``end`` at the end (filter transients,
     ramps)."""
-    if start < 0 or end < 0:
-        raise ValueError(f"`start` and `end` must be >= 0 s, got {start}, {end}")
+    _check_trim(start, end)
     keep = (data.t >= data.t[0] + start) & (data.t <= data.t[-1] - end)
     if keep.sum() < 2:
-        raise ValueError(f"trimming {start} s and {end} s leaves no data of {data.duration} s")
+        raise _trimmed_away(start, end, data.duration)
     kept = data.select(keep)  # its metadata is its own copy
     kept.metadata["preprocessing"] = [*data.metadata.get("preprocessing", []),
                                       f"trimmed {start:g} s / {end:g} s"]
     return kept
+
+
+def _check_trim(start: float, end: float) -> None:
+    if start < 0 or end < 0:
+        raise ValueError(f"`start` and `end` must be >= 0 s, got {start}, {end}")
+
+
+def _trimmed_away(start: float, end: float, duration: float) -> ValueError:
+    return ValueError(f"trimming {start} s and {end} s leaves no data of {duration} s")
 
 
 def split(data: Dataset, fraction: float = 0.7) -> tuple[Dataset, Dataset]:
@@ -286,7 +311,8 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
     differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
     has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata.
 
-    A log with gaps (see the module docstring) is prepared segment by segment.
+    A log with gaps (see the module docstring) is prepared segment by segment. A log longer
+    than memory: ``prepare_pieces`` (the same log, piece by piece) or ``prepare_to_file``.
 
     ``as_is``: every step off — the log is used exactly as it is (no resampling, filtering,
     differentiation, trimming or splitting at gaps; an irregular rate is kept), so it must
@@ -298,8 +324,7 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
         return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds)
     steps = np.diff(data.t)
     largest = int(np.argmax(steps))
-    note = (f"split at {len(parts) - 1} gap(s) longer than {MAX_GAP_STEPS} median steps "
-            f"(largest {steps[largest]:.3g} s after t = {data.t[largest]:.6g} s)")
+    note = _gap_note(len(parts) - 1, steps[largest], data.t[largest])
     ready, dropped = [], 0
     for part in parts:
         try:
@@ -308,13 +333,26 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
         except ValueError:  # too short to filter, differentiate or trim
             dropped += part.n_samples
     if not ready:
-        raise ValueError(f"`data`: {note}; no segment is long enough to prepare")
+        raise _no_segment(note)
     if dropped:
-        note += f"; {dropped} samples in segments too short to prepare dropped"
+        note += _dropped_note(dropped)
     warnings.warn(f"{data.metadata.get('source', 'the log')}: {note}", GapWarning, stacklevel=2)
     joined = concatenate(ready)
     joined.metadata["preprocessing"] = [note, *ready[0].metadata.get("preprocessing", [])]
     return joined
+
+
+def _gap_note(count: int, largest: float, after: float) -> str:
+    return (f"split at {count} gap(s) longer than {MAX_GAP_STEPS} median steps "
+            f"(largest {largest:.3g} s after t = {after:.6g} s)")
+
+
+def _no_segment(note: str) -> ValueError:
+    return ValueError(f"`data`: {note}; no segment is long enough to prepare")
+
+
+def _dropped_note(dropped: int) -> str:
+    return f"; {dropped} samples in segments too short to prepare dropped"
 
 
 def _as_is(data: Dataset, *, rate: float | None, cutoff: float | None,
@@ -334,12 +372,15 @@ def _as_is(data: Dataset, *, rate: float | None, cutoff: float | None,
                    metadata=metadata, effort=data.effort)
 
 
+def _too_few(metadata: dict, n_samples: int) -> ValueError:
+    return ValueError(f"`data` ({metadata.get('source', 'the log')}) has {n_samples} "
+                      f"sample(s); preparing a log needs at least {MIN_SAMPLES}")
+
+
 def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: int,
              trim_seconds: float | None) -> Dataset:
     if data.n_samples < MIN_SAMPLES:
-        raise ValueError(f"`data` ({data.metadata.get('source', 'the log')}) has "
-                         f"{data.n_samples} sample(s); preparing a log needs at least "
-                         f"{MIN_SAMPLES}")
+        raise _too_few(data.metadata, data.n_samples)
     _, irregular = _irregularity(data.t)
     if rate is not None or irregular:
         data = resample(data, rate)

@@ -9,6 +9,14 @@ the reference trajectories the controller tracked), ``cls1``, ``cls2``, ``cls3``
 (``dynid.identification.nls``). The fits run through a ``concurrent.futures.Executor`` (local
 processes by default; any cluster's executor from Python), one task per (method, identification
 trajectory); validation runs here.
+
+With ``bootstrap=B`` every fit (all but ``cad``) is bootstrapped in its task
+(``dynid.identification.bootstrap``: B refits on resampled residual blocks), and every cell
+gains the replicates' standard deviation and 95 % percentile interval of ``w`` and ``w_r``:
+the errors that models refitted on equally noisy runs of the same trajectory give, so whether
+one method's error is really below another's or within the data's noise. (On its own
+identification data a fit sits at the low end of that range: least squares is optimistic
+there.)
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
 from dynid.friction.models import FrictionModel, NoFriction
 from dynid.identification.base_parameters import robot_base_parameters
+from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained import identify_constrained
 from dynid.identification.estimators import ESTIMATORS
@@ -86,6 +95,14 @@ class Comparison:
     criteria: dict  # criterion -> {method: True / False / None}
     seconds: dict  # method -> total fit time [s]
     models: dict = field(default_factory=dict, repr=False)  # (method, i) -> LinearModel
+    # with a bootstrap: the replicates' std of w and w_r, and their percentile intervals
+    # (..., 2) at ``level``, NaN for cad; the Bootstrap of each (method, i); its settings
+    w_std: NDArray | None = None
+    w_r_std: NDArray | None = None
+    w_interval: NDArray | None = None
+    w_r_interval: NDArray | None = None
+    bootstraps: dict = field(default_factory=dict, repr=False)  # (method, i) -> Bootstrap
+    bootstrap_settings: dict | None = None  # replicates, seed, level
 
     def rows(self) -> list[tuple[str, int, int]]:
         """Table 5's rows: (label, identification index, evaluated index)."""
@@ -104,19 +121,42 @@ class Comparison:
         return np.array([[values[i, j, m] for i, j in cases] for m in range(len(self.methods))])
 
     def to_json(self) -> dict:
-        return to_builtin({
-            "methods": self.methods, "trajectories": self.names,
-            "rows": [{"label": label.strip(), "identification": self.names[i],
-                      "evaluated": self.names[j],
-                      "w": dict(zip(self.methods, self.w[i, j], strict=True)),
-                      "w_r": dict(zip(self.methods, self.w_r[i, j], strict=True)),
-                      "best": self.methods[int(np.argmin(self.w[i, j]))],
-                      "worst": self.methods[int(np.argmax(self.w[i, j]))]}
-                     for label, i, j in self.rows()],
-            "criteria": self.criteria, "seconds": self.seconds,
-            "caption": CAPTION, "metrics": METRICS,
-            "criteria_definitions": {c: CRITERIA_DEFINITIONS[c] for c in CRITERIA},
-            "criteria_rule": CRITERIA_RULE})
+        rows = [{"label": label.strip(), "identification": self.names[i],
+                 "evaluated": self.names[j],
+                 "w": dict(zip(self.methods, self.w[i, j], strict=True)),
+                 "w_r": dict(zip(self.methods, self.w_r[i, j], strict=True)),
+                 "best": self.methods[int(np.argmin(self.w[i, j]))],
+                 "worst": self.methods[int(np.argmax(self.w[i, j]))],
+                 **self._spread_json(i, j)}
+                for label, i, j in self.rows()]
+        out = {"methods": self.methods, "trajectories": self.names, "rows": rows,
+               "criteria": self.criteria, "seconds": self.seconds,
+               "caption": CAPTION, "metrics": METRICS,
+               "criteria_definitions": {c: CRITERIA_DEFINITIONS[c] for c in CRITERIA},
+               "criteria_rule": CRITERIA_RULE}
+        if self.bootstrap_settings is not None:
+            level = self.bootstrap_settings["level"]
+            out["bootstrap"] = {
+                **self.bootstrap_settings,
+                "fits": [{"method": method, "identification": self.names[i],
+                          "names": list(spread.names), **spread.to_report(level)}
+                         for (method, i), spread in sorted(
+                             self.bootstraps.items(),
+                             key=lambda item: (self.methods.index(item[0][0]), item[0][1]))]}
+        return to_builtin(out)
+
+    def _spread_json(self, i: int, j: int) -> dict:
+        """A row's bootstrap entries (none without a bootstrap; None for cad)."""
+        if self.w_std is None:
+            return {}
+
+        def cells(values):
+            return {m: (None if np.isnan(v).any() else v)
+                    for m, v in zip(self.methods, values, strict=True)}
+
+        return {"w_std": cells(self.w_std[i, j]), "w_r_std": cells(self.w_r_std[i, j]),
+                "w_interval": cells(self.w_interval[i, j]),
+                "w_r_interval": cells(self.w_r_interval[i, j])}
 
     def to_markdown(self) -> str:
         """Table 5: the best cell of each row in bold, the worst in italics."""
@@ -183,11 +223,45 @@ class Comparison:
                 f"{_mark(self.criteria[criterion][m]):>{width}}" for m in self.methods))
         out.append("  fit time [s]" + " " * 16 + "".join(
             f"{self.seconds[m]:>{width}.1f}" for m in self.methods))
+        if self.w_std is not None:
+            settings = self.bootstrap_settings
+            wide = max(width, 20)
+            out += ["", f"  bootstrap: {settings['replicates']} replicates of every fit "
+                        f"(seed {settings['seed']}); w_r std and {settings['level']:.0%} "
+                        "percentile interval",
+                    f"  {'w_r std [-]':<28}" + "".join(f"{m:>{width}}" for m in self.methods)]
+            for label, i, j in self.rows():
+                out.append(f"  {label:<28}" + "".join(
+                    f"{'-' if np.isnan(v) else f'{v:.2g}':>{width}}"
+                    for v in self.w_r_std[i, j]))
+            out.append(f"  {'w_r interval [-]':<28}"
+                       + "".join(f"{m:>{wide}}" for m in self.methods))
+            for label, i, j in self.rows():
+                out.append(f"  {label:<28}" + "".join(
+                    f"{'-' if np.isnan(low) else f'[{low:.4f}, {high:.4f}]':>{wide}}"
+                    for low, high in self.w_r_interval[i, j]))
         return out
 
 
 def _mark(value: bool | None) -> str:
     return {True: "Yes", False: "No", None: "-"}[value]
+
+
+def _fit_options(method: str, robot: Robot, *, prior: Robot | None, reference,
+                 nls_friction: str | None, friction: FrictionModel | None,
+                 bounds: ParameterBounds | None) -> dict:
+    """The keyword arguments of ``method``'s identification function (the same for its fit
+    and its bootstrap's refits)."""
+    if method in ("ols", "wls"):
+        return {"estimator": ESTIMATORS[method](), "friction": friction}
+    if method == "iv":
+        return {"reference": reference, "friction": friction or default_friction(robot)}
+    if method in ("cls1", "cls2", "cls3", "log-cholesky"):
+        return {"friction": friction, "bounds": bounds,
+                "prior": None if prior is None else prior.parameters}
+    own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else None
+    return {"friction": nls_friction or own or "viscous-coulomb", "bounds": bounds,
+            "start": None if prior is None else prior.parameters}
 
 
 def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None = None,
@@ -199,6 +273,10 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
     ``default_friction``), ``bounds``: the constrained methods' and NLS's (default the
     robot's)."""
 
+    if method not in COMPARE_METHODS:
+        raise ValueError(f"`method` must be one of {COMPARE_METHODS}, got {method!r}")
+    if method == "iv" and reference is None:
+        raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
     if method == "cad":
         source = prior if prior is not None else robot
         body = robot.with_parameters(source.parameters)
@@ -206,32 +284,50 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
         return LinearModel(robot=body, friction=NoFriction(robot.n_joints), base=base,
                            coefficients=base.base(body.parameters.ravel()),
                            std=np.zeros(base.rank), report={"method": "cad"})
+    options = _fit_options(method, robot, prior=prior, reference=reference,
+                           nls_friction=nls_friction, friction=friction, bounds=bounds)
     if method in ("ols", "wls"):
-        return identify(robot, data, estimator=ESTIMATORS[method](), friction=friction)
+        return identify(robot, data, **options)
     if method == "iv":
-        if reference is None:
-            raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
-        return identify_iv(robot, data, reference, friction=friction or default_friction(robot))
-    if method in ("cls1", "cls2", "cls3", "log-cholesky"):
-        return identify_constrained(robot, data, method=method, friction=friction,
-                                    bounds=bounds,
-                                    prior=None if prior is None else prior.parameters).model
+        return identify_iv(robot, data, **options)
     if method == "nls":
-        own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else None
-        return identify_nls(robot, data, friction=nls_friction or own or "viscous-coulomb",
-                            bounds=bounds,
-                            start=None if prior is None else prior.parameters).model
-    raise ValueError(f"`method` must be one of {COMPARE_METHODS}, got {method!r}")
+        return identify_nls(robot, data, **options).model
+    return identify_constrained(robot, data, method=method, **options).model
 
 
 def _task(task: dict) -> dict:
-    """One (method, identification trajectory) fit, in a worker."""
+    """One (method, identification trajectory) fit, and its bootstrap, in a worker."""
     clock = time.perf_counter()
-    model = fit_method(task["method"], task["robot"], task["data"], prior=task["prior"],
-                       reference=task["reference"], nls_friction=task["nls_friction"],
-                       friction=task["friction"], bounds=task["bounds"])
+    settings = {key: task[key] for key in ("prior", "reference", "nls_friction", "friction",
+                                           "bounds")}
+    model = fit_method(task["method"], task["robot"], task["data"], **settings)
+    spread = None
+    if task["bootstrap"] is not None and task["method"] != "cad":
+        spread = bootstrap(task["robot"], task["data"], method=task["method"], model=model,
+                           replicates=task["bootstrap"], block_length=task["block_length"],
+                           seed=task["seed"],
+                           **_fit_options(task["method"], task["robot"], **settings))
+        model = spread.annotate(model)
     return {"method": task["method"], "index": task["index"], "model": model,
-            "seconds": time.perf_counter() - clock}
+            "bootstrap": spread, "seconds": time.perf_counter() - clock}
+
+
+def _replicate_errors(spread: Bootstrap, data: Dataset, picked: list[int],
+                      reestimate: bool) -> tuple[NDArray, NDArray]:
+    """Every replicate's ``w`` and ``w_r`` on ``data`` ``(B,)`` each (``reestimate``: with
+    the log's own offsets, each replicate's mean residual per joint removed)."""
+    measured = spread.model.measured_torque(data)[:, picked]
+    sums = np.zeros((spread.replicates, len(picked)))
+    squares = np.zeros_like(sums)
+    for rows, predicted in spread.predictions(data):
+        error = measured[rows][None] - predicted[:, :, picked]
+        sums += error.sum(axis=1)
+        squares += (error**2).sum(axis=1)
+    count = data.n_samples
+    if reestimate:
+        squares = squares - sums**2 / count
+    norm = np.sqrt(np.maximum(squares, 0.0).sum(axis=1))
+    return norm / count, norm / float(np.linalg.norm(measured))
 
 
 def _criteria(model: LinearModel, robot: Robot, bounds: ParameterBounds | None
@@ -255,6 +351,8 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                     bounds: ParameterBounds | None = None,
                     joints: Sequence[int | str] | None = None,
                     reestimate_offsets: bool = False,
+                    bootstrap: int | None = None, block_length: int | str = "auto",
+                    seed: int | None = None, level: float = 0.95,
                     executor: Executor | None = None,
                     progress: Callable[[str], None] | None = None) -> Comparison:
     """Table 5 for ``robot`` over ``datasets`` (at least two), see the module.
@@ -267,6 +365,9 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     NLS (default the robot's). ``joints`` (names or numbers from 1): score only these (a dead
     sensor); ``reestimate_offsets``: each validation log's own torque offsets (its mean
     residual per joint) replace the model's, as ``validate_model`` does.
+    ``bootstrap``: B replicates of every fit but cad (see the module; ``block_length`` and a
+    ``seed`` >= 0 as ``dynid.identification.bootstrap``: each fit draws from its own stream
+    of ``seed``, default fresh and recorded), with intervals at ``level``.
     """
     if len(datasets) < 2:
         raise ValueError(f"`datasets` must hold at least two trajectories (one identifies, "
@@ -296,9 +397,24 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
         if data.ddq is None:
             raise ValueError("every dataset needs accelerations (ddq): preprocess the logs")
     say = progress or (lambda _line: None)
+    if bootstrap is not None:
+        if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or \
+                bootstrap < 2:
+            raise ValueError(f"`bootstrap` must be an integer >= 2 (replicates) or None, got "
+                             f"{bootstrap!r:.40}")
+        if not 0 < level < 1:
+            raise ValueError(f"`level` must be a fraction in (0, 1), got {level!r:.40}")
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % 2**32)
+        elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"`seed` must be an integer >= 0 or None, got {seed!r:.40}")
     tasks = [{"method": method, "index": i, "robot": robot, "data": data, "prior": prior,
               "reference": None if references is None else references[i],
-              "nls_friction": nls_friction, "friction": friction, "bounds": bounds}
+              "nls_friction": nls_friction, "friction": friction, "bounds": bounds,
+              "bootstrap": bootstrap, "block_length": block_length,
+              "seed": None if bootstrap is None else int(np.random.SeedSequence(
+                  seed, spawn_key=(COMPARE_METHODS.index(method), i)).generate_state(
+                  1, np.uint64)[0])}
              for method in methods for i, data in enumerate(datasets)]
     results = {}
 
@@ -311,11 +427,15 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     k = len(datasets)
     w = np.empty((k, k, len(methods)))
     w_r = np.empty_like(w)
+    spreads = np.full((2, k, k, len(methods)), np.nan)  # the std of w and of w_r
+    intervals = np.full((2, k, k, len(methods), 2), np.nan)
+    tails = [50.0 * (1 - level), 50.0 * (1 + level)]
     criteria = {criterion: {} for criterion in CRITERIA}
     for m, method in enumerate(methods):
         verdicts = []
         for i in range(k):
             model = results[(method, i)]["model"]
+            spread = results[(method, i)]["bootstrap"]
             verdicts.append(_criteria(model, robot, bounds))
             for j, data in enumerate(datasets):
                 check_compatible(model, data)
@@ -324,13 +444,26 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                 if reestimate_offsets and i != j:
                     predicted = predicted + np.mean(measured - predicted, axis=0)
                 w[i, j, m], w_r[i, j, m] = w_errors(measured[:, picked], predicted[:, picked])
+                if spread is not None:
+                    for which, values in enumerate(_replicate_errors(
+                            spread, data, picked, reestimate_offsets and i != j)):
+                        spreads[which, i, j, m] = values.std(ddof=1)
+                        intervals[which, i, j, m] = np.percentile(values, tails)
         for c, criterion in enumerate(CRITERIA):
             values = [v[c] for v in verdicts]
             criteria[criterion][method] = None if None in values else all(values)
+    boot = bootstrap is not None
     return Comparison(methods=list(methods), names=names, w=w, w_r=w_r, criteria=criteria,
                       seconds={method: sum(results[(method, i)]["seconds"] for i in range(k))
                                for method in methods},
-                      models={key: value["model"] for key, value in results.items()})
+                      models={key: value["model"] for key, value in results.items()},
+                      w_std=spreads[0] if boot else None, w_r_std=spreads[1] if boot else None,
+                      w_interval=intervals[0] if boot else None,
+                      w_r_interval=intervals[1] if boot else None,
+                      bootstraps={key: value["bootstrap"] for key, value in results.items()
+                                  if value["bootstrap"] is not None},
+                      bootstrap_settings={"replicates": bootstrap, "seed": seed,
+                                          "level": level} if boot else None)
 
 
 def write_table(comparison: Comparison, path, *, suffix: str | None = None) -> None:

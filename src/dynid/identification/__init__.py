@@ -12,6 +12,8 @@
 - ``nls``: physical parameters jointly with nonlinear friction (Gilbert et al. 2024 eq. 16-22).
 - ``retrieval``: a feasible full parameter set from coefficients (SDP; Gaz §V, Algorithm 1).
 - ``payload``: the payload on the last link with the arm frozen (Gilbert eq. 22).
+- ``bootstrap``: standard deviations and percentile intervals of any method's coefficients and
+  predicted torques by a residual moving-block bootstrap (coloured noise, constraints).
 - ``model``: the identified ``LinearModel`` and its file.
 """
 
@@ -28,6 +30,12 @@ from dynid.identification.base_parameters import processing_order as processing_
 from dynid.identification.base_parameters import regrouping_for as regrouping_for
 from dynid.identification.base_parameters import robot_base_parameters as robot_base_parameters
 from dynid.identification.base_parameters import structural_regressor as structural_regressor
+from dynid.identification.bootstrap import BOOTSTRAP_METHODS as BOOTSTRAP_METHODS
+from dynid.identification.bootstrap import MAX_REPLICATES as MAX_REPLICATES
+from dynid.identification.bootstrap import Bootstrap as Bootstrap
+from dynid.identification.bootstrap import BootstrapWarning as BootstrapWarning
+from dynid.identification.bootstrap import bootstrap as bootstrap
+from dynid.identification.bootstrap import bootstrap_table as bootstrap_table
 from dynid.identification.consistency import ConsistencyReport as ConsistencyReport
 from dynid.identification.consistency import check_consistency as check_consistency
 from dynid.identification.constrained import CONSTRAINED_METHODS as CONSTRAINED_METHODS
@@ -78,11 +86,13 @@ from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegroupi
 from dynid.identification.symbolic import symbolic_regrouping as symbolic_regrouping
 
 __all__ = [
+    "BOOTSTRAP_METHODS",
     "CONSTRAINED_METHODS",
     "ESTIMATORS",
     "ILL_CONDITIONED",
     "IV",
     "LINK_ORDER",
+    "MAX_REPLICATES",
     "METHODS",
     "MODEL_SCHEMA",
     "NLS_FRICTION_MODELS",
@@ -90,6 +100,8 @@ __all__ = [
     "RETRIEVAL_METHODS",
     "WLS",
     "BaseParameters",
+    "Bootstrap",
+    "BootstrapWarning",
     "ConsistencyReport",
     "ConstrainedResult",
     "Factors",
@@ -108,6 +120,8 @@ __all__ = [
     "SymbolicRegrouping",
     "arm_torque",
     "base_parameters",
+    "bootstrap",
+    "bootstrap_table",
     "check_bounds",
     "check_consistency",
     "compare_friction",

@@ -21,7 +21,7 @@ both sides hold the same columns, and the row counts say whether every chunk was
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -335,7 +335,7 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
               targets: Callable[[int, slice], NDArray] | None = None,
               chunk: int = CHUNK_SAMPLES, factors: Factors | None = None,
               progress: Callable[[int], None] | None = None,
-              instruments: Sequence[Dataset] | None = None,
+              instruments: Sequence[Dataset | Iterable[Dataset]] | None = None,
               moments: Moments | None = None, client=None) -> Factors:
     """The factors of ``model``'s base regressor (and ``n_deviations`` per-log offset
     columns) against each log's torques, group ``(log, block, joint)`` (``blocks`` time blocks
@@ -343,8 +343,9 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
 
     ``targets(k, rows)`` gives log k's targets on a slice of its samples instead of its
     ``tau``; ``factors`` continues earlier factors; ``progress(samples)`` hears of every
-    chunk. With ``instruments`` (one simulated log per log, the same samples) their
-    regressor's moments with the measured one are added to ``moments`` along (IDIM-IV).
+    chunk. With ``instruments`` (one simulated log per log, the same samples: a Dataset, or
+    an iterator of its consecutive pieces, one held at a time) their regressor's moments
+    with the measured one are added to ``moments`` along (IDIM-IV).
     ``client``: a Dask ``distributed.Client``: the logs' pieces (``PIECE_SAMPLES``) are folded
     on its workers and their factors reduced here (see ``fold_on_cluster``)."""
     if client is not None:
@@ -355,9 +356,62 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
                                progress=progress)
     pieces = [(k, log, 0, log.n_samples) for k, log in enumerate(logs)]
     out = Factors(model.base.rank + n_deviations) if factors is None else factors
-    return _fold_pieces(model, pieces, len(logs), n_deviations, out, blocks=blocks,
-                        targets=targets, chunk=chunk, progress=progress,
-                        instruments=instruments, moments=moments)
+    if instruments is not None:
+        instruments = [_InOrder(source, log.n_samples)
+                       for source, log in zip(instruments, logs, strict=True)]
+    folded = _fold_pieces(model, pieces, len(logs), n_deviations, out, blocks=blocks,
+                          targets=targets, chunk=chunk, progress=progress,
+                          instruments=instruments, moments=moments)
+    for k, instrument in enumerate(instruments or []):
+        instrument.finish(k)
+    return folded
+
+
+class _InOrder:
+    """The states ``(q, dq, ddq)`` of an instrument log, taken in consecutive rows: a Dataset
+    (possibly memory-mapped), or an iterator of consecutive Dataset pieces (a simulation run
+    piece by piece, ``dynid.simulate.closed_loop_pieces``) of which one is held at a time."""
+
+    def __init__(self, source, n_samples: int) -> None:
+        self._whole = source if isinstance(source, Dataset) else None
+        if self._whole is not None and source.n_samples != n_samples:
+            raise ValueError(f"an instrument log has {source.n_samples} samples, its log "
+                             f"{n_samples}")
+        self._pieces = None if self._whole is not None else iter(source)
+        self._piece, self._used, self._next, self._n_samples = None, 0, 0, n_samples
+
+    def take(self, rows: slice) -> tuple[NDArray, NDArray, NDArray]:
+        if rows.start != self._next:
+            raise ValueError(f"instrument rows taken out of order: {rows.start}, expected "
+                             f"{self._next}")
+        self._next = rows.stop
+        if self._whole is not None:
+            out = tuple(np.asarray(getattr(self._whole, name)[rows])
+                        for name in ("q", "dq", "ddq"))
+            release_pages(self._whole, rows)
+            return out
+        parts, wanted = [], rows.stop - rows.start
+        while wanted > 0:
+            if self._piece is None or self._used == self._piece.n_samples:
+                self._piece, self._used = next(self._pieces, None), 0
+                if self._piece is None:
+                    raise ValueError(f"an instrument log ended after {rows.stop - wanted} "
+                                     f"samples, its log has {self._n_samples}")
+            take = min(wanted, self._piece.n_samples - self._used)
+            rows_here = slice(self._used, self._used + take)
+            parts.append([getattr(self._piece, name)[rows_here]
+                          for name in ("q", "dq", "ddq")])
+            self._used, wanted = self._used + take, wanted - take
+        return tuple(np.concatenate(columns) for columns in zip(*parts, strict=True))
+
+    def finish(self, k: int) -> None:
+        """ValueError unless every sample of the instrument was used (log ``k``)."""
+        left = (self._pieces is not None
+                and ((self._piece is not None and self._used < self._piece.n_samples)
+                     or next(self._pieces, None) is not None))
+        if left or self._next != self._n_samples:
+            raise ValueError(f"the instrument of log {k + 1} is longer than the log "
+                             f"({self._n_samples} samples)")
 
 
 def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
@@ -380,10 +434,8 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                 parts = _model_parts(model, q, dq, ddq)
                 target = np.asarray(log.tau[rows] if targets is None else targets(k, rows))
                 if instruments is not None:
-                    other = instruments[k]
-                    z = _with_deviations(model.base_regressor(
-                        *(np.asarray(getattr(other, name)[rows])
-                          for name in ("q", "dq", "ddq"))), k, n_deviations, n)
+                    z = _with_deviations(model.base_regressor(*instruments[k].take(rows)),
+                                         k, n_deviations, n)
                     w = _with_deviations(model.base_regressor(q, dq, ddq), k, n_deviations, n)
                     moments.add(z.reshape(-1, z.shape[-1]), w.reshape(-1, w.shape[-1]),
                                 target.ravel())
@@ -402,8 +454,6 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                         out.add((k, int(b), j), layout, own)
                 check_unchanged(log)
                 release_pages(log, rows)
-                if instruments is not None:
-                    release_pages(instruments[k], rows)
                 if progress is not None:
                     progress(rows.stop - rows.start)
     return out

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import Dataset, sample_count
 from dynid.data.preprocess import uniform_step
 from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._fitting import check_rows, fit_base, fit_report
@@ -32,12 +32,12 @@ from dynid.identification._logs import (
     excitation_faults,
     log_offsets,
 )
-from dynid.identification._stream import Factors, Moments, fold_logs
+from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.estimators import IV, OLS, WLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
-from dynid.simulate.twin import simulate_closed_loop
+from dynid.simulate.twin import closed_loop_pieces
 
 __all__ = [
     "IVConvergenceWarning",
@@ -153,6 +153,11 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     logs = as_logs(data)
     references = _references(reference, len(logs))
     steps = [uniform_step(log) for log in logs]
+    for k, (log, step) in enumerate(zip(logs, steps, strict=True)):
+        if sample_count(log.duration, 1.0 / step) != log.n_samples:
+            raise ValueError(f"log {k + 1}: its {log.n_samples} samples are not a uniform grid "
+                             f"over {log.duration:.6g} s at {1.0 / step:.6g} Hz (resample it "
+                             "first)")
     model = identify(robot, logs[0] if len(logs) == 1 else logs, friction=friction,
                      method=method, rotor_inertia=rotor_inertia, offsets=offsets)
     deviations = deviation_names(model, logs, offsets)
@@ -167,25 +172,22 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         plant = robot.with_parameters(parameters[: model.n_rigid]).with_friction(
             model.friction.with_coefficients(model.friction_parameters)).with_rotor_inertia(
             np.maximum(model.rotor_parameters, 0.0))
+        # the model's closed loop on each log's reference, simulated piece by piece as the
+        # fold takes its rows: a log of any length, one piece of its twin in memory at a time
+        moments = Moments(factors.n_columns)
         try:
-            simulated = [simulate_closed_loop(
+            simulated = [closed_loop_pieces(
                 plant, path, duration=log.duration, rate=1.0 / step,
                 natural_frequency=natural_frequency, controller=controller or robot,
-                start=float(log.t[0]))
+                start=float(log.t[0]), piece_samples=CHUNK_SAMPLES)
                 for log, path, step in zip(logs, references, steps, strict=True)]
+            fold_logs(model, logs, len(deviations), factors=Factors(factors.n_columns),
+                      instruments=simulated, moments=moments)
         except ValueError as error:
             raise ValueError(
                 f"IV iteration {iteration}: the model identified so far cannot be simulated "
                 f"({error}); the log may be too noisy or too short for IV — use OLS/WLS"
             ) from None
-        moments = Moments(factors.n_columns)
-        for k, (log, twin) in enumerate(zip(logs, simulated, strict=True)):
-            if twin.n_samples != log.n_samples:
-                raise ValueError(f"IV iteration {iteration}: the simulation of log {k + 1} "
-                                 f"has {twin.n_samples} samples, the log {log.n_samples}: "
-                                 "its time stamps must be uniform (resample first)")
-        fold_logs(model, logs, len(deviations), factors=Factors(factors.n_columns),
-                  instruments=simulated, moments=moments)
         estimator = IV().fit_moments(moments, factors)
         change = float(np.linalg.norm(estimator.coef_[:rank] - coefficients[:rank])
                        / np.linalg.norm(coefficients[:rank]))

@@ -10,21 +10,25 @@ Per sample k (``twin.simulate_closed_loop`` says what each step means):
    ``M^(qm) ddq_d + Kd (dq_d - dqm) + Kp (q_d - qm) + c^ + g^`` (joint impedance); the sum
    ``M^ a + c^ + g^`` in one RNEA pass with ``ddq = a`` (rotor inertias ``Ia a`` added);
 3. ``tau`` is held while ``substeps`` RK4 steps integrate the truth's state ``(q, dq, z)``:
-   ``ddq = M(q)^-1 (tau - tau_f(dq, z) - c(q, dq) - g(q))`` (``c + g`` by the RNEA with
-   ``ddq = 0``, M by the composite-rigid-body algorithm with the rotor inertias on its
-   diagonal, solved by Cholesky), ``dz`` of the LuGre state (``dynid.friction._compiled``).
+   ``ddq = M(q)^-1 (tau + tau_ext - tau_f(dq, z) - c(q, dq) - g(q))`` (``c + g`` by the RNEA
+   with ``ddq = 0``, M by the composite-rigid-body algorithm with the rotor inertias on its
+   diagonal, solved by Cholesky), ``dz`` of the LuGre state (``dynid.friction._compiled``);
+   ``tau_ext = J(q)^T F`` of the contacts active at the stage's time (``contacts``, a table
+   of ``dynid.simulate.contacts.TABLE_COLUMNS`` rows, evaluated on the stage's poses by the
+   leaf ``external_torques_given_poses``; none: the term is skipped, bit for bit).
 
-``run_block`` advances samples ``first..stop-1`` and returns ``(status, k)``: ``OK``, or
-``DIVERGED`` / ``NOT_POSITIVE_DEFINITE`` at sample k, so that the caller can report progress and
-stay interruptible between blocks. A model is the tuple ``model_arrays`` gives: the chain
-arrays (``dynid.dynamics._chain``), then its link parameters, gravity and rotor inertias.
+``run_block`` advances rows ``first..stop-1`` of a piece of the run and returns
+``(status, k)``: ``OK``, or ``DIVERGED`` / ``NOT_POSITIVE_DEFINITE`` at row k, so that the
+caller can report progress and stay interruptible between blocks. A model is the tuple
+``model_arrays`` gives: the chain arrays (``dynid.dynamics._chain``), then its link parameters,
+gravity and rotor inertias.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from dynid._jit import kernel
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._kernels import (
     _joint_torques,
@@ -35,6 +39,7 @@ from dynid.dynamics._kernels import (
 )
 from dynid.friction import _compiled as friction
 from dynid.robot import Robot
+from dynid.simulate.contacts import external_torques_given_poses
 
 OK, DIVERGED, NOT_POSITIVE_DEFINITE = 0, 1, 2
 
@@ -45,7 +50,7 @@ def model_arrays(robot: Robot) -> tuple:
             np.array(robot.gravity, dtype=float), np.array(robot.rotor_inertia, dtype=float))
 
 
-@njit(cache=True)
+@kernel
 def _cholesky_solve(a, x, row, offset):
     """``x[row, offset:offset + n] <- a^-1 x[row, offset:offset + n]`` for ``a`` (n, n)
     symmetric positive definite, factored in place: its strict lower triangle becomes the
@@ -84,15 +89,17 @@ def _cholesky_solve(a, x, row, offset):
 # per-evaluation work therefore sits in ``run_block`` itself (entered once per block) and calls
 # only leaf functions (which call nothing that is not inlined: numba can prune their counting);
 # done per RK4 stage, the counting cost as much as the dynamics.
-@njit(cache=True)
+@kernel
 def run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, kp, kd, impedance,
               resolution, from_positions, rate, substeps, first, stop, state, previous,
-              q_log, dq_log, ddq_log, tau_log):
-    """Samples ``first..stop-1`` of the closed loop (see the module); ``state`` (3 n) and
-    ``previous`` (the last measured positions, n) carry over to the next block."""
+              q_log, dq_log, ddq_log, tau_log, times, contacts, offset, total):
+    """Rows ``first..stop-1`` of the closed loop (see the module); ``state`` (3 n) and
+    ``previous`` (the last measured positions, n) carry over to the next block. The arrays
+    (reference, logs, ``times`` [s]) hold a piece of the run: their row 0 is sample
+    ``offset`` of ``total``. ``contacts`` (m, 12): the contact table (m = 0: none)."""
     rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, gravity, rotor = truth
     m_rev, m_k0, m_kc, m_ks, m_p0, m_pc, m_ps, m_pl, m_zeta, m_eta, m_pi, m_gravity, m_rotor = model
-    n_samples, n = q_d.shape
+    n = q_d.shape[1]
     h = 1.0 / rate / substeps
     steps = (0.0, 0.5 * h, 0.5 * h, h)  # RK4 evaluates stage s at state + steps[s] k_(s-1)
     # one-sample rows for the kernels, and their workspace
@@ -104,13 +111,14 @@ def run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, kp,
     force, moment, composite = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 10))
     measured, tau = np.empty(n), np.empty(n)
     stages, trial = np.empty((4, 3 * n)), np.empty(3 * n)
+    external, frame_rot, frame_pos = np.zeros(n), np.empty((n, 3, 3)), np.empty((n, 3))
     for k in range(first, stop):
         # the controller acts on what the encoders report, as on the real robot
         for i in range(n):
             measured[i] = (np.rint(state[i] / resolution) * resolution if resolution > 0
                            else state[i])
             rate_measured = state[n + i]
-            if from_positions and k > 0:
+            if from_positions and offset + k > 0:
                 rate_measured = (measured[i] - previous[i]) * rate
             previous[i] = measured[i]
             feedback = kd[i] * (dq_d[k, i] - rate_measured) + kp[i] * (q_d[k, i] - measured[i])
@@ -134,7 +142,7 @@ def run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, kp,
             return DIVERGED, k
         # RK4 stage s of substep j is evaluation 4 j + s; the first is also the logged
         # acceleration, and the last sample needs no step
-        for evaluation in range(4 * substeps if k + 1 < n_samples else 1):
+        for evaluation in range(4 * substeps if offset + k + 1 < total else 1):
             s = evaluation % 4
             step = steps[s]
             for i in range(3 * n):
@@ -145,18 +153,23 @@ def run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, kp,
             for i in range(n):
                 q_row[0, i] = trial[i]
                 dq_row[0, i] = trial[n + i]
-            # the truth: M(q) ddq = tau - tau_f(dq, z) - c(q, dq) - g(q), dz = state_rate
+            # the truth: M(q) ddq = tau + tau_ext - tau_f(dq, z) - c(q, dq) - g(q), dz = state_rate
             _poses(rev, k0, kc, ks, p0, pc, ps, pl, q_row, 0, rot, pos)
             _motion(zeta, eta, dq_row, zero_row, gravity, 0, rot, pos, motion)
             _link_forces(pi, motion, force, moment)
             _joint_torques(zeta, eta, 0, rot, pos, force, moment, tau_row)
             _mass_matrix_given_poses(zeta, eta, pi, 0, rot, pos, composite, inertia)
+            if contacts.shape[0] > 0:  # tau_ext = J^T F at the stage's time, on its poses
+                external_torques_given_poses(
+                    contacts, times[k] + (evaluation // 4) * h + step, zeta, eta,
+                    rot, pos, frame_rot, frame_pos, external)
             for i in range(n):
                 inertia[0, i, i] += rotor[i]
                 v, z = trial[n + i], trial[2 * n + i]
                 tau_f, z_rate = friction.evaluate(friction_code, friction_table, i, v, z)
                 stages[s, i] = v
-                stages[s, n + i] = (tau[i] - tau_f) - tau_row[0, i]  # solved for ddq below
+                applied = tau[i] + external[i] if contacts.shape[0] > 0 else tau[i]
+                stages[s, n + i] = (applied - tau_f) - tau_row[0, i]  # solved for ddq below
                 stages[s, 2 * n + i] = z_rate
             if not _cholesky_solve(matrix, stages, s, n):
                 return NOT_POSITIVE_DEFINITE, k

@@ -18,12 +18,17 @@
 
 Both pass their exact signals through a ``SensorModel``: torque noise and bias, position
 quantisation, velocity from encoder differences, timing jitter and dropped samples.
+
+Both take ``contacts`` (``dynid.simulate.Contact``): external forces on the arm (a pulse at the
+tool, a constant push), whose joint torques ``tau_ext = J(q)^T F`` act on the truth
+(``M q'' + c + g + tau_f = tau + tau_ext``); the log's metadata lists them (``contacts``) so
+that a collision detector can be scored.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._progress import Progress
 from dynid._validation import as_vector
-from dynid.data.dataset import Dataset, sample_times
+from dynid.data.dataset import Dataset, sample_count, sample_times
 from dynid.dynamics import rnea
 from dynid.friction._compiled import compiled_friction
 from dynid.robot import Robot
@@ -41,8 +46,10 @@ from dynid.simulate._closed_loop import (
     model_arrays,
     run_block,
 )
+from dynid.simulate.contacts import Contact, contact_table, external_torques
 
-__all__ = ["SensorModel", "simulate_closed_loop", "simulate_open_loop"]
+__all__ = ["PIECE_SAMPLES", "SensorModel", "closed_loop_pieces", "simulate_closed_loop",
+           "simulate_open_loop"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,10 @@ _FIRST_BLOCK = 256
 _MAX_BLOCK = 65536
 
 
+# samples per piece of closed_loop_pieces: 64 k samples of a 7-joint arm are 18 MB of signals
+PIECE_SAMPLES = 1 << 16
+
+
 def _next_block(block: int, seconds: float) -> int:
     """The next block's samples after ``block`` took ``seconds``: aimed at ``_BLOCK_SECONDS``,
     at most 4x larger per step (a block can be quick by chance; the first one is small, as it
@@ -133,19 +144,35 @@ def _check(robot: Robot, trajectory) -> None:
         )
 
 
+def _contacts_metadata(robot: Robot, contacts: Sequence[Contact] | None, t: NDArray) -> dict:
+    """``{"contacts": [...]}`` (each ``Contact.to_dict``, open-ended ones stopped at the log's
+    end), or nothing without contacts; the table validates every contact against ``robot``."""
+    contact_table(robot, contacts)
+    if not contacts:
+        return {}
+    listed = [contacts] if isinstance(contacts, Contact) else list(contacts)
+    end = float(t[-1] + (t[1] - t[0] if t.size > 1 else 0.0))
+    return {"contacts": [c.to_dict(robot, end) for c in listed]}
+
+
 def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
-                       sensor: SensorModel | None = None, seed: int = 0) -> Dataset:
+                       sensor: SensorModel | None = None, seed: int = 0,
+                       contacts: Sequence[Contact] | None = None) -> Dataset:
     """Sample ``trajectory`` for ``duration`` s at ``rate`` Hz and log the torques that realise
     it exactly (rigid body + friction; a stateful friction model with its state integrated
-    along the samples)."""
+    along the samples). ``contacts``: external wrenches on the arm; the motion stays the
+    prescribed one, so the drives supply ``tau = rnea + tau_f - J^T F``."""
     _check(robot, trajectory)
     t = sample_times(duration, rate)
+    extra = _contacts_metadata(robot, contacts, t)
     q, dq, ddq = trajectory.sample(t)
     tau = rnea(robot, q, dq, ddq) + robot.friction.torque_along(t, dq)
+    if extra:
+        tau = tau - external_torques(robot, q, t, contacts)
     return (sensor or SensorModel()).record(
         t, q, dq, ddq, tau, np.random.default_rng(seed),
         {"robot": robot.name, "source": "digital twin (open loop)", "rate_hz": rate,
-         "friction": robot.friction.name, "seed": seed})
+         "friction": robot.friction.name, "seed": seed, **extra})
 
 
 def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
@@ -153,7 +180,8 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
                          stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
                          controller: Robot | None = None, sensor: SensorModel | None = None,
                          substeps: int = 2, start: float = 0.0, seed: int = 0,
-                         progress: Callable[[str], None] | None = None) -> Dataset:
+                         progress: Callable[[str], None] | None = None,
+                         contacts: Sequence[Contact] | None = None) -> Dataset:
     """Closed-loop tracking of ``trajectory`` by the truth ``robot`` (see the module).
 
     ``controller``: the model inside the control law (default: the truth without friction —
@@ -164,67 +192,136 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     dynamics integrated by ``substeps`` RK4 steps per period, from the reference state at
     ``start`` [s]. The dataset's metadata holds the tracking error (RMS per joint).
     ``progress`` receives a line every few seconds (samples done, time left).
+    ``contacts``: external wrenches on the arm (``Contact``), their ``J(q)^T F`` added to the
+    applied torque in the truth's dynamics at every RK4 stage (not to the logged torque: the
+    drives do not feel it); listed in the metadata (``contacts``).
+    A run longer than memory: ``closed_loop_pieces``.
     """
-    _check(robot, trajectory)
-    controller = robot if controller is None else controller
-    if controller.n_joints != robot.n_joints:
-        raise ValueError("`controller` must have the robot's joints")
-    n = robot.n_joints
-    impedance = stiffness is not None or damping is not None
-    if impedance and natural_frequency is not None:
-        raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
-                         "`damping` (joint impedance), not both")
-    if impedance:
-        if stiffness is None or damping is None:
-            raise ValueError("a joint impedance needs both `stiffness` and `damping`")
-        kp, kd = as_vector("stiffness", stiffness, n), as_vector("damping", damping, n)
-        if (kp <= 0).any() or (kd <= 0).any():
-            raise ValueError(f"`stiffness` and `damping` must be > 0, got {kp} and {kd}")
-        gains = {"stiffness": kp.tolist(), "damping": kd.tolist()}
-    else:
-        w = as_vector("natural_frequency", 20.0 if natural_frequency is None
-                      else natural_frequency, n)
-        if (w <= 0).any():
-            raise ValueError(f"`natural_frequency` must be > 0, got {w}")
-        kp, kd = w**2, 2 * w
-        gains = {"natural_frequency": w.tolist()}
-    if not (isinstance(substeps, int) and substeps >= 1):
-        raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
-    t = sample_times(duration, rate, start)
-    q_d, dq_d, ddq_d = (np.ascontiguousarray(x, dtype=float) for x in trajectory.sample(t))
-    kp, kd = np.ascontiguousarray(kp, dtype=float), np.ascontiguousarray(kd, dtype=float)
-    friction = robot.friction
-    friction_code, friction_table = compiled_friction(friction)
     sensor = sensor or SensorModel()
-    # a stateful friction starts at its steady state, as in the open loop
-    z0 = (friction.states_along(t[:1], dq_d[:1])[0] if friction.stateful else np.zeros(n))
-    state = np.concatenate([q_d[0], dq_d[0], z0])
-    previous = np.zeros(n)  # the last measured positions (from the second sample on)
-    q_log, dq_log, ddq_log, tau_log = (np.empty((t.size, n)) for _ in range(4))
-    truth, model = model_arrays(robot), model_arrays(controller)
-    meter = Progress(progress, "closed-loop simulation", t.size)
-    done, block = 0, _FIRST_BLOCK
-    while done < t.size:
-        began = time.perf_counter()
-        status, at = run_block(truth, model, friction_code, friction_table, q_d, dq_d, ddq_d,
-                               kp, kd, impedance, float(sensor.position_resolution),
-                               bool(sensor.velocity_from_positions), float(rate), substeps,
-                               done, min(t.size, done + block), state, previous,
-                               q_log, dq_log, ddq_log, tau_log)
-        if status == DIVERGED:
-            raise ValueError(
-                f"the closed loop diverged at t = {t[at]:.3f} s: lower the gains "
-                "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
-                "`substeps`")
-        if status == NOT_POSITIVE_DEFINITE:
-            raise ValueError(f"M(q) of `robot` is not positive definite at t = {t[at]:.3f} s: "
-                             "check its parameters")
-        done, block = at, _next_block(block, time.perf_counter() - began)
-        meter.update(done)
-    error = np.sqrt(np.mean((q_log - q_d) ** 2, axis=0))
-    return sensor.record(
-        t, q_log, dq_log, ddq_log, tau_log, np.random.default_rng(seed),
-        {"robot": robot.name, "source": "digital twin (closed loop, "
-         f"{'joint impedance' if impedance else 'computed torque'})", "rate_hz": rate,
-         **gains, "friction": friction.name,
-         "controller": controller.name, "tracking_rms": error.tolist(), "seed": seed})
+    run = _ClosedLoop(robot, trajectory, duration=duration, rate=rate,
+                      natural_frequency=natural_frequency, stiffness=stiffness,
+                      damping=damping, controller=controller, sensor=sensor,
+                      substeps=substeps, start=start, contacts=contacts)
+    (piece,) = run.pieces(run.n_samples, progress)  # one piece: the whole run, no copy
+    return sensor.record(piece.t, piece.q, piece.dq, piece.ddq, piece.tau,
+                         np.random.default_rng(seed), {**run.metadata(), "seed": seed})
+
+
+def closed_loop_pieces(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+                       natural_frequency: ArrayLike | None = None,
+                       stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
+                       controller: Robot | None = None, sensor: SensorModel | None = None,
+                       substeps: int = 2, start: float = 0.0,
+                       contacts: Sequence[Contact] | None = None,
+                       piece_samples: int = PIECE_SAMPLES,
+                       progress: Callable[[str], None] | None = None) -> Iterator[Dataset]:
+    """The run of ``simulate_closed_loop`` (the same arguments), ``piece_samples`` samples at a
+    time: the exact signals (positions, velocities, accelerations and the applied torques,
+    before the sensor's noise), whatever the run's length in the memory of one piece. The
+    ``sensor``'s encoder resolution and velocity differencing act inside the loop, on what the
+    controller reads; its noise, bias, jitter and drops are not applied. The pieces joined
+    are ``simulate_closed_loop``'s exact signals, bit for bit."""
+    if not (isinstance(piece_samples, int) and piece_samples >= 1):
+        raise ValueError(f"`piece_samples` must be an integer >= 1, got {piece_samples!r}")
+    run = _ClosedLoop(robot, trajectory, duration=duration, rate=rate,
+                      natural_frequency=natural_frequency, stiffness=stiffness,
+                      damping=damping, controller=controller, sensor=sensor or SensorModel(),
+                      substeps=substeps, start=start, contacts=contacts)
+    return run.pieces(piece_samples, progress)
+
+
+
+class _ClosedLoop:
+    """One closed-loop run's settings, checked, and its pieces (see ``simulate_closed_loop``)."""
+
+    def __init__(self, robot: Robot, trajectory, *, duration: float, rate: float,
+                 natural_frequency, stiffness, damping, controller: Robot | None,
+                 sensor: SensorModel, substeps: int, start: float, contacts) -> None:
+        _check(robot, trajectory)
+        controller = robot if controller is None else controller
+        if controller.n_joints != robot.n_joints:
+            raise ValueError("`controller` must have the robot's joints")
+        n = robot.n_joints
+        impedance = stiffness is not None or damping is not None
+        if impedance and natural_frequency is not None:
+            raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
+                             "`damping` (joint impedance), not both")
+        if impedance:
+            if stiffness is None or damping is None:
+                raise ValueError("a joint impedance needs both `stiffness` and `damping`")
+            kp, kd = as_vector("stiffness", stiffness, n), as_vector("damping", damping, n)
+            if (kp <= 0).any() or (kd <= 0).any():
+                raise ValueError(f"`stiffness` and `damping` must be > 0, got {kp} and {kd}")
+            self.gains = {"stiffness": kp.tolist(), "damping": kd.tolist()}
+        else:
+            w = as_vector("natural_frequency", 20.0 if natural_frequency is None
+                          else natural_frequency, n)
+            if (w <= 0).any():
+                raise ValueError(f"`natural_frequency` must be > 0, got {w}")
+            kp, kd = w**2, 2 * w
+            self.gains = {"natural_frequency": w.tolist()}
+        if not (isinstance(substeps, int) and substeps >= 1):
+            raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
+        self.n_samples = sample_count(duration, rate)
+        self.robot, self.controller, self.trajectory = robot, controller, trajectory
+        self.duration, self.rate, self.start, self.substeps = duration, rate, start, substeps
+        self.impedance, self.sensor, self.contacts = impedance, sensor, contacts
+        self.kp = np.ascontiguousarray(kp, dtype=float)
+        self.kd = np.ascontiguousarray(kd, dtype=float)
+        self.table = contact_table(robot, contacts)
+        self.tracking = None  # squared tracking errors summed, once run
+
+    def metadata(self) -> dict:
+        """The log's metadata (after the run: its tracking error)."""
+        last = sample_times(self.duration, self.rate, self.start,
+                            rows=slice(self.n_samples - 2, None))
+        extra = _contacts_metadata(self.robot, self.contacts, last)
+        return {"robot": self.robot.name, "source": "digital twin (closed loop, "
+                f"{'joint impedance' if self.impedance else 'computed torque'})",
+                "rate_hz": self.rate, **self.gains, "friction": self.robot.friction.name,
+                "controller": self.controller.name,
+                "tracking_rms": np.sqrt(self.tracking / self.n_samples).tolist(), **extra}
+
+    def pieces(self, piece_samples: int,
+               progress: Callable[[str], None] | None) -> Iterator[Dataset]:
+        """The run, ``piece_samples`` samples at a time (exact signals)."""
+        robot, n, total = self.robot, self.robot.n_joints, self.n_samples
+        friction_code, friction_table = compiled_friction(robot.friction)
+        truth, model = model_arrays(robot), model_arrays(self.controller)
+        resolution = float(self.sensor.position_resolution)
+        from_positions = bool(self.sensor.velocity_from_positions)
+        state, previous = None, np.zeros(n)  # previous: the last measured positions
+        self.tracking = np.zeros(n)
+        meter = Progress(progress, "closed-loop simulation", total)
+        block = _FIRST_BLOCK
+        for offset in range(0, total, piece_samples):
+            t = sample_times(self.duration, self.rate, self.start,
+                             rows=slice(offset, offset + piece_samples))
+            q_d, dq_d, ddq_d = (np.ascontiguousarray(x, dtype=float)
+                                for x in self.trajectory.sample(t))
+            if state is None:  # from the reference state; a stateful friction at steady state
+                z0 = (robot.friction.states_along(t[:1], dq_d[:1])[0]
+                      if robot.friction.stateful else np.zeros(n))
+                state = np.concatenate([q_d[0], dq_d[0], z0])
+            q, dq, ddq, tau = (np.empty((t.size, n)) for _ in range(4))
+            done = 0
+            while done < t.size:
+                began = time.perf_counter()
+                status, at = run_block(
+                    truth, model, friction_code, friction_table, q_d, dq_d, ddq_d, self.kp,
+                    self.kd, self.impedance, resolution, from_positions, float(self.rate),
+                    self.substeps, done, min(t.size, done + block), state, previous, q, dq,
+                    ddq, tau, t, self.table, offset, total)
+                if status == DIVERGED:
+                    raise ValueError(
+                        f"the closed loop diverged at t = {t[at]:.3f} s: lower the gains "
+                        "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
+                        "`substeps`")
+                if status == NOT_POSITIVE_DEFINITE:
+                    raise ValueError(f"M(q) of `robot` is not positive definite at t = "
+                                     f"{t[at]:.3f} s: check its parameters")
+                done, block = at, _next_block(block, time.perf_counter() - began)
+                meter.update(offset + done)
+            self.tracking += np.sum((q - q_d) ** 2, axis=0)
+            yield Dataset(t=t, q=q, dq=dq, tau=tau, ddq=ddq,
+                          metadata={"source": "digital twin (closed loop, exact signals)"})
