@@ -1,9 +1,10 @@
 """Benchmarks: dynid's batched regressor, RNEA and forward dynamics against pinocchio called in
-a Python loop, and the wall time of the identification, consistency, pipeline, comparison and demo steps.
+a Python loop, and the wall time of the identification, consistency, pipeline, comparison and
+demo steps.
 
 Both sides of the dynamics bench produce the same arrays (``(N, n, 10 n)`` regressor, ``(N, n)``
-torques or accelerations) from the same random states on the same machine in one run; times are the best of
-``repeat`` runs.
+torques or accelerations) from the same random states on the same machine in one run; times
+are the best of ``repeat`` runs.
 """
 
 from __future__ import annotations
