@@ -18,7 +18,7 @@ from dynid.data.preprocess import prepare
 from dynid.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS, user_robot
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification import identify, save_model
+from dynid.identification import identify, robot_model, save_model
 from dynid.monitor import (
     Detection,
     NoVelocityWarning,
@@ -28,7 +28,6 @@ from dynid.monitor import (
     find_events,
     momentum_residual,
     observer,
-    robot_model,
     score_detection,
 )
 from dynid.robot import load_robot
@@ -271,3 +270,36 @@ def test_detect_command(twin, tmp_path, capsys):
                                    for a in argv)])
         error = capsys.readouterr().err
         assert status == 2 and message in error and len(error.strip().splitlines()) == 1, error
+
+
+def test_report_gains_the_detection_and_the_bootstrap_intervals(twin, tmp_path):
+    """`dynid report --collisions` adds the detection's section (thresholds, events, score,
+    plot); a model with a bootstrap shows its intervals beside the formula's sigma."""
+    from dynid.identification import bootstrap
+
+    model = twin["model"]
+    data = prepare(twin["free"].select(slice(0, 6000)))
+    boot = bootstrap(twin["user"], data, method="ols", replicates=20, seed=1,
+                     friction=ViscousCoulomb.zeros(7))
+    model_file = tmp_path / "model.yaml"
+    save_model(boot.annotate(model), model_file)
+    for name in ("calibration", "pulses", "free"):
+        write_dataset(tmp_path / f"{name}.npz", twin[name])
+    specs = [f"{c.start:g}+50ms:{','.join(f'{v:g}' for v in c.force)}" for c in PULSES]
+    report = tmp_path / "report.html"
+    argv = ["report", str(model_file), str(tmp_path / "free.npz"), "--poses", "50",
+            "--collisions", str(tmp_path / "pulses.npz"), "--calibration",
+            str(tmp_path / "calibration.npz"), "-o", str(report)]
+    for spec in specs:
+        argv += ["--contact", spec]
+    assert main(argv) == 0
+    text = report.read_text()
+    assert "<h2>Collision detection</h2>" in text and "10 event(s)" in text
+    assert "10 of 10 contact(s) detected" in text and "0 false alarm(s)" in text
+    assert "σ (bootstrap)" in text and "interval low" in text
+    # the detection plot beside the report's parameters, torques and friction figures
+    assert text.count("src='data:image/png;base64,") == 4
+    assert "alt='collision detection'" in text
+    assert main(["report", str(model_file), str(tmp_path / "free.npz"), "--collisions",
+                 str(tmp_path / "pulses.npz"), "-o", str(tmp_path / "r.html")]) == 2
+    assert not (tmp_path / "r.html").exists()

@@ -92,15 +92,11 @@ def panda_model():
     al.'s sigmoid friction fitted on top."""
     import dataclasses
 
-    from dynid.friction.models import NoFriction
-    from dynid.identification.linear import linear_template
+    from dynid.identification.linear import robot_model
     from dynid.robot import load_robot
 
-    panda = load_robot("panda")
-    template = linear_template(panda, NoFriction(panda.n_joints))
-    return dataclasses.replace(
-        template, coefficients=template.base.regrouping @ panda.parameters.ravel(),
-        fitted_friction=panda.friction, report={"method": "panda parameters (bench)"})
+    return dataclasses.replace(robot_model(load_robot("panda")),
+                               report={"method": "panda parameters (bench)"})
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess:

@@ -418,3 +418,19 @@ def model_or_robot(path: str, tip: str | None = None):
                                  "whose robot is already chosen")
             return load_model(file)
     return load_robot(path, tip=tip)
+
+
+def contacts_from(specs: list[str], robot) -> list:
+    """The --contact specifications as Contacts on ``robot``; a bad one is an error naming
+    --contact."""
+    from dynid.simulate import parse_contact
+
+    contacts = []
+    for spec in specs:
+        try:
+            contact = parse_contact(spec)
+            contact.link_index(robot)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"`--contact`: {error}") from None
+        contacts.append(contact)
+    return contacts

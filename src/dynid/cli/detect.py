@@ -59,11 +59,10 @@ def _thresholds(values: list[str]):
 
 
 def _detect(args: argparse.Namespace) -> int:
-    from dynid.cli._common import model_or_robot
-    from dynid.cli.simulate import _contacts
+    from dynid.cli._common import contacts_from, model_or_robot
     from dynid.data import read_dataset
-    from dynid.identification import LinearModel
-    from dynid.monitor import detect_collisions, robot_model, score_detection
+    from dynid.identification import LinearModel, robot_model
+    from dynid.monitor import detect_collisions, score_detection
     from dynid.monitor.events import DEFAULT_HOLD
     from dynid.monitor.observer import DEFAULT_GAIN
     from dynid.monitor.thresholds import DEFAULT_MARGIN, DEFAULT_QUANTILE
@@ -83,7 +82,7 @@ def _detect(args: argparse.Namespace) -> int:
     data = read_dataset(args.log, joint_names=joints)
     calibration = (read_dataset(args.calibration, joint_names=joints)
                    if args.calibration is not None else None)
-    contacts = _contacts(args.contact or [], model.robot)
+    contacts = contacts_from(args.contact or [], model.robot)
     gain = DEFAULT_GAIN if args.gain is None else (args.gain[0] if len(args.gain) == 1
                                                    else args.gain)
     # a log without velocities warns (NoVelocityWarning): one line on stderr

@@ -17,6 +17,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--identification", metavar="LOG",
                         help="the log the model was fitted on: its trajectory is plotted")
     report.add_argument("--title", help="the report's title (default: dynid report: ROBOT)")
+    report.add_argument("--collisions", metavar="LOG",
+                        help="a log to run collision detection on (`dynid detect`): its "
+                             "events, score and plot become a section; needs --calibration")
+    report.add_argument("--calibration", metavar="LOG",
+                        help="with --collisions: a collision-free log that sets the thresholds")
+    report.add_argument("--contact", action="append", metavar="SPEC",
+                        help="with --collisions: a true contact, to score the detection (the "
+                             "syntax of `dynid simulate --contact`); repeatable")
     validation_options(report)
     output_options(report)
     report.set_defaults(handler=_report, output_suffixes={"-o": (".html", ".htm")})
@@ -34,9 +42,27 @@ def _report(args: argparse.Namespace) -> int:
                       if args.identification else None)
     if identification is not None:
         check_compatible(model, identification)
+    if (args.calibration or args.contact) and not args.collisions:
+        raise ValueError("`--calibration` and `--contact` go with `--collisions LOG`")
+    sections = []
+    if args.collisions:
+        if not args.calibration:
+            raise ValueError("`--collisions` needs `--calibration LOG`: a collision-free log "
+                             "of the robot that sets the detection thresholds")
+        from dynid.cli._common import contacts_from
+        from dynid.data import read_dataset
+        from dynid.monitor import detect_collisions, detection_section
+
+        joints = list(model.robot.joint_names)
+        contacts = contacts_from(args.contact or [], model.robot)
+        detection = detect_collisions(
+            model, read_dataset(args.collisions, joint_names=joints),
+            calibration=read_dataset(args.calibration, joint_names=joints))
+        sections.append(detection_section(detection, contacts, log_name=args.collisions))
     validation = validate_model(model, data, n_poses=args.poses)
     text = build_report(model, data, validation, identification=identification,
-                        data_name=args.data, command=args.command_line, title=args.title)
+                        data_name=args.data, command=args.command_line, title=args.title,
+                        sections=sections)
     write_report(args.output, text)
     if args.json:
         print_json({"report": args.output, **validation.to_json()})

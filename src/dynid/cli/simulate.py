@@ -8,6 +8,7 @@ from dynid.cli._common import (
     SEED,
     Range,
     check_samples,
+    contacts_from,
     loaded_robot,
     output_options,
     print_json,
@@ -77,7 +78,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
 
     robot = loaded_robot(args)
-    contacts = _contacts(args.contact or [], robot)
+    contacts = contacts_from(args.contact or [], robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
     if duration is None:
@@ -138,22 +139,6 @@ def _simulate(args: argparse.Namespace) -> int:
             print(f"  contact on {contact['link_name']} from {contact['start']:g} s to "
                   f"{contact['stop']:g} s, force {contact['force']} N")
     return 0
-
-
-def _contacts(specs: list[str], robot) -> list:
-    """The --contact specifications as Contacts on ``robot``; a bad one is an error naming
-    --contact."""
-    from dynid.simulate import parse_contact
-
-    contacts = []
-    for spec in specs:
-        try:
-            contact = parse_contact(spec)
-            contact.link_index(robot)
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"`--contact`: {error}") from None
-        contacts.append(contact)
-    return contacts
 
 
 def _named_robot(flag: str, name_or_path: str, tip: str | None):

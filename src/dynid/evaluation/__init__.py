@@ -17,6 +17,8 @@ from dynid.evaluation.plots import plot_torques as plot_torques
 from dynid.evaluation.plots import save_figure as save_figure
 from dynid.evaluation.plots import torques_figure as torques_figure
 from dynid.evaluation.report import build_report as build_report
+from dynid.evaluation.report import figure_html as figure_html
+from dynid.evaluation.report import table_html as table_html
 from dynid.evaluation.report import write_report as write_report
 from dynid.evaluation.validate import ValidationReport as ValidationReport
 from dynid.evaluation.validate import check_compatible as check_compatible
@@ -33,6 +35,7 @@ __all__ = [
     "compare_methods",
     "comparison_figure",
     "excitation_figure",
+    "figure_html",
     "figure_png",
     "fit_method",
     "friction_figure",
@@ -40,6 +43,7 @@ __all__ = [
     "parameters_figure",
     "plot_torques",
     "save_figure",
+    "table_html",
     "torques_figure",
     "validate_model",
     "write_report",

@@ -22,6 +22,7 @@ there.)
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import time
@@ -37,12 +38,16 @@ from dynid._parallel import run_parallel
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
 from dynid.friction.models import FrictionModel, NoFriction
-from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained import identify_constrained
 from dynid.identification.estimators import ESTIMATORS
-from dynid.identification.linear import default_friction, identify, identify_iv
+from dynid.identification.linear import (
+    default_friction,
+    identify,
+    identify_iv,
+    robot_model,
+)
 from dynid.identification.model import LinearModel
 from dynid.identification.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import w_errors
@@ -279,11 +284,9 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
         raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
     if method == "cad":
         source = prior if prior is not None else robot
-        body = robot.with_parameters(source.parameters)
-        base = robot_base_parameters(body, friction=NoFriction(robot.n_joints))
-        return LinearModel(robot=body, friction=NoFriction(robot.n_joints), base=base,
-                           coefficients=base.base(body.parameters.ravel()),
-                           std=np.zeros(base.rank), report={"method": "cad"})
+        body = robot.with_parameters(source.parameters).with_friction(
+            NoFriction(robot.n_joints)).with_rotor_inertia(None)  # the CAD rigid body alone
+        return dataclasses.replace(robot_model(body), report={"method": "cad"})
     options = _fit_options(method, robot, prior=prior, reference=reference,
                            nls_friction=nls_friction, friction=friction, bounds=bounds)
     if method in ("ols", "wls"):

@@ -2,9 +2,11 @@
 was identified, from what, how well it predicts, and whether it is a real body.
 
 Sections: the robot; the data (summary, preprocessing); the estimate (method, figures, base
-parameters with their regroupings and relative standard deviations, the link parameters when
-the model has a full set); physical consistency; validation (tables and plots); and the exact
-commands that produced the model and the report.
+parameters with their regroupings and relative standard deviations — and the bootstrap's
+standard deviations and percentile intervals when the model carries them —, the link parameters
+when the model has a full set); physical consistency; validation (tables and plots); sections
+of later stages given as they are (the collision detection: ``dynid.monitor.detection_section``);
+and the exact commands that produced the model and the report.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from dynid.evaluation.plots import (
     torques_figure,
 )
 from dynid.evaluation.validate import ValidationReport
+from dynid.identification.bootstrap import bootstrap_table
 from dynid.identification.model import LinearModel
 from dynid.robot.inertia import to_com
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "figure_html", "table_html", "write_report"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -51,7 +54,10 @@ def _e(value) -> str:
     return html.escape(str(value))
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence], *, text_columns: int = 1) -> str:
+def table_html(header: Sequence[str], rows: Sequence[Sequence], *,
+               text_columns: int = 1) -> str:
+    """An HTML table in the report's style: the first ``text_columns`` columns left-aligned
+    text, the others numbers; a cell ``(text, "bad" | "good")`` is shaded."""
     head = "".join(f"<th class='text'>{_e(h)}</th>" if k < text_columns else f"<th>{_e(h)}</th>"
                    for k, h in enumerate(header))
     body = []
@@ -67,8 +73,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence], *, text_columns: int
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def _image(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
+def figure_html(figure, alt: str) -> str:
+    """A matplotlib figure as an embedded PNG image."""
+    data = base64.b64encode(figure_png(figure)).decode("ascii")
     return f"<img alt='{_e(alt)}' src='data:image/png;base64,{data}'>"
 
 
@@ -78,11 +85,14 @@ def _yes(value) -> tuple[str, str]:
 
 def build_report(model: LinearModel, data: Dataset, validation: ValidationReport, *,
                  identification: Dataset | None = None, data_name: str = "",
-                 command: str = "", title: str | None = None) -> str:
+                 command: str = "", title: str | None = None,
+                 sections: Sequence[tuple[str, str]] = ()) -> str:
     """The report of ``model`` validated on ``data`` (its ``validation``) as an HTML string.
 
     ``identification``: the data the model was fitted on, when at hand (its trajectory and
-    conditioning are plotted); ``command``: the command line that made the report.
+    conditioning are plotted); ``command``: the command line that made the report;
+    ``sections``: more sections, ``(heading, HTML body)``, after the validation (a later
+    stage's, e.g. ``dynid.monitor.detection_section``).
     """
 
     robot = model.robot
@@ -97,7 +107,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                  f"{_e(np.round(robot.gravity, 5).tolist())} m/s².</p>")
     if robot.table is not None:
         fields = list(robot.table[0].__dataclass_fields__)
-        parts.append(_table(["joint", "type", *fields], [
+        parts.append(table_html(["joint", "type", *fields], [
             [f"{k + 1}", type(row).__name__, *[f"{getattr(row, f):.5g}" for f in fields]]
             for k, row in enumerate(robot.table)], text_columns=2))
 
@@ -109,7 +119,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                  f"{duration:.2f} s ({(data.n_samples - 1) / duration:.4g} Hz mean rate). "
                  f"Preprocessing: {_e(', '.join(steps) or 'none')}.</p>")
     rms = np.sqrt(np.mean(data.tau**2, axis=0))
-    parts.append(_table(["", *[f"joint {j + 1}" for j in range(n)]], [
+    parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], [
         ["|q̇| max [rad/s]", *[f"{v:.3g}" for v in np.abs(data.dq).max(axis=0)]],
         ["RMS τ [N m]", *[f"{v:.3g}" for v in rms]],
         ["|τ| max [N m]", *[f"{v:.3g}" for v in np.abs(data.tau).max(axis=0)]]]))
@@ -119,7 +129,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                                    identification.ddq, robot.limits,
                                    condition_number=condition,
                                    title="identification trajectory")
-        parts.append(_image(figure_png(figure), "identification trajectory"))
+        parts.append(figure_html(figure, "identification trajectory"))
 
     # the estimate
     parts.append("<h2>Estimate</h2>")
@@ -130,7 +140,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                ("friction columns", model.friction.name),
                ("fitted friction", model.fitted_friction.name
                 if model.fitted_friction is not None else "none")]
-    parts.append(_table(["", "value"], [[k, f"{v:.5g}" if isinstance(v, float) else str(v)]
+    parts.append(table_html(["", "value"], [[k, f"{v:.5g}" if isinstance(v, float) else str(v)]
                                          for k, v in figures if v is not None]))
     rows = []
     for k, row in enumerate(model.table(), start=1):
@@ -140,10 +150,25 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                      f"{row['std']:.3g}", (f"{relative:.3g}", flag)])
     parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
                  "(above 30 % in red: Gaz et al. drop those).</p>")
-    parts.append(_table(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
-                        text_columns=3))
-    parts.append(_image(figure_png(parameters_figure(
-        model.base.base_names, model.coefficients, model.std)), "base parameters"))
+    parts.append(table_html(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
+                            text_columns=3))
+    boot = bootstrap_table(model)
+    if boot is not None:
+        entry = report["bootstrap"]
+        parts.append(
+            f"<p>Bootstrap ({_e(entry.get('scheme', ''))}, {_e(entry.get('replicates'))} "
+            f"replicates, blocks of {_e(entry.get('block_length'))} samples): standard "
+            f"deviations and {100 * float(entry.get('level', 0.95)):.0f} % percentile "
+            "intervals that hold under coloured noise and constraints, beside the formula "
+            "σ above (which assumes white noise).</p>")
+        parts.append(table_html(["#", "name", "value", "σ (formula)", "σ (bootstrap)",
+                                 "interval low", "interval high"], [
+            [f"{k}", row["name"], f"{row['value']:.6g}", f"{sigma:.3g}", f"{row['std']:.3g}",
+             f"{row['lower']:.6g}", f"{row['upper']:.6g}"]
+            for k, (row, sigma) in enumerate(zip(boot, model.std, strict=True), start=1)],
+            text_columns=2))
+    parts.append(figure_html(parameters_figure(
+        model.base.base_names, model.coefficients, model.std), "base parameters"))
     physical = model.physical_parameters
     if physical is not None:
 
@@ -158,7 +183,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                                                                (0, 1), (0, 2), (1, 2))]])
         parts.append("<p>Link parameters (a full physical set; inertia about the CoM, link "
                      "axes, kg m²):</p>")
-        parts.append(_table(["link", "m [kg]", "cx [m]", "cy [m]", "cz [m]", "Ixx", "Iyy",
+        parts.append(table_html(["link", "m [kg]", "cx [m]", "cy [m]", "cz [m]", "Ixx", "Iyy",
                              "Izz", "Ixy", "Ixz", "Iyz"], rows))
 
     # consistency
@@ -173,7 +198,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                      "parameters to check. <code>dynid retrieve</code> finds a feasible one.</p>")
     else:
         mark = {True: ("yes", "good"), False: ("NO", "bad"), None: ("-", "")}
-        parts.append(_table(["link", "mass > 0", "I_com ≻ 0", "triangle", "CoM in box",
+        parts.append(table_html(["link", "mass > 0", "I_com ≻ 0", "triangle", "CoM in box",
                              "in ellipsoid", "min eig J"], [
             [f"{k + 1}", mark[consistency.mass_positive[k]],
              mark[consistency.inertia_positive[k]], mark[consistency.triangle[k]],
@@ -206,7 +231,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                      f"w = {validation.w:.4g} N m, w_r = {validation.w_r:.4g} "
                      "(the Jaco2 paper's eq. 9).</p>")
     stats = validation.residuals
-    parts.append(_table(["", *[f"joint {j + 1}" for j in range(n)]], [
+    parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], [
         ["RMSE [N m]", *[f"{v:.4f}" for v in validation.rmse]],
         ["MAE [N m]", *[f"{v:.4f}" for v in validation.mae]],
         ["RMSE without friction [N m]", *[f"{v:.4f}" for v in validation.rmse_rigid]],
@@ -219,14 +244,17 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                                               stats["lag1_autocorrelation"]]]]))
     rigid = model.rigid_torque(data.q, data.dq, data.ddq)
     predicted = rigid + model.friction_torque(data.dq, data.t)
-    parts.append(_image(figure_png(torques_figure(
+    parts.append(figure_html(torques_figure(
         data.t, data.tau, predicted, rigid=rigid,
-        title="validation: measured and predicted torques, with and without friction")),
+        title="validation: measured and predicted torques, with and without friction"),
         "torques"))
     if model.friction.name != "none" or model.fitted_friction is not None:
         curve = {"identified friction": lambda dq: model.friction_torque(dq)}
-        parts.append(_image(figure_png(friction_figure(data.dq, data.tau - rigid, curve)),
+        parts.append(figure_html(friction_figure(data.dq, data.tau - rigid, curve),
                             "friction"))
+
+    for heading, body in sections:
+        parts.append(f"<h2>{_e(heading)}</h2>{body}")
 
     # provenance
     parts.append("<h2>How this was made</h2>")

@@ -58,6 +58,7 @@ from dynid.identification.linear import IVConvergenceWarning as IVConvergenceWar
 from dynid.identification.linear import default_friction as default_friction
 from dynid.identification.linear import identify as identify
 from dynid.identification.linear import identify_iv as identify_iv
+from dynid.identification.linear import robot_model as robot_model
 from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.identification.model import LinearModel as LinearModel
 from dynid.identification.model import load_model as load_model
@@ -146,6 +147,7 @@ __all__ = [
     "retrieve_penalty",
     "retrieve_sdp",
     "robot_base_parameters",
+    "robot_model",
     "save_model",
     "structural_regressor",
     "symbolic_regrouping",

@@ -45,6 +45,7 @@ __all__ = [
     "identify",
     "identify_iv",
     "linear_template",
+    "robot_model",
 ]
 
 
@@ -125,6 +126,21 @@ def linear_template(robot: Robot, friction: FrictionModel, *, method: Method = "
     return LinearModel(robot=robot, friction=friction, base=base,
                        coefficients=np.zeros(base.rank), std=np.zeros(base.rank),
                        rotor_inertia=rotor_inertia)
+
+
+def robot_model(robot: Robot) -> LinearModel:
+    """A robot's own link parameters (and rotor inertias) and friction as a model — a CAD
+    prior, a retrieved set, the twin's truth — to validate, monitor or generate code from like
+    an identified one: its rigid body's base parameters, its friction model as the fitted
+    friction (none for ``NoFriction``)."""
+    if not isinstance(robot, Robot):
+        raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
+    rotor = bool(np.any(robot.rotor_inertia > 0))
+    template = linear_template(robot, NoFriction(robot.n_joints), rotor_inertia=rotor)
+    full = np.concatenate([robot.parameters.ravel(), robot.rotor_inertia if rotor else []])
+    return dataclasses.replace(
+        template, coefficients=template.base.base(full), report={"method": "robot parameters"},
+        fitted_friction=None if robot.friction.name == "none" else robot.friction)
 
 
 def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,

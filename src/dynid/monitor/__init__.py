@@ -16,7 +16,6 @@ from dynid.monitor.detect import Detection as Detection
 from dynid.monitor.detect import NoVelocityWarning as NoVelocityWarning
 from dynid.monitor.detect import check_monitorable as check_monitorable
 from dynid.monitor.detect import detect_collisions as detect_collisions
-from dynid.monitor.detect import robot_model as robot_model
 from dynid.monitor.detect import with_velocities as with_velocities
 from dynid.monitor.events import Event as Event
 from dynid.monitor.events import find_events as find_events
@@ -34,12 +33,12 @@ __all__ = [
     "check_monitorable",
     "detect_collisions",
     "detection_figure",
+    "detection_section",
     "find_events",
     "momentum_residual",
-    "robot_model",
     "score_detection",
     "with_velocities",
 ]
 
-_LAZY = {"detection_figure": "dynid.monitor.plots"}
+_LAZY = dict.fromkeys(("detection_figure", "detection_section"), "dynid.monitor.plots")
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -17,16 +17,13 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_vector
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
-from dynid.friction.models import NoFriction
-from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.model import LinearModel
 from dynid.monitor.events import DEFAULT_HOLD, Event, find_events
 from dynid.monitor.observer import DEFAULT_GAIN, momentum_residual
 from dynid.monitor.thresholds import DEFAULT_MARGIN, DEFAULT_QUANTILE, calibrate_thresholds
-from dynid.robot import Robot
 
 __all__ = ["Detection", "NoVelocityWarning", "check_monitorable", "detect_collisions",
-           "robot_model", "with_velocities"]
+           "with_velocities"]
 
 
 class NoVelocityWarning(UserWarning):
@@ -69,23 +66,6 @@ class Detection:
                          f"{', '.join(map(str, e.joints))}, peak "
                          + " ".join(f"{v:.3g}" for v in e.peak))
         return "\n".join(lines)
-
-
-def robot_model(robot: Robot) -> LinearModel:
-    """A robot's own link parameters and friction as a model to monitor with (a CAD prior, a
-    retrieved set, the twin's truth): its rigid body's base parameters, its friction model as
-    the fitted friction (``NoFriction``: a model that ``check_monitorable`` refuses)."""
-    if not isinstance(robot, Robot):
-        raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
-    n = robot.n_joints
-    rotor = bool(np.any(robot.rotor_inertia > 0))
-    base = robot_base_parameters(robot, friction=NoFriction(n), rotor_inertia=rotor)
-    full = np.concatenate([robot.parameters.ravel(), robot.rotor_inertia if rotor else []])
-    friction = None if robot.friction.name == "none" else robot.friction
-    return LinearModel(robot=robot, friction=NoFriction(n), base=base,
-                       coefficients=base.base(full), std=np.zeros(base.rank),
-                       report={"method": "robot parameters"}, fitted_friction=friction,
-                       rotor_inertia=rotor)
 
 
 def check_monitorable(model: LinearModel, data: Dataset) -> None:

@@ -1,15 +1,17 @@
 """The detection plot: each joint's residual, its threshold band, the events and the true
-contacts (matplotlib, loaded when a figure is drawn)."""
+contacts (matplotlib, loaded when a figure is drawn); and the detection's section of the HTML
+report (``dynid.evaluation.build_report``'s ``sections``)."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
 
 from dynid.monitor.detect import Detection
 
-__all__ = ["detection_figure"]
+__all__ = ["detection_figure", "detection_section"]
 
 
 def detection_figure(detection: Detection, contacts: Sequence = (), *, title: str = ""):
@@ -40,3 +42,33 @@ def detection_figure(detection: Detection, contacts: Sequence = (), *, title: st
     figure.suptitle(title or f"{detection.robot}: momentum-observer residual, "
                     f"{len(detection.events)} event(s) (red), contacts (grey)")
     return figure
+
+
+def detection_section(detection: Detection, contacts: Sequence = (), *,
+                      log_name: str = "") -> tuple[str, str]:
+    """``("Collision detection", HTML)`` for the HTML report: the thresholds and events as
+    tables, the score against the true ``contacts`` when given, and the detection plot."""
+    from dynid.evaluation.report import figure_html, table_html
+    from dynid.monitor.scoring import score_detection
+
+    n = detection.residual.shape[1]
+    joints = [f"joint {j + 1}" for j in range(n)]
+    parts = [f"<p>Momentum observer on {html.escape(log_name or 'the log')}: "
+             f"{len(detection.events)} event(s) in {detection.duration:.2f} s. "
+             + html.escape(" ".join(detection.notes)) + "</p>",
+             table_html(["", *joints], [
+                 ["gain K [1/s]", *[f"{v:.3g}" for v in detection.gain]],
+                 ["threshold [N m]", *[f"{v:.3g}" for v in detection.thresholds]],
+                 ["peak |r| [N m]", *[f"{v:.3g}" for v in
+                                      np.abs(detection.residual).max(axis=0)]]])]
+    if detection.events:
+        parts.append(table_html(["start [s]", "duration [ms]", "joints", "peak |r| [N m]"], [
+            [f"{e.start:.3f}", f"{1e3 * e.duration:.0f}", ", ".join(map(str, e.joints)),
+             " ".join(f"{v:.3g}" for v in e.peak)] for e in detection.events],
+            text_columns=0))
+    if contacts:
+        score = score_detection(detection, contacts)
+        parts.append(f"<p>Against the {len(contacts)} true contact(s): "
+                     f"{html.escape(score.summary())}</p>")
+    parts.append(figure_html(detection_figure(detection, contacts), "collision detection"))
+    return "Collision detection", "".join(parts)
