@@ -72,7 +72,7 @@ def test_cls3_generalises_where_uls_breaks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the ill-conditioning warning is the point here
         uls = identify(truth, poor)
-    assert not mass_matrix_check(uls._rigid, n_samples=300)["positive"]
+    assert not mass_matrix_check(uls._geometry, uls._links, n_samples=300)["positive"]
     cls3 = identify_constrained(truth, poor, method="cls3",
                                 prior=load_robot("panda-cad").parameters)
     assert cls3.consistency.consistent

@@ -198,7 +198,7 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
         residuals=with_friction.statistics(p95),
         rms_torque=np.sqrt(with_friction.torque_squares / data.n_samples),
         physical=parameters is not None, consistency=consistency,
-        mass_matrix=mass_matrix_check(model._rigid, model._links, n_samples=n_poses,
+        mass_matrix=mass_matrix_check(model._geometry, model._links, n_samples=n_poses,
                                       seed=seed),
         undefined=undefined, joints=[j + 1 for j in picked],
         offsets=None if offsets is None else offsets.tolist())

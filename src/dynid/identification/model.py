@@ -181,7 +181,7 @@ class LinearModel:
             report={**kept, "method": method, "from_method": self.report.get("method", "?")})
 
     @property
-    def _rigid(self) -> Robot:
+    def _geometry(self) -> Robot:
         """The robot without its rotor inertias (added by hand: equivalent values need not be
         >= 0); the dynamics take the link parameters from ``_links`` (an equivalent vector may
         hold negative masses, which a Robot refuses)."""
@@ -223,7 +223,7 @@ class LinearModel:
 
     def rigid_torque(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
         """The rigid-body and rotor-inertia part of the prediction ``(N, n)``, no friction."""
-        torque = rnea(self._rigid, q, dq, ddq, parameters=self._links)
+        torque = rnea(self._geometry, q, dq, ddq, parameters=self._links)
         return torque + self.rotor_parameters * np.asarray(ddq) if self.rotor_inertia \
             else torque
 
@@ -234,7 +234,7 @@ class LinearModel:
 
     def mass_matrix(self, q: ArrayLike) -> NDArray:
         """``M^(q)`` ``(N, n, n)`` from the identified coefficients."""
-        out = mass_matrix(self._rigid, q, parameters=self._links)
+        out = mass_matrix(self._geometry, q, parameters=self._links)
         if self.rotor_inertia:
             index = np.arange(self.robot.n_joints)
             out[..., index, index] += self.rotor_parameters
@@ -242,11 +242,11 @@ class LinearModel:
 
     def gravity_torque(self, q: ArrayLike) -> NDArray:
         """``g^(q)`` ``(N, n)``."""
-        return gravity_torque(self._rigid, q, parameters=self._links)
+        return gravity_torque(self._geometry, q, parameters=self._links)
 
     def coriolis_torque(self, q: ArrayLike, dq: ArrayLike) -> NDArray:
         """``c^(q, dq)`` ``(N, n)`` (the Christoffel terms of ``M^``)."""
-        return coriolis_torque(self._rigid, q, dq, parameters=self._links)
+        return coriolis_torque(self._geometry, q, dq, parameters=self._links)
 
     def table(self) -> list[dict]:
         """One row per base parameter: name, expression, value, std, relative std [%]."""
