@@ -181,6 +181,20 @@ def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> N
         parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def step_options(parser: argparse.ArgumentParser) -> None:
+    """The preprocessing steps' options: --resample, --cutoff, --order, --trim."""
+    parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
+                        help="resample to this rate (irregular logs are resampled at their "
+                             "median rate anyway)")
+    parser.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
+                        help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
+                             "no ddq; none otherwise)")
+    parser.add_argument("--order", type=Range(int, 1, 10), default=4,
+                        help="Butterworth order (default %(default)s)")
+    parser.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
+                        help="seconds dropped at both ends (default 0.5 when filtered here)")
+
+
 def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True,
                           steps: bool = True) -> None:
     """How a log is read and prepared (see `prepared`); with ``split``, --validate too; without
@@ -207,16 +221,7 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
     parser.add_argument("--mmap", action="store_true",
                         help="with --as-is: memory-map an NPZ log (uncompressed, SI units) "
                              "instead of reading it in: a log longer than memory, streamed")
-    parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
-                        help="resample to this rate (irregular logs are resampled at their "
-                             "median rate anyway)")
-    parser.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
-                        help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
-                             "no ddq; none otherwise)")
-    parser.add_argument("--order", type=Range(int, 1, 10), default=4,
-                        help="Butterworth order (default %(default)s)")
-    parser.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
-                        help="seconds dropped at both ends (default 0.5 when filtered here)")
+    step_options(parser)
     if split:
         parser.add_argument("--validate", type=Range(float, 0.01, 0.99), metavar="FRACTION",
                             help="hold out this final fraction of the log and report its RMSE "

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 
 from dynid.cli._common import (
-    Range,
     loaded_robot,
     output_options,
     preprocessing_options,
     print_json,
     robot_options,
     stderr_progress,
+    step_options,
 )
 
 
@@ -44,17 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     prepare.add_argument("--mmap", action="store_true",
                          help="memory-map the NPZ log (uncompressed, SI units) instead of "
                               "reading it in: a log longer than memory")
-    prepare.add_argument("--rate", "--resample", dest="resample",
-                         type=Range(float, high=100_000, above=0), metavar="HZ",
-                         help="resample to this rate (irregular logs are resampled at their "
-                              "median rate anyway)")
-    prepare.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
-                         help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
-                              "no ddq; none otherwise)")
-    prepare.add_argument("--order", type=Range(int, 1, 10), default=4,
-                         help="Butterworth order (default %(default)s)")
-    prepare.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
-                         help="seconds dropped at both ends (default 0.5 when filtered here)")
+    step_options(prepare)
     prepare.add_argument("--tip", metavar="LINK",
                          help="with --robot a tree URDF (an arm with a gripper): the link where "
                               "the arm ends")

@@ -182,20 +182,20 @@ def _lugre(fitted: FrictionModel | None) -> LuGre | None:
 
 def state_init(fitted: FrictionModel | None, n: int, names: Names) -> list[str]:
     """``z`` at its steady state for the velocities ``dq`` (as ``states_along`` starts)."""
-    model = _lugre(fitted)
-    if model is None:
-        return []
-    lines = []
-    for j in range(n):
-        v = f"dq[{j}]"
-        sigma0 = _num(float(model.sigma0[j]), "a LuGre parameter")
-        lines += ["{", *[f"    {s}" for s in _lugre_level(model, j, v, names)],
-                  f"    z[{j}] = {names.sign}({v}) * level / {sigma0};", "}"]
-    return lines
+    return _per_joint_at_level(fitted, n, names, lambda j, v, sigma0:
+                               f"z[{j}] = {names.sign}({v}) * level / {sigma0};")
 
 
 def state_rate(fitted: FrictionModel | None, n: int, names: Names) -> list[str]:
     """``dz/dt`` at velocities ``dq`` and state ``z`` (``LuGre.state_derivative``)."""
+    return _per_joint_at_level(fitted, n, names, lambda j, v, sigma0:
+                               f"dz[{j}] = {v} - {sigma0} * {names.abs}({v}) * z[{j}] / level;")
+
+
+def _per_joint_at_level(fitted: FrictionModel | None, n: int, names: Names,
+                        statement) -> list[str]:
+    """For each joint j of a LuGre model, a block computing its Stribeck ``level`` at
+    ``dq[j]``, then ``statement(j, "dq[j]", sigma0_j)``; nothing for another model."""
     model = _lugre(fitted)
     if model is None:
         return []
@@ -204,7 +204,7 @@ def state_rate(fitted: FrictionModel | None, n: int, names: Names) -> list[str]:
         v = f"dq[{j}]"
         sigma0 = _num(float(model.sigma0[j]), "a LuGre parameter")
         lines += ["{", *[f"    {s}" for s in _lugre_level(model, j, v, names)],
-                  f"    dz[{j}] = {v} - {sigma0} * {names.abs}({v}) * z[{j}] / level;", "}"]
+                  f"    {statement(j, v, sigma0)}", "}"]
     return lines
 
 
