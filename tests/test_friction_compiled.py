@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.friction._compiled import LAYOUTS, WIDTH, compiled_friction, evaluate
+from dynid.friction._compiled import LAYOUTS, WIDTH, compiled_friction, evaluate, parameters
 from dynid.friction.models import (
     FRICTION_MODELS,
     Arctan,
@@ -68,7 +68,7 @@ def test_compiled_friction_is_the_model(index):
     for j in range(N):
         dq = np.zeros((velocities.size, N))
         dq[:, j] = velocities
-        torque, rate = np.array([evaluate(code, table, j, v, z)
+        torque, rate = np.array([evaluate(code, parameters(table, j), v, z)
                                  for v, z in zip(velocities, states, strict=True)]).T
         if model.stateful:
             z = np.zeros((velocities.size, N))

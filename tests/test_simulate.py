@@ -18,6 +18,7 @@ from dynid.friction.models import Arctan, LuGre, NoFriction, Sigmoid, Stribeck, 
 from dynid.identification.linear import identify
 from dynid.robot import load_robot
 from dynid.robot.inertia import PARAMETER_NAMES
+from dynid.simulate._closed_loop import _cos_sin_near, _ldl_solve
 from dynid.simulate.twin import SensorModel, simulate_closed_loop, simulate_open_loop
 
 
@@ -364,3 +365,28 @@ def test_closed_loop_refuses_a_friction_model_it_cannot_compile():
     robot = load_robot("arm3").with_friction(Doubled(*np.ones((3, 3))))
     with pytest.raises(TypeError, match="the compiled simulation knows the friction models"):
         simulate_closed_loop(robot, _Sines(3, seed=6), duration=0.1)
+
+
+def test_ldl_solve_is_the_linear_solve_and_detects_indefinite_matrices():
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 7, 12):
+        factor = rng.standard_normal((n, n))
+        matrix = factor @ factor.T + 0.1 * np.eye(n)
+        rhs = rng.standard_normal(n)
+        work, x = matrix.copy(), np.zeros((4, 3 * n))
+        x[2, n:2 * n] = rhs
+        assert _ldl_solve(work, x, 2, n)
+        assert_close(x[2, n:2 * n], np.linalg.solve(matrix, rhs), rtol=1e-12, atol=0.0)
+        assert not x[[0, 1, 3]].any() and not x[2, :n].any() and not x[2, 2 * n:].any()
+    for bad in (np.diag([1.0, -1.0, 2.0]), np.diag([1.0, 0.0, 2.0]), np.diag([1.0, np.nan, 2.0])):
+        assert not _ldl_solve(bad.copy(), np.zeros((1, 3)), 0, 0)
+
+
+@pytest.mark.parametrize("x", [0.0, 0.7, -2.9, 3.1, 40.0])
+def test_cos_sin_near_is_cos_and_sin_of_the_stage_angle(x):
+    deltas = np.concatenate([-np.logspace(-12, 0, 40), [0.0], np.logspace(-12, 0, 40)])
+    for delta in deltas:  # the series below |delta| = 0.05, the functions above
+        c, s = _cos_sin_near(x, np.cos(x), np.sin(x), delta)
+        # to the rounding of the functions and of the sum x + delta itself
+        tolerance = 4e-16 + np.spacing(abs(x) + abs(delta))
+        assert abs(c - np.cos(x + delta)) <= tolerance and abs(s - np.sin(x + delta)) <= tolerance

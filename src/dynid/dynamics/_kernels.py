@@ -48,11 +48,10 @@ CHUNK = 256
 
 
 @kernel
-def _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, qi, rot, pos):
-    """Pose of link i in link i-1 (``x_parent = rot x + pos``), into ``rot[i]``, ``pos[i]``."""
+def _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, qi, c, s, rot, pos):
+    """Pose of link i in link i-1 (``x_parent = rot x + pos``), into ``rot[i]``, ``pos[i]``;
+    ``c``, ``s``: ``cos(qi)``, ``sin(qi)`` of a revolute joint (not read for a prismatic one)."""
     if rev[i] != 0.0:
-        c = np.cos(qi)
-        s = np.sin(qi)
         lin = 0.0
     else:
         c = 0.0
@@ -93,7 +92,19 @@ def _cross(ax, ay, az, bx, by, bz):
 def _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos):
     """Every link's pose in its parent at sample k, into ``rot``, ``pos``."""
     for i in range(q.shape[1]):
-        _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, q[k, i], rot, pos)
+        qi = q[k, i]
+        c = s = 0.0
+        if rev[i] != 0.0:
+            c, s = np.cos(qi), np.sin(qi)
+        _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, qi, c, s, rot, pos)
+
+
+@kernel
+def _poses_given_angles(rev, k0, kc, ks, p0, pc, ps, pl, q, cosines, sines, rot, pos):
+    """``_poses`` of the positions ``q`` (n,) whose revolute joints' cosines and sines are
+    known already."""
+    for i in range(q.shape[0]):
+        _pose(rev, k0, kc, ks, p0, pc, ps, pl, i, q[i], cosines[i], sines[i], rot, pos)
 
 
 @kernel
@@ -186,25 +197,25 @@ def _link_forces(pi, state, force, moment):
 
 @kernel
 def _joint_torques(zeta, eta, k, rot, pos, force, moment, tau):
-    """``tau[k]``: the link forces and moments summed from the tip down (overwritten on the
-    way), projected on each joint's motion subspace."""
+    """``tau[k]``: the link forces and moments summed from the tip down, projected on each
+    joint's motion subspace (the sum carried in registers: no store feeds the next link)."""
     n = zeta.shape[0]
+    fx = fy = fz = nx = ny = nz = 0.0  # links i+1.. on link i, in link i coordinates
     for i in range(n - 1, -1, -1):
-        tau[k, i] = (
-            zeta[i, 0] * moment[i, 0] + zeta[i, 1] * moment[i, 1]
-            + zeta[i, 2] * moment[i, 2] + eta[i, 0] * force[i, 0]
-            + eta[i, 1] * force[i, 1] + eta[i, 2] * force[i, 2]
-        )
-        if i > 0:
-            fx, fy, fz = _r(rot, i, force[i, 0], force[i, 1], force[i, 2])
-            nx, ny, nz = _r(rot, i, moment[i, 0], moment[i, 1], moment[i, 2])
-            cx, cy, cz = _cross(pos[i, 0], pos[i, 1], pos[i, 2], fx, fy, fz)
-            force[i - 1, 0] += fx
-            force[i - 1, 1] += fy
-            force[i - 1, 2] += fz
-            moment[i - 1, 0] += nx + cx
-            moment[i - 1, 1] += ny + cy
-            moment[i - 1, 2] += nz + cz
+        fx += force[i, 0]
+        fy += force[i, 1]
+        fz += force[i, 2]
+        nx += moment[i, 0]
+        ny += moment[i, 1]
+        nz += moment[i, 2]
+        tau[k, i] = (zeta[i, 0] * nx + zeta[i, 1] * ny + zeta[i, 2] * nz
+                     + eta[i, 0] * fx + eta[i, 1] * fy + eta[i, 2] * fz)
+        fx, fy, fz = _r(rot, i, fx, fy, fz)
+        nx, ny, nz = _r(rot, i, nx, ny, nz)
+        cx, cy, cz = _cross(pos[i, 0], pos[i, 1], pos[i, 2], fx, fy, fz)
+        nx += cx
+        ny += cy
+        nz += cz
 
 
 @kernel(parallel=True)
@@ -326,43 +337,25 @@ def _rotated_inertia(rot, j, ixx, ixy, ixz, iyy, iyz, izz):
 
 
 @kernel
-def _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out):
+def _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, out):
     """``M`` of sample k into ``out[k]``, rigid bodies only, given its poses (``_poses``).
 
-    The composite-rigid-body algorithm: ``composite[j]``, the 10-vector of links j..n-1 in
-    link-j coordinates (about its origin), from the tip down; then the momentum of composite i
-    moving along joint i's motion subspace, ``(f, n) = (m eta + zeta x h, I zeta + h x eta)``,
-    carried down the chain as the RNEA carries forces: ``M[j, i] = zeta_j . n + eta_j . f``.
+    The composite-rigid-body algorithm in one pass from the tip down, the composite of links
+    i..n-1 held in registers (``m``, ``h``, ``I`` in link-i coordinates, about its origin):
+    column i is the momentum of composite i moving along joint i's motion subspace,
+    ``(f, n) = (m eta + zeta x h, I zeta + h x eta)``, carried down the chain as the RNEA
+    carries forces, ``M[j, i] = zeta_j . n + eta_j . f``; then composite i moves into link
+    i-1 coordinates (``x_parent = R x + p``, ``b = R h``) and link i-1 joins it:
+    ``I' = R I R^T + m (p.p E - p p^T) + 2 (p.b) E - p b^T - b p^T``, ``h' = b + m p``.
     """
     n = zeta.shape[0]
-    for c in range(10):
-        composite[n - 1, c] = pi[n - 1, c]
-    for j in range(n - 1, 0, -1):
-        # composite j into link j-1 coordinates (x_parent = R x + p, b = R h):
-        # I' = R I R^T + m (p.p E - p p^T) + 2 (p.b) E - p b^T - b p^T,  h' = b + m p
-        m = composite[j, 0]
-        bx, by, bz = _r(rot, j, composite[j, 1], composite[j, 2], composite[j, 3])
-        px, py, pz = pos[j, 0], pos[j, 1], pos[j, 2]
-        sxx, sxy, sxz, syy, syz, szz = _rotated_inertia(
-            rot, j, composite[j, 4], composite[j, 5], composite[j, 6], composite[j, 7],
-            composite[j, 8], composite[j, 9])
-        pp = px * px + py * py + pz * pz
-        pb2 = 2.0 * (px * bx + py * by + pz * bz)
-        composite[j - 1, 0] = pi[j - 1, 0] + m
-        composite[j - 1, 1] = pi[j - 1, 1] + bx + m * px
-        composite[j - 1, 2] = pi[j - 1, 2] + by + m * py
-        composite[j - 1, 3] = pi[j - 1, 3] + bz + m * pz
-        composite[j - 1, 4] = pi[j - 1, 4] + sxx + m * (pp - px * px) + pb2 - 2.0 * px * bx
-        composite[j - 1, 5] = pi[j - 1, 5] + sxy - m * px * py - (px * by + bx * py)
-        composite[j - 1, 6] = pi[j - 1, 6] + sxz - m * px * pz - (px * bz + bx * pz)
-        composite[j - 1, 7] = pi[j - 1, 7] + syy + m * (pp - py * py) + pb2 - 2.0 * py * by
-        composite[j - 1, 8] = pi[j - 1, 8] + syz - m * py * pz - (py * bz + by * pz)
-        composite[j - 1, 9] = pi[j - 1, 9] + szz + m * (pp - pz * pz) + pb2 - 2.0 * pz * bz
-    for i in range(n):
+    m, hx, hy, hz = pi[n - 1, 0], pi[n - 1, 1], pi[n - 1, 2], pi[n - 1, 3]
+    ixx, ixy, ixz = pi[n - 1, 4], pi[n - 1, 5], pi[n - 1, 6]
+    iyy, iyz, izz = pi[n - 1, 7], pi[n - 1, 8], pi[n - 1, 9]
+    for i in range(n - 1, -1, -1):
         zx, zy, zz = zeta[i, 0], zeta[i, 1], zeta[i, 2]
         ex, ey, ez = eta[i, 0], eta[i, 1], eta[i, 2]
-        m, hx, hy, hz = composite[i, 0], composite[i, 1], composite[i, 2], composite[i, 3]
-        nx, ny, nz = _inertia_times(composite, i, zx, zy, zz)
+        nx, ny, nz = _inertia_times6(ixx, ixy, ixz, iyy, iyz, izz, zx, zy, zz)
         cx, cy, cz = _cross(hx, hy, hz, ex, ey, ez)
         nx += cx
         ny += cy
@@ -381,6 +374,22 @@ def _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out):
                      + eta[j, 0] * fx + eta[j, 1] * fy + eta[j, 2] * fz)
             out[k, j, i] = value
             out[k, i, j] = value
+        if i > 0:
+            bx, by, bz = _r(rot, i, hx, hy, hz)
+            px, py, pz = pos[i, 0], pos[i, 1], pos[i, 2]
+            sxx, sxy, sxz, syy, syz, szz = _rotated_inertia(rot, i, ixx, ixy, ixz, iyy, iyz, izz)
+            pp = px * px + py * py + pz * pz
+            pb2 = 2.0 * (px * bx + py * by + pz * bz)
+            ixx = pi[i - 1, 4] + sxx + m * (pp - px * px) + pb2 - 2.0 * px * bx
+            ixy = pi[i - 1, 5] + sxy - m * px * py - (px * by + bx * py)
+            ixz = pi[i - 1, 6] + sxz - m * px * pz - (px * bz + bx * pz)
+            iyy = pi[i - 1, 7] + syy + m * (pp - py * py) + pb2 - 2.0 * py * by
+            iyz = pi[i - 1, 8] + syz - m * py * pz - (py * bz + by * pz)
+            izz = pi[i - 1, 9] + szz + m * (pp - pz * pz) + pb2 - 2.0 * pz * bz
+            hx = pi[i - 1, 1] + bx + m * px
+            hy = pi[i - 1, 2] + by + m * py
+            hz = pi[i - 1, 3] + bz + m * pz
+            m = pi[i - 1, 0] + m
 
 
 @kernel(parallel=True)
@@ -388,20 +397,20 @@ def mass_matrix(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
     """Joint-space inertia ``out[k][i, c] = sum_j S_i^(j)T I_j S_c^(j)`` over links j >= i, c."""
     n_samples, n = q.shape
     for chunk in prange((n_samples + CHUNK - 1) // CHUNK):
-        rot, pos, composite = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 10))
+        rot, pos = np.empty((n, 3, 3)), np.empty((n, 3))
         for k in range(chunk * CHUNK, min(n_samples, (chunk + 1) * CHUNK)):
             _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
-            _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out)
+            _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, out)
 
 
 @kernel
 def mass_matrix_serial(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, pi, q, out):
     """``mass_matrix`` on the calling thread alone."""
     n_samples, n = q.shape
-    rot, pos, composite = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 10))
+    rot, pos = np.empty((n, 3, 3)), np.empty((n, 3))
     for k in range(n_samples):
         _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, k, rot, pos)
-        _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, composite, out)
+        _mass_matrix_given_poses(zeta, eta, pi, k, rot, pos, out)
 
 
 @kernel

@@ -64,12 +64,18 @@ def _lugre_rate(sigma0, fc, fs, vs, v, z):
 
 
 @kernel
-def evaluate(code, table, j, v, z):
-    """``(torque, dz/dt)`` of joint j's friction at velocity v and state z (the state and its
-    rate: LuGre only, 0 otherwise)."""
-    # every parameter read first, then arithmetic only: one use of the table per call
-    a0, a1, a2, a3 = table[j, 0], table[j, 1], table[j, 2], table[j, 3]
-    a4, a5, a6 = table[j, 4], table[j, 5], table[j, 6]
+def parameters(table, j):
+    """Joint j's row of a table, as the tuple ``evaluate`` takes."""
+    return (table[j, 0], table[j, 1], table[j, 2], table[j, 3], table[j, 4], table[j, 5],
+            table[j, 6])
+
+
+@kernel
+def evaluate(code, row, v, z):
+    """``(torque, dz/dt)`` of one joint's friction at velocity v and state z (the state and its
+    rate: LuGre only, 0 otherwise); ``row``: the joint's parameters (``parameters``), a tuple
+    rather than the table, so that a call takes no reference to an array."""
+    a0, a1, a2, a3, a4, a5, a6 = row
     rate = 0.0
     if code == VISCOUS_COULOMB:  # fv, fc, fo
         out = a0 * v + a1 * np.sign(v) + a2
