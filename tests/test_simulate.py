@@ -199,8 +199,11 @@ PANDA_IMPEDANCE = {"stiffness": [600.0] * 4 + [250.0, 150.0, 50.0],
 ENCODERS = SensorModel(position_resolution=2 * np.pi / 2**20, velocity_from_positions=True)
 
 
-def _same_log(compiled, oracle) -> None:
-    """The logs agree to 1e-9, relative to each signal's size."""
+def _same_log(compiled, oracle, substeps: int) -> None:
+    """The logs agree to 1e-9, relative to each signal's size; the compiled one says it took
+    ``substeps`` RK4 steps per period (the oracle's metadata predates the key)."""
+    assert compiled.metadata["rk4_substeps"] == substeps
+    compiled.metadata.pop("rk4_substeps")
     for name in ("q", "dq", "ddq", "tau"):
         expected = getattr(oracle, name)
         if expected is None:
@@ -223,9 +226,9 @@ def test_compiled_closed_loop_is_the_python_loop_on_the_panda(law, sensor):
     truth, cad = load_robot("panda"), load_robot("panda-cad")
     reference = _Sines(7, seed=1, q0=PANDA_HOME)
     options = {"duration": 0.3, "rate": 1000.0, "controller": cad, "sensor": sensor,
-               "seed": 3, **law}
+               "seed": 3, "substeps": 2, **law}
     _same_log(simulate_closed_loop(truth, reference, **options),
-              closed_loop_oracle(truth, reference, **options))
+              closed_loop_oracle(truth, reference, **options), 2)
 
 
 def _arm3_friction() -> dict:
@@ -262,7 +265,7 @@ def test_compiled_closed_loop_is_the_python_loop_for_every_friction_model(name):
     for options in ({"natural_frequency": 12.0}, {"stiffness": 300.0, "damping": 15.0}):
         options.update(duration=0.4, rate=1000.0, controller=controller, substeps=3)
         _same_log(simulate_closed_loop(truth, reference, **options),
-                  closed_loop_oracle(truth, reference, **options))
+                  closed_loop_oracle(truth, reference, **options), 3)
 
 
 @pytest.mark.parametrize("convention", ["mdh", "dh"])
@@ -273,10 +276,10 @@ def test_compiled_closed_loop_is_the_python_loop_with_prismatic_joints(conventio
     truth = truth.with_rotor_inertia(rng.uniform(0, 0.05, 5)).with_friction(
         ViscousCoulomb(*rng.uniform(0, 0.3, (3, 5))))
     reference = _Sines(5, seed=3, amplitude=0.1)
-    options = {"duration": 0.3, "rate": 1000.0,
+    options = {"duration": 0.3, "rate": 1000.0, "substeps": 2,
                "sensor": SensorModel(position_resolution=1e-5, velocity_from_positions=True)}
     _same_log(simulate_closed_loop(truth, reference, **options),
-              closed_loop_oracle(truth, reference, **options))
+              closed_loop_oracle(truth, reference, **options), 2)
 
 
 def test_closed_loop_blocks_do_not_change_the_log(monkeypatch):
@@ -336,7 +339,7 @@ def test_closed_loop_block_sizes_follow_the_wall_time():
 def test_closed_loop_divergence_is_reported_where_the_python_loop_reported_it():
     robot = load_robot("arm3")
     reference = _Sines(3, seed=5)
-    options = {"duration": 0.5, "rate": 200.0, "stiffness": 1e9, "damping": 1.0}
+    options = {"duration": 0.5, "rate": 200.0, "stiffness": 1e9, "damping": 1.0, "substeps": 2}
     messages = []
     for run in (simulate_closed_loop, closed_loop_oracle):
         with pytest.raises(ValueError, match="the closed loop diverged at t = ") as error:

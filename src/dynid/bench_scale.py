@@ -31,9 +31,11 @@ __all__ = ["closed_loop_bench", "format_scale", "run_scale_bench", "run_scale_su
 _PIECE = 200_000
 
 
-def _closed_loop_run(seconds: float) -> float:
+def _closed_loop_run(task: tuple[float, int | None]) -> tuple[float, int]:
     """In a fresh process with one compiled-kernel thread: the wall time of ``seconds`` of the
-    Panda's closed-loop twin at 1 kHz under joint impedance (the demo's loop)."""
+    Panda's closed-loop twin at 1 kHz under joint impedance (the demo's loop) with ``substeps``
+    RK4 steps per period (None: the twin's choice), and the substeps taken."""
+    seconds, substeps = task
     import numba
 
     from dynid.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS
@@ -48,10 +50,11 @@ def _closed_loop_run(seconds: float) -> float:
     loop = {"stiffness": STIFFNESS, "damping": DAMPING, "controller": load_robot("panda-cad"),
             "sensor": SensorModel(torque_noise_std=0.1, position_resolution=ENCODER_RESOLUTION,
                                   velocity_from_positions=True)}
+    loop["substeps"] = substeps
     simulate_closed_loop(robot, trajectory, duration=0.05, rate=1000.0, **loop)  # compile
     start = time.perf_counter()
-    simulate_closed_loop(robot, trajectory, duration=seconds, rate=1000.0, **loop)
-    return time.perf_counter() - start
+    log = simulate_closed_loop(robot, trajectory, duration=seconds, rate=1000.0, **loop)
+    return time.perf_counter() - start, log.metadata["rk4_substeps"]
 
 
 def _busy() -> None:
@@ -61,22 +64,27 @@ def _busy() -> None:
 
 def closed_loop_bench(seconds: float = 10.0) -> dict:
     """Simulated seconds per wall second of the Panda's closed-loop twin on one thread, idle,
-    and the slowdown with one busy-looping process per usable CPU beside it."""
+    and the slowdown with one busy-looping process per usable CPU beside it; at the twin's
+    own RK4 substeps (``closed_loop_substeps``), and idle at two (the default before the twin
+    chose them: ``closed_loop_realtime_factor_2_substeps``)."""
     from dynid._parallel import usable_cpus
 
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
-        idle = pool.map(_closed_loop_run, [seconds])[0]
+        idle, substeps = pool.map(_closed_loop_run, [(seconds, None)])[0]
+        two, _ = pool.map(_closed_loop_run, [(seconds, 2)])[0]
         busy = [context.Process(target=_busy, daemon=True) for _ in range(usable_cpus())]
         for process in busy:
             process.start()
         try:
-            loaded = pool.map(_closed_loop_run, [seconds])[0]
+            loaded, _ = pool.map(_closed_loop_run, [(seconds, None)])[0]
         finally:
             for process in busy:
                 process.terminate()
                 process.join()
     return {"closed_loop_realtime_factor": seconds / idle,
+            "closed_loop_substeps": substeps,
+            "closed_loop_realtime_factor_2_substeps": seconds / two,
             "closed_loop_busy_realtime_factor": seconds / loaded,
             "closed_loop_busy_slowdown": loaded / idle}
 
@@ -201,13 +209,18 @@ def _on_dask(path: Path, robot, coefficients, say) -> dict:
     return {"dask_seconds": seconds, "dask_max_abs_difference": difference}
 
 
+def _closed_loop_line(result: dict) -> str:
+    return (f"closed-loop twin (Panda, 1 kHz, joint impedance, one thread): "
+            f"{result['closed_loop_realtime_factor']:.0f}x real time at its "
+            f"{result['closed_loop_substeps']} RK4 step(s) per period "
+            f"({result['closed_loop_realtime_factor_2_substeps']:.0f}x at 2); "
+            f"{result['closed_loop_busy_slowdown']:.2f}x slower beside a busy process per CPU")
+
+
 def format_scale(result: dict) -> str:
     lines = []
     if "closed_loop_realtime_factor" in result:
-        lines.append(f"closed-loop twin (Panda, 1 kHz, joint impedance, one thread): "
-                     f"{result['closed_loop_realtime_factor']:.0f}x real time; "
-                     f"{result['closed_loop_busy_slowdown']:.2f}x slower beside a busy "
-                     "process per CPU")
+        lines.append(_closed_loop_line(result))
     lines.append(f"streaming OLS of {result['robot']}, {result['streaming_samples']} samples "
                  f"memory-mapped: {result['streaming_seconds']:.1f} s, peak RSS "
                  f"{result['streaming_peak_memory_mb']:.0f} MB "
@@ -236,9 +249,7 @@ def run_scale_suite(*, n_samples: int = 10_000_000, folder: str | Path | None = 
     say = progress or (lambda _line: None)
     _check_disk(n_samples, load_robot("panda").n_joints, folder)
     result = closed_loop_bench()
-    say(f"closed loop, 1 kHz, one thread: {result['closed_loop_realtime_factor']:.0f}x real "
-        f"time; {result['closed_loop_busy_slowdown']:.2f}x slower beside a busy process per "
-        "CPU")
+    say(_closed_loop_line(result))
     result.update(run_scale_bench(n_samples=n_samples, folder=folder, progress=progress))
     start = time.perf_counter()
     excitation = optimize_excitation(load_robot("panda"), harmonics=10, period=20.0, seed=1)

@@ -43,6 +43,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     simulate.add_argument("--controller", metavar="ROBOT",
                           help="closed loop: the model inside the controller (default: the "
                                "simulated robot without friction)")
+    simulate.add_argument("--substeps", type=Range(int, 1, 10_000), metavar="N",
+                          help="closed loop: RK4 steps per control period (default: the fewest "
+                               "the robot's fastest dynamics allow, h |lambda| <= 0.5)")
     simulate.add_argument("--noise", type=Range(float, 0, 1e3), nargs="+", metavar="SIGMA",
                           help="torque noise std [N m], one value or one per joint (default: "
                                "none)")
@@ -104,7 +107,7 @@ def _simulate(args: argparse.Namespace) -> int:
         drop_probability=args.drop)
     loop_options = {"--natural-frequency": args.natural_frequency,
                     "--stiffness": args.stiffness, "--damping": args.damping,
-                    "--controller": args.controller}
+                    "--controller": args.controller, "--substeps": args.substeps}
     if args.closed_loop:
         data = simulate_closed_loop(
             robot, trajectory, duration=duration, rate=args.rate,
@@ -112,7 +115,8 @@ def _simulate(args: argparse.Namespace) -> int:
             stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
             controller=_named_robot("--controller", args.controller, args.tip) if args.controller
             else None,
-            sensor=sensor, seed=args.seed, progress=stderr_progress(args), contacts=contacts)
+            sensor=sensor, substeps=args.substeps, seed=args.seed,
+            progress=stderr_progress(args), contacts=contacts)
     elif any(value is not None for value in loop_options.values()):
         used = [flag for flag, value in loop_options.items() if value is not None]
         raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")
@@ -125,6 +129,7 @@ def _simulate(args: argparse.Namespace) -> int:
                "contacts": data.metadata.get("contacts", []),
                **({"control_law": data.metadata["source"],
                    "controller": data.metadata["controller"],
+                   "rk4_substeps": data.metadata["rk4_substeps"],
                    "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
     if args.json:
         print_json(summary)
@@ -133,6 +138,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}) "
               f"written to {args.output}")
         if args.closed_loop:
+            print(f"  RK4 steps per control period: {data.metadata['rk4_substeps']}")
             print("  tracking RMS per joint [rad]: "
                   + " ".join(f"{v:.3g}" for v in data.metadata["tracking_rms"]))
         for contact in data.metadata.get("contacts", []):

@@ -299,10 +299,10 @@ def sample_count(duration: float, rate: float) -> int:
 def sample_times(duration: float, rate: float, start: float = 0.0, *,
                  rows: slice | None = None) -> NDArray:
     """``start + k / rate`` for every k with ``k / rate <= duration`` (never beyond it); only
-    the samples ``rows`` (the same values, a piece of a long series at a time)."""
+    the samples ``rows`` (the same values, a piece of a long series at a time, or every
+    m-th)."""
     count = sample_count(duration, rate)
-    first, stop, _ = (rows or slice(None)).indices(count)
-    return start + np.arange(first, stop) / rate
+    return start + np.arange(*(rows or slice(None)).indices(count)) / rate
 
 
 def lower_triangle(n: int) -> tuple[NDArray, NDArray]:

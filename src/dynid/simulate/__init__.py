@@ -1,5 +1,6 @@
 """The digital twin: open-loop and closed-loop simulation of a robot with a sensor model
-(``twin``); the closed loop's control periods compiled in one serial loop (``_closed_loop``);
+(``twin``); the closed loop's control periods compiled in one serial loop (``_closed_loop``),
+with as many RK4 steps per period as the truth's fastest dynamics need (``_substeps``);
 external contacts on the arm (``contacts``).
 """
 

@@ -9,7 +9,8 @@
   from encoder differences when the sensor model says so: measurement noise enters the torques
   through the feedback, as on a real robot) and held for one period; the
   truth robot's forward dynamics, with its friction (a LuGre state integrated alongside), are
-  integrated by RK4. The logged torque is the applied one. With ``stiffness`` and ``damping``
+  integrated by RK4, in as many steps per period as its fastest dynamics need
+  (``_substeps``). The logged torque is the applied one. With ``stiffness`` and ``damping``
   the feedback is a joint impedance in torque units on top of the model's feedforward instead:
   ``tau = M^(q) ddq_d + c^(q, dq) + g^(q) + K (q_d - q) + D (dq_d - dq)``; its error does not
   scale with the controller's (possibly poor) inertia estimate. The control periods run in one
@@ -46,6 +47,7 @@ from dynid.simulate._closed_loop import (
     model_arrays,
     run_block,
 )
+from dynid.simulate._substeps import rk4_substeps
 from dynid.simulate.contacts import Contact, contact_table, external_torques
 
 __all__ = ["PIECE_SAMPLES", "SensorModel", "closed_loop_pieces", "simulate_closed_loop",
@@ -102,7 +104,7 @@ class SensorModel:
             ddq = None  # a real log has no accelerations
         if self.jitter_std > 0:
             t = np.sort(t + self.jitter_std * rng.standard_normal(t.size))
-        keep = np.ones(t.size, dtype=bool)
+        keep = slice(None)  # every sample: views, no copies
         if self.drop_probability > 0:
             keep = rng.uniform(size=t.size) >= self.drop_probability
             keep[[0, -1]] = True
@@ -179,7 +181,7 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
                          natural_frequency: ArrayLike | None = None,
                          stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
                          controller: Robot | None = None, sensor: SensorModel | None = None,
-                         substeps: int = 2, start: float = 0.0, seed: int = 0,
+                         substeps: int | None = None, start: float = 0.0, seed: int = 0,
                          progress: Callable[[str], None] | None = None,
                          contacts: Sequence[Contact] | None = None) -> Dataset:
     """Closed-loop tracking of ``trajectory`` by the truth ``robot`` (see the module).
@@ -189,8 +191,10 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
     ``Kp = w^2``, ``Kd = 2 w`` (default w = 20 rad/s); or ``stiffness`` K [N m/rad] and
     ``damping`` D [N m s/rad] per joint, a joint impedance instead of the computed-torque
     feedback; the torque is held over each period ``1 / rate`` and the
-    dynamics integrated by ``substeps`` RK4 steps per period, from the reference state at
-    ``start`` [s]. The dataset's metadata holds the tracking error (RMS per joint).
+    dynamics integrated by ``substeps`` RK4 steps per period (default: the fewest that the
+    truth's fastest dynamics along the reference allow, ``h |lambda| <= 0.5``; see
+    ``dynid.simulate._substeps``), from the reference state at ``start`` [s]. The dataset's
+    metadata holds the tracking error (RMS per joint) and the substeps (``rk4_substeps``).
     ``progress`` receives a line every few seconds (samples done, time left).
     ``contacts``: external wrenches on the arm (``Contact``), their ``J(q)^T F`` added to the
     applied torque in the truth's dynamics at every RK4 stage (not to the logged torque: the
@@ -211,7 +215,7 @@ def closed_loop_pieces(robot: Robot, trajectory, *, duration: float, rate: float
                        natural_frequency: ArrayLike | None = None,
                        stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
                        controller: Robot | None = None, sensor: SensorModel | None = None,
-                       substeps: int = 2, start: float = 0.0,
+                       substeps: int | None = None, start: float = 0.0,
                        contacts: Sequence[Contact] | None = None,
                        piece_samples: int = PIECE_SAMPLES,
                        progress: Callable[[str], None] | None = None) -> Iterator[Dataset]:
@@ -236,7 +240,7 @@ class _ClosedLoop:
 
     def __init__(self, robot: Robot, trajectory, *, duration: float, rate: float,
                  natural_frequency, stiffness, damping, controller: Robot | None,
-                 sensor: SensorModel, substeps: int, start: float, contacts) -> None:
+                 sensor: SensorModel, substeps: int | None, start: float, contacts) -> None:
         _check(robot, trajectory)
         controller = robot if controller is None else controller
         if controller.n_joints != robot.n_joints:
@@ -260,9 +264,12 @@ class _ClosedLoop:
                 raise ValueError(f"`natural_frequency` must be > 0, got {w}")
             kp, kd = w**2, 2 * w
             self.gains = {"natural_frequency": w.tolist()}
-        if not (isinstance(substeps, int) and substeps >= 1):
-            raise ValueError(f"`substeps` must be an integer >= 1, got {substeps}")
+        if substeps is not None and not (isinstance(substeps, int)
+                                         and not isinstance(substeps, bool) and substeps >= 1):
+            raise ValueError(f"`substeps` must be an integer >= 1 or None, got {substeps!r}")
         self.n_samples = sample_count(duration, rate)
+        if substeps is None:
+            substeps = rk4_substeps(robot, trajectory, duration=duration, rate=rate, start=start)
         self.robot, self.controller, self.trajectory = robot, controller, trajectory
         self.duration, self.rate, self.start, self.substeps = duration, rate, start, substeps
         self.impedance, self.sensor, self.contacts = impedance, sensor, contacts
@@ -278,7 +285,8 @@ class _ClosedLoop:
         extra = _contacts_metadata(self.robot, self.contacts, last)
         return {"robot": self.robot.name, "source": "digital twin (closed loop, "
                 f"{'joint impedance' if self.impedance else 'computed torque'})",
-                "rate_hz": self.rate, **self.gains, "friction": self.robot.friction.name,
+                "rate_hz": self.rate, "rk4_substeps": self.substeps, **self.gains,
+                "friction": self.robot.friction.name,
                 "controller": self.controller.name,
                 "tracking_rms": np.sqrt(self.tracking / self.n_samples).tolist(), **extra}
 
