@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import Dataset, sample_count, sample_times
 
 
 def _arrays(n=5, joints=2):
@@ -140,3 +140,13 @@ def test_dataset_with_the_controllers_model(tmp_path):
         Dataset(t=np.arange(5.0), q=q, dq=q, tau=q, M=data.M)
     with pytest.raises(ValueError, match=r"need the \.npz format"):
         write_dataset(tmp_path / "x.csv", data)
+
+
+def test_sample_times_pieces_and_strides_are_the_whole_series():
+    whole = sample_times(2.5, 1000.0, 0.25)
+    assert whole.size == sample_count(2.5, 1000.0) == 2501 and whole[-1] == 0.25 + 2.5
+    pieces = [sample_times(2.5, 1000.0, 0.25, rows=slice(a, a + 700)) for a in range(0, 2501, 700)]
+    assert np.array_equal(np.concatenate(pieces), whole)
+    for stride in (1, 3, 80, 5000):
+        assert np.array_equal(sample_times(2.5, 1000.0, 0.25, rows=slice(None, None, stride)),
+                              whole[::stride])

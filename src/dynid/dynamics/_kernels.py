@@ -210,6 +210,7 @@ def _joint_torques(zeta, eta, k, rot, pos, force, moment, tau):
         nz += moment[i, 2]
         tau[k, i] = (zeta[i, 0] * nx + zeta[i, 1] * ny + zeta[i, 2] * nz
                      + eta[i, 0] * fx + eta[i, 1] * fy + eta[i, 2] * fz)
+        # into link i-1 coordinates (at i = 0, the base's: unused, but no branch in the loop)
         fx, fy, fz = _r(rot, i, fx, fy, fz)
         nx, ny, nz = _r(rot, i, nx, ny, nz)
         cx, cy, cz = _cross(pos[i, 0], pos[i, 1], pos[i, 2], fx, fy, fz)

@@ -12,7 +12,8 @@ Per sample k (``twin.simulate_closed_loop`` says what each step means):
 3. ``tau`` is held while ``substeps`` RK4 steps integrate the truth's state ``(q, dq, z)``:
    ``ddq = M(q)^-1 (tau + tau_ext - tau_f(dq, z) - c(q, dq) - g(q))`` (``c + g`` by the RNEA
    with ``ddq = 0``, M by the composite-rigid-body algorithm with the rotor inertias on its
-   diagonal, solved by its LDL^T factors), ``dz`` of the LuGre state (``dynid.friction._compiled``);
+   diagonal, solved by its LDL^T factors; the stages' cos and sin from the substep's own, by the
+   sum formulas), ``dz`` of the LuGre state (``dynid.friction._compiled``);
    ``tau_ext = J(q)^T F`` of the contacts active at the stage's time (``contacts``, a table
    of ``dynid.simulate.contacts.TABLE_COLUMNS`` rows, evaluated on the stage's poses by the
    leaf ``external_torques_given_poses``; none: the term is skipped, bit for bit).
