@@ -52,8 +52,8 @@ def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
 def atomic_write_all(writes: Sequence[tuple[str | Path, Callable[[Path], None]]]) -> list[Path]:
     """Files written together appear together or not at all (a CSV and its YAML, a model and
     its parameters): every ``write(tmp)`` runs first; only when all succeeded are the files
-    renamed into place, with Ctrl-C held back during the renames, and a failed rename puts
-    the files already replaced back as they were."""
+    renamed into place, with Ctrl-C (SIGTERM, SIGHUP) held back during the renames, and a
+    failed rename puts the files already replaced back as they were."""
     paths = [check_writable(path) for path, _ in writes]
     if len({path.resolve() for path in paths}) != len(paths):
         raise ValueError(f"outputs must be different files, got {[str(p) for p in paths]}")
@@ -107,12 +107,15 @@ def _rename_all(sources: list[Path], targets: list[Path]) -> None:
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """SIGINT is delivered after the block, not inside it (main thread, POSIX only)."""
+    """SIGINT, SIGTERM and SIGHUP are delivered after the block, not inside it (main thread,
+    POSIX only)."""
     if threading.current_thread() is not threading.main_thread() or \
             not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = {signal.SIGINT, signal.SIGTERM,
+            *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
     finally:

@@ -9,6 +9,7 @@ fast.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import signal
 import sys
@@ -57,62 +58,119 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dynid`` with ``argv`` (default: the process's arguments); the exit status.
 
     A mistake in the arguments exits through argparse (status 2, usage on stderr); a
-    ValueError, TypeError or OSError of the command is one line on stderr and status 2; Ctrl-C
-    is one line and status 130.
+    ValueError, TypeError or OSError of the command, and a warning that ``PYTHONWARNINGS`` or
+    ``-W error`` turned into an error, is one line on stderr and status 2. Ctrl-C (SIGINT),
+    SIGTERM (what ``timeout``, systemd and launch files send) and SIGHUP end the command alike:
+    one line, no temporary file left, status 128 + the signal's number (130, 143, 129). A
+    closed stdout (``dynid ... | head``) ends it quietly with status 141, as SIGPIPE ends other
+    Unix tools.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     args.command_line = "dynid " + shlex.join(argv)  # provenance, kept in models and reports
     import warnings
 
+    problem = _environment_problem()
+    if problem:
+        print(f"dynid: error: {problem}", file=sys.stderr)
+        return 2
     import numpy as np
 
     np.set_printoptions(precision=4, suppress=True)
     warnings.showwarning = _one_line_warning
-    previous = signal.getsignal(signal.SIGINT)
-    interrupted = _watch_interrupts()
+    previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    received = _watch_signals()
     try:
         check_outputs(args)  # before any work: outputs that would destroy something refused
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
+    except BrokenPipeError:
+        return _closed_stdout()
     except (ValueError, TypeError, OSError) as error:
-        if interrupted():
-            return _interrupted()
-        print(f"dynid: error: {error}", file=sys.stderr)
+        if received():
+            return _interrupted(received())
+        print(f"dynid: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: every output is written atomically, none is half there
-        return _interrupted()
+        return _interrupted(received() or signal.SIGINT)
+    except Warning as warning:  # PYTHONWARNINGS=error, python -W error: the warning, one line
+        if received():
+            return _interrupted(received())
+        text = " ".join(str(warning).split())
+        print(f"dynid: error: {text} [{type(warning).__name__}, a warning turned into an error "
+              "by PYTHONWARNINGS or -W]", file=sys.stderr)
+        return 2
     except Exception:
         # a Ctrl-C that a library swallowed (numba compiling, inside a C callback) can surface
         # as its own error; after a Ctrl-C every failure is the interrupt's
-        if interrupted():
-            return _interrupted()
+        if received():
+            return _interrupted(received())
         raise
     finally:
-        if previous is signal.default_int_handler:
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            if handler in (signal.default_int_handler, signal.SIG_DFL):
+                signal.signal(signum, handler)
 
 
-def _interrupted() -> int:
-    print("dynid: interrupted", file=sys.stderr)
-    return 130
+# the signals that end a command as Ctrl-C does, and the line each leaves
+_SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)",
+            **({signal.SIGHUP: "hung up (SIGHUP)"} if hasattr(signal, "SIGHUP") else {})}
 
 
-def _watch_interrupts():
-    """Record every Ctrl-C (then raise KeyboardInterrupt as Python does); returns whether one
-    came. Only in the main thread, where signal handlers live."""
+def _interrupted(signum: int) -> int:
+    print(f"dynid: {_SIGNALS.get(signum, 'interrupted')}", file=sys.stderr)
+    return 128 + int(signum)
+
+
+def _closed_stdout() -> int:
+    """The reader of stdout went away: nothing more to say to anyone (stdout pointed at
+    /dev/null, so that the interpreter's last flush is quiet too), status 141 (128 +
+    SIGPIPE)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # a stdout without a descriptor (a test's capture)
+        pass
+    return 141
+
+
+def _environment_problem() -> str | None:
+    """What in the environment would make the compiled kernels fail with a traceback:
+    ``NUMBA_NUM_THREADS`` that is not a positive integer."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None or text.strip() == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        return (f"environment variable NUMBA_NUM_THREADS must be a positive integer (the "
+                f"compiled kernels' threads), got {text!r:.40}; set a number or unset it")
+    return None
+
+
+def _watch_signals():
+    """Record every SIGINT, SIGTERM and SIGHUP, then raise KeyboardInterrupt as Python does
+    for Ctrl-C (so that every atomic write removes its temporary file); returns the last
+    signal received (0: none). Only in the main thread, where signal handlers live, and only
+    for the signals whose handling is still the default (a host program's own is kept)."""
     import threading
 
-    seen = []
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return lambda: bool(seen)
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: seen[-1] if seen else 0
 
     def handler(signum, frame):
         seen.append(signum)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, handler)
-    return lambda: bool(seen)
+    for signum in _SIGNALS:
+        if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(signum, handler)
+    return lambda: seen[-1] if seen else 0
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -123,12 +181,18 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def run() -> int:
-    """The ``dynid`` executable: ``main``, then Ctrl-C ignored while the process exits. The
+    """The ``dynid`` executable: ``main``, then Ctrl-C (SIGTERM, SIGHUP) ignored while the
+    process exits. The
     command's outputs are complete by then; an interrupt during the interpreter's exit
     handlers (joining worker-pool threads) would only turn a finished run into a traceback and
     a death by signal."""
     status = main()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in _SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _closed_stdout()
     return status
 
 
