@@ -95,7 +95,9 @@ def _models(tmp: Path) -> dict:
     mdh = random_table_robot(rng, "mdh", 5, prismatic=0.4)
     sigmoid = Sigmoid(np.r_[0.0, _positive(rng, 4)], _positive(rng, 5, 1, 20),
                       rng.standard_normal(5) / 10)
-    out["mdh"] = (identified(mdh, ViscousCoulomb.zeros(5), sigmoid), {})
+    gains = _positive(rng, 5, 0.05, 20)  # N m/A: a model from motor currents
+    out["mdh"] = (dataclasses.replace(identified(mdh, ViscousCoulomb.zeros(5), sigmoid),
+                                      drive_gains=gains, drive_gains_std=gains / 100), {})
     dh = random_table_robot(rng, "dh", 4, prismatic=0.4)
     arctan = Arctan(*rng.standard_normal((3, 4)), _positive(rng, 4, 10, 100),
                     _positive(rng, 4, 1, 10))
@@ -106,14 +108,18 @@ def _models(tmp: Path) -> dict:
     physical = with_rotor.with_physical_parameters(panda.parameters, method="retrieval",
                                                    rotor_inertia=_positive(rng, n, 0.1, 0.5))
     out["physical"] = (physical, {"parameters": "physical"})
+    # no friction at all, as identify-static's controller model or an OLS fit without friction
+    # columns: code without friction terms
+    out["nofriction"] = (identified(jaco2, NoFriction(n), rotor=True), {})
     return out
 
 
 class Library:
     """A compiled model, called sample by sample through ctypes."""
 
-    def __init__(self, path: Path, prefix: str, n: int) -> None:
+    def __init__(self, path: Path, prefix: str, n: int, friction: bool = True) -> None:
         self.lib, self.prefix, self.n = ctypes.CDLL(str(path)), prefix, n
+        self.has_friction = friction
 
     def _call(self, function: str, *arrays, outputs: int = 1, size: int | None = None,
               scalars=()):
@@ -134,6 +140,9 @@ class Library:
         return out
 
     def inverse_dynamics(self, q, dq, ddq, z=None):
+        if not self.has_friction:  # no state argument
+            assert z is None
+            return self._call("inverse_dynamics", q, dq, ddq)
         return self._call("inverse_dynamics", q, dq, ddq, z)
 
     def mass_matrix(self, q):
@@ -227,7 +236,7 @@ _CPP_SIGNATURES = {
 
 def _library(built, name) -> tuple:
     model, code, path = built["models"][name]
-    return model, code, Library(path, code.prefix, model.robot.n_joints)
+    return model, code, Library(path, code.prefix, model.robot.n_joints, code.friction)
 
 
 def _states(model, n_samples=12, seed=0):
@@ -239,18 +248,19 @@ def _states(model, n_samples=12, seed=0):
     return q, dq, rng.uniform(-10, 10, (n_samples, n))
 
 
-NAMES = ["panda", "jaco2", "urdf", "mdh", "dh", "physical"]
+NAMES = ["panda", "jaco2", "urdf", "mdh", "dh", "physical", "nofriction"]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_generated_functions_are_the_models(built, name):
-    model, _, lib = _library(built, name)
+    model, code, lib = _library(built, name)
     q, dq, ddq = _states(model)
     _close(lib.inverse_dynamics(q, dq, ddq), model.inverse_dynamics(q, dq, ddq))
     _close(lib.mass_matrix(q), model.mass_matrix(q))
     _close(lib.gravity(q), model.gravity_torque(q))
     _close(lib.coriolis(q, dq), model.coriolis_torque(q, dq))
-    _close(lib.friction(dq), model.friction_torque(dq))
+    if code.friction:
+        _close(lib.friction(dq), model.friction_torque(dq))
 
 
 def test_physical_parameters_are_the_robots_own(built):
@@ -408,17 +418,48 @@ def test_nan_friction_is_refused(panda_model):
         generate(model)
 
 
-def test_a_model_without_friction_is_refused_with_the_reason(panda_model):
-    panda = panda_model.robot
-    template = linear_template(panda, NoFriction(7))
-    model = dataclasses.replace(template, coefficients=template.base.regrouping
-                                @ panda.parameters.ravel())
-    with pytest.raises(ValueError, match=r"`model` has no friction \(friction model 'none' and "
-                                         r"no fitted friction\).*dynid friction"):
-        generate(model)
-    # friction only as a fitted model: accepted
-    fitted = dataclasses.replace(model, fitted_friction=panda.friction)
-    assert "tanh" in generate(fitted).files["panda.c"]
+def test_a_model_without_friction_gives_code_without_friction(built):
+    """No friction in the model: no friction function, no state argument, and the header
+    says so; M, c, g and the inverse dynamics are still the model's (checked above)."""
+    _, code, lib = _library(built, "nofriction")
+    assert not code.friction and not code.drive_gains
+    header, source = code.files["nofriction.h"], code.files["nofriction.c"]
+    assert "friction" not in " ".join(code.functions)
+    assert "void jaco2_inverse_dynamics(const double q[7], const double dq[7], const double " \
+        "ddq[7], double tau[7]);" in header
+    assert "#define JACO2_HAS_FRICTION 0" in header and "#define JACO2_N_STATES 0" in header
+    comment = " ".join(header[:header.index("*/")].replace("\n *", "").split())
+    assert "Friction: NONE. The model has no friction" in comment
+    assert "Drive gains: none" in comment and "takes and returns joint torques" in comment
+    assert not re.search(r"jaco2_friction\w*\(", source) and "tanh" not in source
+    with pytest.raises(AttributeError):
+        lib.lib.jaco2_friction  # noqa: B018 (not in the library)
+    # a model with friction keeps its friction functions and says which
+    _, panda, _ = _library(built, "panda")
+    assert panda.friction and "friction_state_step" in panda.functions
+    assert "Friction: viscous-coulomb (linear, identified); 0 friction states." in \
+        " ".join(panda.files["panda.h"].replace("\n *", "").split())
+
+
+def test_drive_gains_convert_currents_and_torques(built):
+    """A model from motor currents: torque_from_current is K i (as the model reads a current
+    log, ``measured_torque``), current_from_torque its inverse, exactly; the header lists the
+    gains."""
+    model, code, lib = _library(built, "mdh")
+    assert code.drive_gains
+    assert {"torque_from_current", "current_from_torque"} <= set(code.functions)
+    header = " ".join(code.files["mdh.h"].replace("\n *", "").split())
+    assert "Drive gains: identified from motor currents, K = (" + \
+        ", ".join(repr(float(k)) for k in model.drive_gains) in header
+    assert f"#define {code.prefix.upper()}_HAS_DRIVE_GAINS 1" in code.files["mdh.h"]
+    current = np.random.default_rng(9).uniform(-3, 3, (5, 5))
+    torque = lib._call("torque_from_current", current)
+    np.testing.assert_array_equal(torque, current * model.drive_gains)
+    np.testing.assert_array_equal(lib._call("current_from_torque", torque),
+                                  torque / model.drive_gains)
+    _, panda, _ = _library(built, "panda")
+    assert not panda.drive_gains and "current" not in " ".join(panda.functions)
+    assert "#define PANDA_HAS_DRIVE_GAINS 0" in panda.files["panda.h"]
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -426,6 +467,11 @@ def test_a_model_without_friction_is_refused_with_the_reason(panda_model):
     ({"path": "arm.py"}, r"`path` for c must end in \.h or \.c, got 'arm\.py'"),
     ({"path": "arm.c", "language": "cpp"}, r"`path` for cpp must end in \.hpp or \.hh or \.h"),
     ({"prefix": "3arm"}, r"`prefix` must be a C identifier"),
+    ({"prefix": "arm-1"}, r"`prefix` must be a C identifier"),
+    ({"prefix": "x" * 300 + " y"}, r"`prefix` must be a C identifier"),
+    ({"path": 'a"b.h'}, r"C cannot #include 'a\"b\.h'"),
+    ({"path": "a\\b.c"}, r"C cannot #include 'a\\\\b\.h'"),
+    ({"path": "a\nb.h"}, r"C cannot #include"),
     ({"prefix": "double"}, r"`prefix` must be a C identifier"),
     ({"parameters": "physical"}, r"`parameters`: 'physical' needs a model whose robot carries"),
     ({"parameters": "cad"}, r"`parameters` must be 'equivalent' or 'physical', got 'cad'"),
@@ -469,22 +515,58 @@ def test_cli_writes_header_and_source(panda_model, tmp_path, capsys):
 @pytest.mark.parametrize("arguments, message", [
     (["-o", "arm.txt"], "`-o` must end in .h, .c, .hpp or .hh, got 'arm.txt'"),
     (["-o", "arm.c", "--language", "cpp"], "`path` for cpp must end in .hpp or .hh or .h"),
-    (["-o", "arm.h", "--no-friction"], "`model` has no friction"),
+    (["-o", 'arm"1.h'], """C cannot #include 'arm"1.h'"""),
+    (["-o", "arm.h", "--prefix", "arm-1"], "`prefix` must be a C identifier"),
+    (["-o", ""], "`-o` is empty"),
 ])
 def test_cli_errors_are_one_line(panda_model, tmp_path, capsys, arguments, message):
-    model = panda_model
-    if "--no-friction" in arguments:
-        arguments = [a for a in arguments if a != "--no-friction"]
-        template = linear_template(panda_model.robot, NoFriction(7))
-        model = dataclasses.replace(template, coefficients=np.ones(template.base.rank))
     model_file = tmp_path / "model.yaml"
-    save_model(model, model_file)
+    save_model(panda_model, model_file)
     arguments = [str(tmp_path / a) if a.startswith("arm.") else a for a in arguments]
     assert main(["codegen", str(model_file), *arguments]) == 2
     error = capsys.readouterr().err
     assert error.startswith("dynid: error: ") and message in error
     assert error.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.yaml"]
+
+
+def test_cli_generates_a_model_without_friction_and_says_so(panda_model, tmp_path, capsys):
+    template = linear_template(panda_model.robot, NoFriction(7))
+    model = dataclasses.replace(template, coefficients=template.base.regrouping
+                                @ panda_model.robot.parameters.ravel())
+    model_file = tmp_path / "static.yaml"
+    save_model(model, model_file)
+    assert main(["codegen", str(model_file), "-o", str(tmp_path / "arm.h")]) == 0
+    captured = capsys.readouterr()
+    assert "(7 joints, no friction, torques only, no drive gains;" in captured.out
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"dynid: note: {model_file}: the model has no friction")
+    assert "Friction: NONE" in (tmp_path / "arm.h").read_text()
+    assert main(["codegen", str(model_file), "-o", str(tmp_path / "arm.hpp"), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["friction"] is False and result["drive_gains"] is False
+    assert "panda::friction" not in result["functions"]
+    assert "constexpr bool has_friction = false;" in (tmp_path / "arm.hpp").read_text()
+
+
+def test_cli_never_writes_over_its_input(panda_model, tmp_path, capsys):
+    """C writes a pair: each of the two files is checked against every input, and the file
+    `-o` names is written under exactly that name (`-o ARM.H` once wrote ARM.h)."""
+    model_file = tmp_path / "ARM.h"  # a model file with a header's name
+    save_model(panda_model, model_file)
+    before = model_file.read_bytes()
+    assert main(["codegen", str(model_file), "-o", str(tmp_path / "ARM.c")]) == 2
+    error = capsys.readouterr().err
+    assert "`-o (its .h)`" in error and "is an input of this command" in error
+    (tmp_path / "sub").mkdir()
+    assert main(["codegen", str(model_file), "-o", str(tmp_path / "sub" / ".." / "ARM.h")]) == 2
+    assert "is an input of this command" in capsys.readouterr().err
+    assert model_file.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) \
+        == ["ARM.h", "sub"]
+    assert main(["codegen", str(model_file), "-o", str(tmp_path / "ARM.H")]) == 0
+    assert model_file.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ARM.H", "ARM.c", "ARM.h", "sub"]
+    assert '#include "ARM.H"' in (tmp_path / "ARM.c").read_text()
 
 
 # --- bench ------------------------------------------------------------------------------------

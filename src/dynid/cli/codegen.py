@@ -4,6 +4,7 @@ for a real-time loop."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dynid.cli._common import output_options, print_json
@@ -17,10 +18,12 @@ _SUFFIXES = (".h", ".c", ".hpp", ".hh")
 def register(commands: argparse._SubParsersAction) -> None:
     codegen = commands.add_parser(
         "codegen", help="an identified model as C99 (or C++) for a 1 kHz control loop: "
-                        "inverse dynamics with friction, M(q), g(q), c(q, dq), C(q, dq)")
+                        "inverse dynamics (with the model's friction), M(q), g(q), c(q, dq), "
+                        "C(q, dq)")
     codegen.add_argument("model", metavar="MODEL",
-                         help="a model file (dynid identify, friction, retrieve ...); it must "
-                              "have friction (linear columns or a fitted model)")
+                         help="a model file (dynid identify, identify-static, friction, "
+                              "retrieve ...); a model without friction gives code without "
+                              "friction terms, one with drive gains current conversions too")
     codegen.add_argument("-o", "--output", required=True, metavar="FILE",
                          help="arm.h or arm.c: C99, both files written side by side; arm.hpp "
                               "(or arm.h with --language cpp): one header-only C++ file")
@@ -41,16 +44,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _beside(args: argparse.Namespace) -> dict[str, Path]:
-    """C writes the header and the source together: the one `-o` does not name."""
-    path = Path(args.output)
-    suffix = path.suffix.lower()
-    if args.language == "cpp" or (args.language is None and suffix in (".hpp", ".hh")):
-        return {}
-    if suffix == ".h":
-        return {"-o (its .c)": path.with_suffix(".c")}
-    if suffix == ".c":
-        return {"-o (its .h)": path.with_suffix(".h")}
-    return {}
+    """C writes the header and the source together: the one `-o` does not name (exactly the
+    file `generate` writes, so that it is checked against every input too)."""
+    from dynid.codegen.generate import output_files
+
+    named = Path(args.output)
+    if named.suffix.lower() not in _SUFFIXES:
+        return {}  # refused by its suffix
+    return {f"-o (its {path.suffix})": path for path in output_files(named, args.language)
+            if path != named}
 
 
 def _codegen(args: argparse.Namespace) -> int:
@@ -61,20 +63,29 @@ def _codegen(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     code = generate(model, args.output, language=args.language, prefix=args.prefix,
                     parameters=args.parameters)
-    functions = ["inverse_dynamics", "mass_matrix", "gravity", "coriolis", "coriolis_matrix",
-                 "friction", "friction_state_init", "friction_state_step",
-                 "friction_state_rate"]
-    names = [f"{code.prefix}::{f}" if code.language == "cpp" else f"{code.prefix}_{f}"
-             for f in functions]
+    def named(function: str) -> str:
+        return f"{code.prefix}::{function}" if code.language == "cpp" else \
+            f"{code.prefix}_{function}"
+
+    names = [named(function) for function in code.functions]
+    files = " and ".join(str(p) for p in code.paths)
+    if not code.friction:
+        print(f"dynid: note: {args.model}: the model has no friction (friction 'none', none "
+              f"fitted): the code written has no friction terms; inverse_dynamics is "
+              "M ddq + c + g alone", file=sys.stderr)
     if args.json:
         print_json({"robot": model.robot.name, "language": code.language,
                     "prefix": code.prefix, "files": [str(p) for p in code.paths],
-                    "functions": names, "lines": {name: text.count("\n") for name, text
-                                                  in code.files.items()}})
+                    "functions": names, "friction": code.friction,
+                    "drive_gains": code.drive_gains,
+                    "lines": {name: text.count("\n") for name, text in code.files.items()}})
         return 0
-    files = " and ".join(str(p) for p in code.paths)
+    friction = (f"friction {model.friction.name}"
+                + (f" + fitted {model.fitted_friction.name}" if model.fitted_friction else "")
+                if code.friction else "no friction")
     print(f"{model.robot.name}: {'C99' if code.language == 'c' else 'C++'} written to {files} "
-          f"({model.robot.n_joints} joints, friction {model.friction.name}"
-          + (f" + fitted {model.fitted_friction.name}" if model.fitted_friction else "")
-          + f"; {names[0]}, {names[1]}, ...)")
+          f"({model.robot.n_joints} joints, {friction}, "
+          + ("drive gains: torque_from_current, current_from_torque" if code.drive_gains
+             else "torques only, no drive gains")
+          + f"; {named('inverse_dynamics')}, {named('mass_matrix')}, ...)")
     return 0

@@ -14,6 +14,7 @@ Stribeck model whose shape exponent is neither 1 nor 2).
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import re
 import textwrap
@@ -25,12 +26,12 @@ import numpy as np
 
 from dynid._files import atomic_write_all
 from dynid.codegen import _friction, _rigid_body
-from dynid.codegen._expressions import Body, Value, Var
+from dynid.codegen._expressions import Body, Value, Var, literal
 from dynid.dynamics._chain import chain_arrays
 from dynid.friction.models import FRICTION_MODELS, LuGre, NoFriction
 from dynid.identification.model import LinearModel
 
-__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate"]
+__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "has_friction", "output_files"]
 
 Language = Literal["c", "cpp"]
 ParameterSet = Literal["equivalent", "physical"]
@@ -47,17 +48,24 @@ _C_KEYWORDS = frozenset(
     "this throw try catch using virtual public private protected operator friend typename "
     "std".split())
 _MATH = ("sin", "cos", "exp", "tanh", "atan", "pow")
+# what a quoted #include name may not hold (C99 6.4.7: ', \, // and /* are undefined in it)
+_UNINCLUDABLE = re.compile(r"[\"'\\\x00-\x1f\x7f]|//|/\*")
 
 
 @dataclass(frozen=True)
 class GeneratedCode:
     """What ``generate`` made: ``files`` maps each file name to its text (the header first);
-    ``paths`` where they were written (empty when no path was given)."""
+    ``paths`` where they were written (empty when no path was given); ``functions`` the
+    functions' names without the prefix, in the order the header declares them;
+    ``friction`` and ``drive_gains`` whether the model has them (and so the code)."""
 
     language: str
     prefix: str
     files: dict[str, str]
     paths: tuple[Path, ...] = field(default=())
+    functions: tuple[str, ...] = field(default=())
+    friction: bool = True
+    drive_gains: bool = False
 
 
 def _prefix(model: LinearModel, prefix: str | None) -> str:
@@ -89,11 +97,16 @@ def _check_path(path: Path, language: Language) -> None:
         raise ValueError(f"`path` for {language} must end in {' or '.join(allowed)}, got "
                          f"{path.name!r}" + (" (C writes a .h and a .c: name either)"
                                              if language == "c" else ""))
+    if language == "c" and (_UNINCLUDABLE.search(path.name) or not path.stem):
+        raise ValueError(f"`path`: the source file includes the header by its name, and C "
+                         f"cannot #include {path.with_suffix('.h').name!r} (no quote, "
+                         "apostrophe, backslash, // or /* or control character, and a name "
+                         "before the suffix); choose another file name")
 
 
 def check_model(model: LinearModel) -> None:
     """ValueError with the reason for a model codegen refuses: not a LinearModel, NaN or inf
-    in its numbers, no friction at all."""
+    in its numbers (a model without friction is accepted: see ``has_friction``)."""
     if not isinstance(model, LinearModel):
         raise TypeError(f"`model` must be an identified LinearModel (dynid.load_model), got "
                         f"{type(model).__name__}")
@@ -113,12 +126,30 @@ def check_model(model: LinearModel) -> None:
             index = int(np.flatnonzero(~np.isfinite(values.ravel()))[0])
             raise ValueError(f"`model`: NaN or inf in {what} (first at flat index "
                              f"{index}); generated code would compute NaN")
-    if isinstance(model.friction, NoFriction) and model.fitted_friction is None:
-        raise ValueError(
-            "`model` has no friction (friction model 'none' and no fitted friction): code for a "
-            "real arm's torque loop would leave out the joints' friction, the largest torque at "
-            "low speed; identify with friction columns (`--friction viscous-coulomb` or "
-            "`arctan`), or fit a friction model on the residuals (`dynid friction`)")
+
+
+def has_friction(model: LinearModel) -> bool:
+    """Whether ``model`` has any friction: linear friction columns or a fitted model. Code for
+    a model without (friction ``none``, nothing fitted: the controller model of
+    ``identify-static``, an OLS fit without friction columns) has no friction terms and no
+    friction functions."""
+    return not (isinstance(model.friction, NoFriction)
+                and (model.fitted_friction is None
+                     or isinstance(model.fitted_friction, NoFriction)))
+
+
+def output_files(path: str | Path, language: str | None = None) -> tuple[Path, ...]:
+    """The files ``generate(model, path, language=language)`` writes, the header first: C, the
+    file ``path`` names under exactly that name and its partner beside it (``arm.h`` ->
+    ``arm.h``, ``arm.c``; ``ARM.H`` -> ``ARM.H``, ``ARM.c``); C++, ``path`` alone."""
+    target = Path(path)
+    chosen = _language(language, target)
+    _check_path(target, chosen)
+    if chosen == "cpp":
+        return (target,)
+    if target.suffix.lower() == ".h":
+        return target, target.with_suffix(".c")
+    return target.with_suffix(".h"), target
 
 
 def _link_parameters(model: LinearModel, parameters: str) -> tuple[np.ndarray, np.ndarray]:
@@ -159,6 +190,10 @@ class _Writer:
                                      abs="detail::abs" if cpp else "dynid_abs")
         self.prefix = prefix
         self.stateful = isinstance(model.fitted_friction, LuGre)
+        self.friction = has_friction(model)
+        self.gains = (None if model.drive_gains is None
+                      else np.asarray(model.drive_gains, dtype=float))
+        self._functions: list[tuple[str, str, str, list[str]]] | None = None
 
     def name(self, function: str) -> str:
         return function if self.language == "cpp" else f"{self.prefix}_{function}"
@@ -176,10 +211,8 @@ class _Writer:
                                else np.zeros(3))
         return body, tau
 
-    def functions(self) -> list[tuple[str, str, str, list[str]]]:
+    def _friction_functions(self, vec: str) -> list[tuple[str, str, str, list[str]]]:
         n, out = self.n, []
-        vec = f"[{n}]"
-        mat = f"[{n * n}]"
         fitted, linear = self.model.fitted_friction, self.model.friction
         values = self.model.friction_parameters
         out.append(("friction", f"const double dq{vec}, const double *z, double tau_f{vec}",
@@ -204,18 +237,40 @@ class _Writer:
                     "dz/dt of the friction state at velocities dq and state z, for an "
                     "integrator of your own. Does nothing when n_states is 0.",
                     self._unused(_friction.state_rate(fitted, n, self.names), ("dq", "z", "dz"))))
+        return out
 
+    def functions(self) -> list[tuple[str, str, str, list[str]]]:
+        """Every function, built once: (name, parameters, doc, body lines)."""
+        if self._functions is None:
+            self._functions = self._build()
+        return self._functions
+
+    def _build(self) -> list[tuple[str, str, str, list[str]]]:
+        n, out = self.n, []
+        vec = f"[{n}]"
+        mat = f"[{n * n}]"
+        if self.friction:
+            out += self._friction_functions(vec)
         body, tau = self._rigid(dq=True, ddq=True, gravity=True)
         for i in range(n):
             body.output(f"tau[{i}]", body.sum((tau[i],), (float(self.rotor[i]), Var(f"ddq[{i}]"))))
-        lines = [*body.lines(), f"double tau_f{vec};", f"{self.name('friction')}(dq, z, tau_f);",
-                  *[f"tau[{i}] += tau_f[{i}];" for i in range(n)]]
-        out.append(("inverse_dynamics",
-                    f"const double q{vec}, const double dq{vec}, const double ddq{vec}, "
-                    f"const double *z, double tau{vec}",
-                    "Joint torques tau = M(q) ddq + c(q, dq) + g(q) + friction(dq, z) "
-                    "[N m | N]; z as for friction (NULL: steady-state friction).",
-                    self._unused(lines, ("q", "dq", "ddq", "z"))))
+        if self.friction:
+            lines = [*body.lines(), f"double tau_f{vec};",
+                     f"{self.name('friction')}(dq, z, tau_f);",
+                     *[f"tau[{i}] += tau_f[{i}];" for i in range(n)]]
+            out.append(("inverse_dynamics",
+                        f"const double q{vec}, const double dq{vec}, const double ddq{vec}, "
+                        f"const double *z, double tau{vec}",
+                        "Joint torques tau = M(q) ddq + c(q, dq) + g(q) + friction(dq, z) "
+                        "[N m | N]; z as for friction (NULL: steady-state friction).",
+                        self._unused(lines, ("q", "dq", "ddq", "z"))))
+        else:
+            out.append(("inverse_dynamics",
+                        f"const double q{vec}, const double dq{vec}, const double ddq{vec}, "
+                        f"double tau{vec}",
+                        "Joint torques tau = M(q) ddq + c(q, dq) + g(q) [N m | N]. No friction "
+                        "term: the model has no friction; add your own compensation for a "
+                        "real arm.", self._unused(body.lines(), ("q", "dq", "ddq"))))
 
         body = Body(self.math)
         pose = _rigid_body.poses(body, self.chain, _inputs("q", n))
@@ -254,6 +309,17 @@ class _Writer:
                     "The Coriolis matrix C(q, dq) of the Christoffel symbols: C dq = c(q, dq), "
                     f"dM/dt - 2 C skew-symmetric; row-major: C[i * {n} + j].",
                     self._unused(body.lines(), ("q", "dq"))))
+        if self.gains is not None:
+            what = "an identified drive gain"
+            gains = [literal(k, what) for k in self.gains]
+            out.append(("torque_from_current", f"const double current{vec}, double tau{vec}",
+                        "Joint torques [N m | N] from motor currents [A]: tau = K current, K the "
+                        "identified drive gains [N m/A | N/A].",
+                        [f"tau[{i}] = {k} * current[{i}];" for i, k in enumerate(gains)]))
+            out.append(("current_from_torque", f"const double tau{vec}, double current{vec}",
+                        "Motor currents [A] that give joint torques tau [N m | N]: current = "
+                        "tau / K, K the identified drive gains [N m/A | N/A].",
+                        [f"current[{i}] = tau[{i}] / {k};" for i, k in enumerate(gains)]))
         return out
 
     @staticmethod
@@ -303,6 +369,7 @@ class _Writer:
             + (f" Made by: {report['command']}" if isinstance(report.get("command"), str)
                else ""),
             f"Numbers: {parameters}, printed exactly (17 significant digits).",
+            self.friction_note(), self.drive_note(),
             f"Units: SI. q [rad] (revolute) or [m] (prismatic), dq [rad/s | m/s], ddq "
             f"[rad/s^2 | m/s^2], torques [N m | N], dt [s], z [rad | m] (LuGre bristle "
             f"deflection). Gravity ({gravity}) m/s^2 in the base frame. Joint vectors hold "
@@ -318,26 +385,57 @@ class _Writer:
         lines[-1] = " */"
         return lines
 
-    def c_files(self, stem: str) -> dict[str, str]:
+    def friction_note(self) -> str:
+        """What the header says of friction: which, or that there is none."""
+        if not self.friction:
+            return ("Friction: NONE. The model has no friction (friction model 'none', no "
+                    "fitted friction), so this code has no friction terms and no friction "
+                    "functions: inverse_dynamics is M(q) ddq + c(q, dq) + g(q) alone. A "
+                    "real arm's joints have friction; compensate it separately if the loop "
+                    "needs it.")
+        model = self.model
+        fitted = model.fitted_friction
+        return (f"Friction: {model.friction.name} (linear, identified)"
+                + (f" + fitted {fitted.name}" if fitted is not None else "")
+                + f"; {self.n if self.stateful else 0} friction states.")
+
+    def drive_note(self) -> str:
+        """What the header says of the drives: the identified gains, or that there are
+        none."""
+        if self.gains is None:
+            return ("Drive gains: none (a model identified from joint torques). Every function "
+                    "takes and returns joint torques [N m | N]; there is no current "
+                    "interface: convert motor currents with your drives' own torque "
+                    "constants and gear ratios.")
+        gains = ", ".join(repr(float(k)) for k in self.gains)
+        return (f"Drive gains: identified from motor currents, K = ({gains}) [N m/A | N/A] "
+                "per joint. The dynamics take and return joint torques; torque_from_current "
+                "and current_from_torque convert (tau = K current).")
+
+    def c_files(self, header_name: str, source_name: str) -> dict[str, str]:
         functions = self.functions()
-        header_name = f"{stem}.h"
+        stem = Path(header_name).stem
         guard = re.sub(r"\W", "_", f"DYNID_{self.prefix}_{stem}_H".upper(), flags=re.ASCII)
         upper = self.prefix.upper()
         header = [*self.comment(header_name, functions), f"#ifndef {guard}", f"#define {guard}",
                   "", "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
                   f"#define {upper}_NQ {self.n} /* joints */",
                   f"#define {upper}_N_STATES {self.n if self.stateful else 0} "
-                  "/* friction states (LuGre bristle deflections) */", ""]
+                  "/* friction states (LuGre bristle deflections) */",
+                  f"#define {upper}_HAS_FRICTION {int(self.friction)} "
+                  "/* 0: no friction terms, no friction functions */",
+                  f"#define {upper}_HAS_DRIVE_GAINS {int(self.gains is not None)} "
+                  "/* 1: torque_from_current, current_from_torque */", ""]
         for name, arguments, doc, _ in functions:
             header += [*_doc(doc), f"void {self.name(name)}({arguments});", ""]
         header += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
-        source = [*self.comment(f"{stem}.c", functions), f'#include "{header_name}"', "",
+        source = [*self.comment(source_name, functions), f'#include "{header_name}"', "",
                   "#include <math.h>", ""]
         source += _helpers(functions, "static double", self.names)
         for name, arguments, _, body in functions:
             source += [f"void {self.name(name)}({arguments})", "{",
                        *[f"    {line}" for line in body], "}", ""]
-        return {header_name: "\n".join(header), f"{stem}.c": "\n".join(source)}
+        return {header_name: "\n".join(header), source_name: "\n".join(source)}
 
     def cpp_file(self, file_name: str) -> dict[str, str]:
         functions = self.functions()
@@ -346,7 +444,11 @@ class _Writer:
                 "#include <cmath>", "", f"namespace {self.prefix} {{", "",
                 f"constexpr int nq = {self.n}; // joints",
                 f"constexpr int n_states = {self.n if self.stateful else 0}; "
-                "// friction states (LuGre bristle deflections)", ""]
+                "// friction states (LuGre bristle deflections)",
+                f"constexpr bool has_friction = {str(self.friction).lower()}; "
+                "// false: no friction terms, no friction functions",
+                f"constexpr bool has_drive_gains = {str(self.gains is not None).lower()}; "
+                "// true: torque_from_current, current_from_torque", ""]
         helpers = _helpers(functions, "inline double", self.names)
         if helpers:
             text += ["namespace detail {", *helpers, "} // namespace detail", ""]
@@ -397,9 +499,16 @@ def generate(model: LinearModel, path: str | Path | None = None, *,
     ``friction_state_init(dq, z)``, ``friction_state_step(dq_prev, dq, dt, z)``,
     ``friction_state_rate(dq, z, dz)``. Files are written together, atomically.
 
-    Refused with the reason (ValueError): a model with NaN or inf numbers, a model without
-    friction (friction ``none`` and no fitted friction), an unknown ``language``, a ``path``
-    whose suffix is not the language's.
+    A model without friction (friction ``none``, nothing fitted: the controller model of
+    ``dynid identify-static``) gives code without friction terms: ``inverse_dynamics(q, dq,
+    ddq, tau)`` (no ``z``) and no friction functions; its header says so. A model with drive
+    gains (from motor currents) gets ``torque_from_current(current, tau)`` and
+    ``current_from_torque(tau, current)`` too; the header of one without says that the code
+    takes and returns torques. ``GeneratedCode.functions`` lists what was generated.
+
+    Refused with the reason (ValueError): a model with NaN or inf numbers, an unknown
+    ``language``, a ``path`` whose suffix is not the language's, a C ``path`` whose header
+    name C cannot ``#include`` (a quote, a backslash, a control character).
     """
     target = Path(path) if path is not None else None
     chosen = _language(language, target)
@@ -408,16 +517,20 @@ def generate(model: LinearModel, path: str | Path | None = None, *,
     check_model(model)
     name = _prefix(model, prefix)
     writer = _Writer(model, name, chosen, parameters)
+    paths = output_files(target, chosen) if target is not None else None
     if chosen == "c":
-        files = writer.c_files(target.stem if target is not None else name)
+        header, source = (paths[0].name, paths[1].name) if paths else (f"{name}.h", f"{name}.c")
+        files = writer.c_files(header, source)
     else:
-        files = writer.cpp_file(target.name if target is not None else f"{name}.hpp")
-    if target is None:
-        return GeneratedCode(chosen, name, files)
-    writes = [(target.with_name(file_name), _text_writer(text))
-              for file_name, text in files.items()]
-    paths = atomic_write_all(writes)
-    return GeneratedCode(chosen, name, files, tuple(paths))
+        files = writer.cpp_file(paths[0].name if paths else f"{name}.hpp")
+    functions = tuple(function for function, *_ in writer.functions())
+    made = GeneratedCode(chosen, name, files, functions=functions, friction=writer.friction,
+                         drive_gains=writer.gains is not None)
+    if paths is None:
+        return made
+    written = atomic_write_all([(path, _text_writer(text))
+                                for path, text in zip(paths, files.values(), strict=True)])
+    return dataclasses.replace(made, paths=tuple(written))
 
 
 def _text_writer(text: str):
