@@ -84,3 +84,105 @@ def test_export_command_from_a_model(tmp_path, capsys):
     assert not (tmp_path / "x.urdf").exists()
     assert main(["export", "panda", "-o", str(tmp_path / "panda.stl")]) == 2
     assert "`-o` must end in .urdf, .xml, .mjcf, .yaml or .yml" in capsys.readouterr().err
+
+
+# --- names and encodings: what is written loads back, or nothing is written ------------------
+def _renamed(robot, *, joints=None, links=None):
+    import dataclasses
+
+    out = robot
+    if joints is not None:
+        out = dataclasses.replace(out, joints=tuple(
+            dataclasses.replace(joint, name=name) for joint, name in zip(out.joints, joints,
+                                                                         strict=True)))
+    if links is not None:
+        out = dataclasses.replace(out, link_names=tuple(links))
+    return out
+
+
+@pytest.mark.parametrize("edits, message", [
+    ({"name: joint2": "name: joint1"}, r"joints 1 and 2 of 'arm3' are both named 'joint1'"),
+    ({"name: link3": "name: link1"}, r"links 1 and 3 of 'arm3' are both named 'link1'"),
+    ({"name: joint2": "name: ''"}, r"joint 2 of 'arm3' has an empty name \(''\)"),
+    ({"name: link3": "name: ' '"}, r"link 3 of 'arm3' has an empty name \(' '\)"),
+    ({"name: joint2": 'name: "b\\x01"'}, r"joint 2 of 'arm3' is named 'b\\x01', with a "
+                                          "character XML"),
+])
+@pytest.mark.parametrize("suffix", [".urdf", ".xml", ".yaml"])
+def test_names_that_would_not_load_back_are_refused_before_writing(tmp_path, capsys, edits,
+                                                                    message, suffix):
+    """Repeated, empty and unprintable names (a hand-edited robot file): refused by name,
+    nothing written, for every format."""
+    import re
+
+    from dynid.robot import save_robot
+
+    source = tmp_path / "source.yaml"
+    save_robot(load_robot("arm3"), source)
+    text = source.read_text()
+    for old, new in edits.items():
+        assert old in text
+        text = text.replace(old, new)
+    source.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        export_robot(load_robot(source), tmp_path / "direct.urdf")
+    assert main(["export", str(source), "-o", str(tmp_path / f"out{suffix}")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and re.search(message, error)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source.yaml"]
+
+
+def test_generated_names_step_aside_for_the_robots_own(tmp_path, rng):
+    """A joint named tool_joint, links named base_link and tool: the URDF's own frames take
+    other names, and the file loads back with the same dynamics."""
+    robot = _renamed(load_robot("arm3"), joints=["j1", "j2", "tool_joint"],
+                     links=["base_link", "tool", "tool_1"])
+    text = to_urdf(robot)
+    assert '<link name="base_link_1"/>' in text and '<link name="tool_2"/>' in text
+    assert '<joint name="tool_2_joint" type="fixed">' in text
+    path = tmp_path / "arm.urdf"
+    export_robot(robot, path)
+    back = load_urdf(path)
+    assert list(back.joint_names) == ["j1", "j2", "tool_joint"]
+    q, dq, ddq = rng.standard_normal((3, 10, 3))
+    assert_close(rnea(back, q, dq, ddq), rnea(robot, q, dq, ddq), atol=1e-9)
+
+
+@pytest.mark.parametrize("encoding", ["ISO-8859-1", "UTF-16"])
+def test_a_urdf_in_another_encoding_exports_as_declared_utf8(tmp_path, encoding, rng):
+    """Export writes UTF-8 and says so, whatever the source URDF declared."""
+    text = to_urdf(_renamed(load_robot("arm3"), links=["bras", "lien", "poignée"]))
+    text = text.replace('<?xml version="1.0" encoding="UTF-8"?>',
+                        f'<?xml version="1.0" encoding="{encoding}"?>')
+    source = tmp_path / "source.urdf"
+    source.write_bytes(text.encode(encoding.lower().replace("iso-", "iso")))
+    robot = load_urdf(source)
+    assert robot.link_names[-1] == "poignée"
+    for suffix in (".urdf", ".xml"):
+        out = tmp_path / f"out{suffix}"
+        assert main(["export", str(source), "-o", str(out)]) == 0
+        raw = out.read_bytes()
+        assert raw.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+        assert "poignée".encode() in raw
+    back = load_urdf(tmp_path / "out.urdf")
+    assert back.link_names[-1] == "poignée"
+    q, dq, ddq = rng.standard_normal((3, 10, 3))
+    assert_close(rnea(back, q, dq, ddq), rnea(robot, q, dq, ddq), atol=1e-9)
+
+
+def test_export_never_writes_over_the_urdf_a_robot_file_stands_on(tmp_path, capsys):
+    urdf, robot_file = tmp_path / "arm3.urdf", tmp_path / "r.yaml"
+    assert main(["export", "arm3", "-o", str(urdf)]) == 0
+    assert main(["export", str(urdf), "-o", str(robot_file)]) == 0
+    capsys.readouterr()
+    before = urdf.read_bytes()
+    (tmp_path / "sub").mkdir()
+    for spelling in (urdf, tmp_path / "sub" / ".." / "arm3.urdf"):
+        assert main(["export", str(robot_file), "-o", str(spelling)]) == 2
+        error = capsys.readouterr().err
+        assert "is an input of this command ('arm3.urdf', which" in error
+        assert error.count("\n") == 1
+    assert urdf.read_bytes() == before
+    assert main(["export", str(robot_file), "-o", str(tmp_path / "x.urdf"), "--name", ""]) == 2
+    assert "`--name` is empty" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arm3.urdf", "r.yaml", "sub"]

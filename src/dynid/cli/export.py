@@ -32,14 +32,18 @@ def _export(args: argparse.Namespace) -> int:
     """A model's (or a robot file's) robot as URDF, MJCF or a dynid robot file."""
     import dataclasses
 
-    from dynid.export import export_robot, identified_robot
+    from dynid.export import check_names, export_robot, identified_robot
     from dynid.identification import LinearModel
     from dynid.robot import save_robot
 
     source = model_or_robot(args.source, tip=args.tip)
     robot = identified_robot(source) if isinstance(source, LinearModel) else source
-    if args.name:
+    if args.name is not None:
+        if not args.name.strip():
+            raise ValueError("`--name` is empty: give the exported robot's name, or leave "
+                             "the option out to keep the model's")
         robot = dataclasses.replace(robot, name=args.name)
+    check_names(robot)  # before anything is written: what would not load back
     suffix = Path(args.output).suffix.lower()
     if suffix in (".yaml", ".yml"):
         save_robot(robot, args.output)

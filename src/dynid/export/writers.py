@@ -15,6 +15,7 @@ named in a comment.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -26,9 +27,36 @@ from dynid.friction.models import FrictionModel, LuGre, Stribeck, ViscousCoulomb
 from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, to_com, transform_parameters
 
-__all__ = ["EXPORT_FORMATS", "export_robot", "identified_robot", "to_mjcf", "to_urdf"]
+__all__ = ["EXPORT_FORMATS", "check_names", "export_robot", "identified_robot", "to_mjcf",
+           "to_urdf"]
 
 EXPORT_FORMATS = ("urdf", "mjcf")
+# what the files say they are: the text is written as UTF-8, whatever the source URDF's
+# declaration was (Latin-1, UTF-16)
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
+_NOT_IN_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def check_names(robot: Robot) -> None:
+    """ValueError, naming the joint or link, unless every joint and link name is text that
+    is not empty, unique among the joints (links) and holds no character XML cannot: what
+    an exported URDF, MJCF or robot file needs to load back. Checked before anything is
+    written."""
+    for kind, names in (("joint", list(robot.joint_names)), ("link", list(robot.link_names))):
+        seen: dict[str, int] = {}
+        for k, name in enumerate(names, start=1):
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"{kind} {k} of {robot.name!r} has an empty name "
+                                 f"({name!r}): an exported robot would not load back; name it "
+                                 "in the robot file")
+            if _NOT_IN_XML.search(name):
+                raise ValueError(f"{kind} {k} of {robot.name!r} is named {name!r}, with a "
+                                 "character XML cannot hold; rename it in the robot file")
+            if name in seen:
+                raise ValueError(f"{kind}s {seen[name]} and {k} of {robot.name!r} are both "
+                                 f"named {name!r}: an exported robot would not load back; "
+                                 "give each a name of its own in the robot file")
+            seen[name] = k
 
 
 def _number(value: float) -> str:
@@ -99,14 +127,18 @@ def _friction_terms(friction: FrictionModel) -> tuple[NDArray | None, NDArray | 
 def to_urdf(robot: Robot, parameters: NDArray | None = None,
             friction: FrictionModel | None = None) -> str:
     """The URDF of ``robot`` with ``parameters`` ``(n, 10)`` (default its own) and
-    ``friction`` (default its own)."""
+    ``friction`` (default its own), declared UTF-8. The base, tool link and tool joint take
+    names no link or joint of the robot has (``base_link``, ``tool``, ``tool_joint``, else
+    ``_1``, ``_2`` ...); names that could not load back are refused (``check_names``)."""
+    check_names(robot)
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
     base, tool_link = _free_name("base_link", names), _free_name("tool", names)
+    tool_joint = _free_name(tool_link + "_joint", robot.joint_names)
     rotor = robot.rotor_inertia
     namespace = ' xmlns:drake="http://drake.mit.edu"' if rotor.any() else ""
-    parts = [f"<robot name={quoteattr(robot.name)}{namespace}>",
+    parts = [XML_DECLARATION, f"<robot name={quoteattr(robot.name)}{namespace}>",
              *_comments("link frames at their joints", note)]
     parts.append(f"  <link name={quoteattr(base)}/>")
     parent, previous_post = base, np.eye(4)
@@ -142,7 +174,7 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
         parent, previous_post = names[k], joint.post
     tool = previous_post @ robot.tool
     parts += [f"  <link name={quoteattr(tool_link)}/>",
-              f"  <joint name={quoteattr(tool_link + '_joint')} type=\"fixed\">",
+              f"  <joint name={quoteattr(tool_joint)} type=\"fixed\">",
               f"    <parent link={quoteattr(parent)}/>",
               f"    <child link={quoteattr(tool_link)}/>",
               f'    <origin xyz="{_vector(tool[:3, 3])}" rpy="{_vector(_rpy(tool[:3, :3]))}"/>',
@@ -172,10 +204,11 @@ def _free_name(name: str, taken) -> str:
 def to_mjcf(robot: Robot, parameters: NDArray | None = None,
             friction: FrictionModel | None = None) -> str:
     """The MuJoCo MJCF of ``robot`` (a fixed base; the same frames as ``to_urdf``)."""
+    check_names(robot)
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
-    parts = [f"<mujoco model={quoteattr(robot.name)}>",
+    parts = [XML_DECLARATION, f"<mujoco model={quoteattr(robot.name)}>",
              *_comments("bodies at their joints", note)]
     parts += ['  <compiler angle="radian" autolimits="true"/>',
               f'  <option gravity="{_vector(robot.gravity)}"/>', "  <worldbody>"]
