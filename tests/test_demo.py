@@ -128,3 +128,41 @@ def test_a_failed_demo_leaves_the_previous_outputs_alone(tmp_path, monkeypatch):
     assert [path.name for path in tmp_path.iterdir()] == ["out"]
     assert [path.name for path in folder.iterdir()] == ["report.html"]
     assert (folder / "report.html").read_text() == "previous run"
+
+
+def test_a_demo_that_fails_while_moving_its_outputs_in_leaves_the_folder_as_it_was(
+        tmp_path, monkeypatch):
+    """The outputs move in all together or not at all: a rename that fails late (the URDF,
+    ninth of eleven, after the report replaced the previous run's) puts back the files
+    already replaced and removes the new ones."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "report.html").write_text("previous run")
+    (folder / "notes.txt").write_text("the user's")
+    calls = []
+    original = Path.replace
+
+    def replace(self, target):
+        if Path(target).parent == folder:
+            calls.append(Path(target).name)
+            if Path(target).name == "panda-identified.urdf":
+                raise OSError("disk full")
+        return original(self, target)
+
+    monkeypatch.setattr(Path, "replace", replace)
+    with pytest.raises(OSError, match="disk full"):
+        run_demo(output=folder, duration=10.0, iterations=1)
+    assert calls[7:9] == ["report.html", "panda-identified.urdf"]  # the report was in place
+    assert sorted(path.name for path in folder.iterdir()) == ["notes.txt", "report.html"]
+    assert (folder / "report.html").read_text() == "previous run"
+    assert [path.name for path in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_folder_in_the_way_of_an_output_is_refused_before_work(tmp_path, capsys):
+    folder = tmp_path / "out"
+    (folder / "summary.json").mkdir(parents=True)
+    assert main(["demo", "--quiet", "-o", str(folder)]) == 2
+    error = capsys.readouterr().err
+    assert error == (f"dynid: error: `output`: file {str(folder / 'summary.json')!r} is a "
+                     "folder; give a file name in it\n")
+    assert [path.name for path in folder.iterdir()] == ["summary.json"]

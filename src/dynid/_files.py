@@ -71,6 +71,15 @@ def atomic_write_all(writes: Sequence[tuple[str | Path, Callable[[Path], None]]]
     return paths
 
 
+def move_all(sources: Sequence[Path], targets: Sequence[Path]) -> None:
+    """Rename every file of ``sources`` onto its target (same file system), all or none: a
+    failed rename puts back the targets already replaced and removes the ones that are new;
+    Ctrl-C (SIGTERM, SIGHUP) is held back while the files move."""
+    paths = [check_writable(target) for target in targets]
+    with _interrupts_held():
+        _rename_all([Path(source) for source in sources], paths)
+
+
 def _temporary(path: Path) -> Path:
     handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
     os.close(handle)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -38,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dynid._files import atomic_write, to_builtin
+from dynid._files import atomic_write, check_writable, move_all, to_builtin
 from dynid.dynamics import rnea
 from dynid.robot import Robot, load_robot
 
@@ -56,6 +55,12 @@ ENCODER_RESOLUTION = 2 * np.pi / 2**20  # rad: a 20-bit encoder
 STIFFNESS = (600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0)  # N m / rad
 DAMPING = (30.0, 30.0, 20.0, 30.0, 8.0, 6.0, 2.0)  # N m s / rad
 DEMO_METHODS = ("ols", "cls3", "retrieved")
+# what a run writes into its folder, by role
+_ROLES = ("identification_log", "validation_log", "excitation", "excitation_parameters",
+          "model_ols", "model_cls3", "model_retrieved", "report", "urdf", "plot", "summary")
+OUTPUT_NAMES = ("identification.npz", "validation.npz", "excitation.csv", "excitation.yaml",
+                "model-ols.yaml", "model-cls3.yaml", "model-retrieved.yaml", "report.html",
+                "panda-identified.urdf", "validation.png", "summary.json")
 
 
 @dataclass
@@ -115,6 +120,9 @@ def _check_options(output, duration, rate, noise_std, iterations, seed) -> None:
         raise ValueError(f"`output`: folder {str(folder.parent)!r} does not exist")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"`output`: {str(folder)!r} exists and is not a folder")
+    if folder.is_dir():  # what the run will replace: regular files only, checked before work
+        for name in OUTPUT_NAMES:
+            check_writable(folder / name, "`output`: file")
 
 
 def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DURATION,
@@ -206,12 +214,7 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     lap("validation")
 
     say(f"7/7 outputs in {folder}/: logs, excitation, models, report, URDF, plot")
-    names = {"identification_log": "identification.npz", "validation_log": "validation.npz",
-             "excitation": "excitation.csv", "excitation_parameters": "excitation.yaml",
-             "model_ols": "model-ols.yaml", "model_cls3": "model-cls3.yaml",
-             "model_retrieved": "model-retrieved.yaml", "report": "report.html",
-             "urdf": f"{truth.name}-identified.urdf", "plot": "validation.png",
-             "summary": "summary.json"}
+    names = dict(zip(_ROLES, OUTPUT_NAMES, strict=True))
     # everything is written into a staging folder beside the output, then moved in: a failed
     # run leaves the previous outputs as they were, never a mixture
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -251,9 +254,15 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
         text = json.dumps(to_builtin(result.to_json(), nonfinite_as_none=True), indent=2)
         atomic_write(files["summary"], lambda tmp: tmp.write_text(text + "\n",
                                                                   encoding="utf-8"))
+        created = not folder.exists()
         folder.mkdir(exist_ok=True)
-        for role, name in names.items():
-            os.replace(files[role], folder / name)
+        try:  # all moved in, or none (the previous outputs put back)
+            move_all([files[role] for role in names], [folder / name for name in
+                                                       names.values()])
+        except BaseException:
+            if created:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return result
