@@ -46,7 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _beside(args: argparse.Namespace) -> dict[str, Path]:
     """C writes the header and the source together: the one `-o` does not name (exactly the
     file `generate` writes, so that it is checked against every input too)."""
-    from dynid.codegen.generate import output_files
+    from dynid.codegen import output_files
 
     named = Path(args.output)
     if named.suffix.lower() not in _SUFFIXES:

@@ -1,10 +1,13 @@
 """Generated code: an identified model's dynamics as dependency-free C99 (or header-only C++)
-for a real-time loop — inverse dynamics with friction, M(q), g(q), c(q, dq), the Coriolis
-matrix, friction and its state (``generate``; command line ``dynid codegen``)."""
+for a real-time loop — inverse dynamics with the model's friction (none for a model without),
+M(q), g(q), c(q, dq), the Coriolis matrix, friction and its state, current conversions for a
+model with drive gains (``generate``; command line ``dynid codegen``)."""
 
 from dynid.codegen.generate import LANGUAGES as LANGUAGES
 from dynid.codegen.generate import SUFFIXES as SUFFIXES
 from dynid.codegen.generate import GeneratedCode as GeneratedCode
 from dynid.codegen.generate import generate as generate
+from dynid.codegen.generate import has_friction as has_friction
+from dynid.codegen.generate import output_files as output_files
 
-__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate"]
+__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "has_friction", "output_files"]

@@ -1,5 +1,6 @@
-"""Dependency-free C (or C++) for an identified model: inverse dynamics with friction, M(q),
-g(q), c(q, dq), the Coriolis matrix, friction and its state.
+"""Dependency-free C (or C++) for an identified model: inverse dynamics with the model's
+friction, M(q), g(q), c(q, dq), the Coriolis matrix, friction and its state (no friction
+terms for a model without friction), and current conversions for a model with drive gains.
 
 ``generate(model, path)`` writes, for ``language="c"``, a header and a source file side by side
 (``arm.h`` and ``arm.c``, whichever of the two ``path`` names): C99, functions named
