@@ -484,6 +484,18 @@ def test_bad_arguments_are_refused(panda_model, tmp_path, kwargs, message):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("robot_name, prefix", [
+    ("Panda", "panda"), ("3arm", "robot_3arm"), ("_arm", "robot_arm"), ("ü-arm", "robot__arm"),
+    ("", "robot"), ("double", "double_model"), ("arm 2", "arm_2"),
+])
+def test_the_default_prefix_is_a_c_identifier_from_the_robots_name(panda_model, robot_name,
+                                                                    prefix):
+    model = dataclasses.replace(panda_model, robot=dataclasses.replace(panda_model.robot,
+                                                                       name=robot_name))
+    code = generate(model)
+    assert code.prefix == prefix and f"void {prefix}_gravity(" in code.files[f"{prefix}.h"]
+
+
 def test_not_a_model_is_a_type_error():
     with pytest.raises(TypeError, match="`model` must be an identified LinearModel"):
         generate(load_robot("panda"))

@@ -72,7 +72,7 @@ class GeneratedCode:
 def _prefix(model: LinearModel, prefix: str | None) -> str:
     if prefix is None:
         text = re.sub(r"\W", "_", model.robot.name.strip().lower(), flags=re.ASCII) or "robot"
-        text = f"robot_{text}" if text[0].isdigit() else text
+        text = text if text[0].isalpha() else f"robot{text if text[0] == '_' else '_' + text}"
         return f"{text}_model" if text in _C_KEYWORDS or keyword.iskeyword(text) else text
     if not isinstance(prefix, str):
         raise TypeError(f"`prefix` must be text, got {type(prefix).__name__}")
