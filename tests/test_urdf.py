@@ -45,11 +45,20 @@ def _panda_urdf(robot) -> str:
     return f'<robot name="panda">{"".join(links)}{"".join(joints)}</robot>'
 
 
-def test_non_physical_urdf_links_are_refused_unless_told(tmp_path):
+def test_non_physical_urdf_links_warn_when_rounded_and_are_refused_when_gross(tmp_path):
+    from dynid.robot import RoundedInertiaWarning
+
     path = tmp_path / "panda.urdf"
-    path.write_text(_panda_urdf(load_robot("panda-cad")))
+    cad = load_robot("panda-cad")  # Franka's link 4 misses by -0.025 %: rounding
+    path.write_text(_panda_urdf(cad))
+    with pytest.warns(RoundedInertiaWarning, match="the link of joint panda_joint4` "):
+        load_urdf(path)
+    gross = cad.parameters.copy()
+    gross[3, 1] += 0.5 * gross[3, 0]  # the CoM moved 0.5 m, the inertia about the origin kept
+    path.write_text(_panda_urdf(cad.with_parameters(gross)))
     with pytest.raises(ValueError, match="the link of joint panda_joint4` is not a physical"):
         load_urdf(path)
+    assert_close(load_urdf(path, physical=False).parameters[3], gross[3])
 
 
 @pytest.mark.parametrize("name", ["panda", "panda-cad"])

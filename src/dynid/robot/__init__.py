@@ -24,6 +24,7 @@ from dynid.robot._yaml import robot_to_dict as robot_to_dict
 from dynid.robot._yaml import save_robot as save_robot
 from dynid.robot.bounds import LinkBounds as LinkBounds
 from dynid.robot.bounds import ParameterBounds as ParameterBounds
+from dynid.robot.inertia import RoundedInertiaWarning as RoundedInertiaWarning
 
 __all__ = [
     "ExampleRobot",
@@ -37,6 +38,7 @@ __all__ = [
     "RevoluteDH",
     "RevoluteMDH",
     "Robot",
+    "RoundedInertiaWarning",
     "Source",
     "URDFWarning",
     "builtin_robots",

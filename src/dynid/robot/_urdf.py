@@ -33,7 +33,7 @@ from dynid.robot._urdf_tree import (
     warn_ignored,
 )
 from dynid.robot.derived_bounds import LinkExtent, derive_bounds
-from dynid.robot.inertia import check_physical, from_pinocchio_order
+from dynid.robot.inertia import check_links_physical, from_pinocchio_order
 
 __all__ = ["load_urdf"]
 
@@ -98,9 +98,10 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
 
     Raises ValueError for a file that cannot be parsed (or is not a regular file within
     ``dynid._reading.MAX_TEXT_BYTES``, or holds a DOCTYPE or entity declaration), a link that
-    is not a physical body (unless ``physical=False``: values kept as published, such as
+    is grossly not a physical body (unless ``physical=False``: values kept as published, such as
     Franka's CAD link 4), a kinematic loop (a link with two parent joints), a tree without a
-    tip, or an unsupported joint type.
+    tip, or an unsupported joint type. Links that miss physical consistency by a rounding
+    margin (``dynid.robot.inertia.ROUNDING_RTOL``) load with one ``RoundedInertiaWarning``.
     """
     path = Path(path)
     tree = read_tree(path)
@@ -146,12 +147,12 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         joints.append(Joint(joint_name, kind, axis=axis,
                             pre=model.jointPlacements[j].homogeneous))
         params.append(from_pinocchio_order(model.inertias[j].toDynamicParameters()))
-        if physical:
-            try:
-                check_physical(params[-1], f"{path.name}: the link of joint {joint_name}")
-            except ValueError as error:
-                raise ValueError(f"{error}; a file known to hold such values (as published) "
-                                 "loads with load_urdf(path, physical=False)") from None
+    if physical:
+        check_links_physical(
+            np.array(params), [f"the link of joint {j.name}" for j in joints], where=path.name,
+            escape=(f"write a robot file (say {path.stem}.yaml) holding `urdf: {path.name}` and "
+                    "`inertia: {physical: false}`, and give that file in place of the URDF "
+                    "(in Python: load_urdf(path, physical=False))"))
     if [j.name for j in joints] != [j.name for j in arm]:  # an internal invariant
         raise AssertionError(f"pinocchio's joints {[j.name for j in joints]} are not the arm's "
                              f"{[j.name for j in arm]}")
