@@ -28,8 +28,8 @@ friction:                     # optional; model: none | viscous-coulomb | arctan
                               # stribeck | lugre (stribeck, lugre: offset fo optional)
   model: sigmoid
   parameters: {phi1: [...], phi2: [...], phi3: [...]}
-bounds:                       # optional: the search region of feasible-parameter retrieval
-  source: "..."
+bounds:                       # optional: the search region of the constrained methods and
+  source: "..."               #   retrieval; default derived (dynid.robot.derived_bounds)
   total_mass: [16.0, 20.0]    # kg
   links:                      # mass [kg]; CoM box in the link frame [m]; inertia about the CoM
     - {mass: [0, 10], com: {lower: [...], upper: [...]},
@@ -304,7 +304,7 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         raise ValueError(f"`source` must be a mapping (citation, url, notes), got {source!r:.60}")
     check_keys(source, ("citation", "url", "notes"), "source")
     build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
-    return build(
+    robot = build(
         name, rows, parameters, tool=tool,
         joint_names=[_text(j.get("name", f"joint{k + 1}"), f"kinematics.joints[{k}].name")
                      for k, j in enumerate(joint_specs)],
@@ -320,6 +320,11 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         source=Source(**{k: _text(source.get(k, ""), f"source.{k}")
                          for k in ("citation", "url", "notes")}),
     )
+    if robot.bounds is None and physical:  # a description without bounds: derived, as a URDF's
+        from dynid.robot.derived_bounds import derive_bounds
+
+        robot = dataclasses.replace(robot, bounds=derive_bounds(robot, source=file_name))
+    return robot
 
 
 def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
@@ -566,7 +571,9 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
         **({"rotor_inertia": robot.rotor_inertia.tolist()} if robot.rotor_inertia.any()
            else {}),
         "friction": robot.friction.to_dict(),
-        **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None else {}),
+        # derived bounds are derived again on loading (the same parameters give the same)
+        **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None
+           and not robot.bounds.derived else {}),
     }
 
 
