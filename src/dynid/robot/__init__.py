@@ -15,6 +15,10 @@ from dynid.robot._joint import PrismaticDH as PrismaticDH
 from dynid.robot._joint import PrismaticMDH as PrismaticMDH
 from dynid.robot._joint import RevoluteDH as RevoluteDH
 from dynid.robot._joint import RevoluteMDH as RevoluteMDH
+from dynid.robot._robot import MAX_GRAVITY as MAX_GRAVITY
+from dynid.robot._robot import MAX_JOINTS as MAX_JOINTS
+from dynid.robot._robot import MAX_LENGTH as MAX_LENGTH
+from dynid.robot._robot import MAX_MASS as MAX_MASS
 from dynid.robot._robot import JointLimits as JointLimits
 from dynid.robot._robot import Robot as Robot
 from dynid.robot._robot import Source as Source
@@ -27,6 +31,10 @@ from dynid.robot.bounds import ParameterBounds as ParameterBounds
 from dynid.robot.inertia import RoundedInertiaWarning as RoundedInertiaWarning
 
 __all__ = [
+    "MAX_GRAVITY",
+    "MAX_JOINTS",
+    "MAX_LENGTH",
+    "MAX_MASS",
     "ExampleRobot",
     "Joint",
     "JointLimits",

@@ -21,7 +21,7 @@ import pinocchio as pin
 from dynid.friction.models import ViscousCoulomb
 from dynid.robot._geometry import link_geometry
 from dynid.robot._joint import Joint
-from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._robot import MAX_JOINTS, STANDARD_GRAVITY, JointLimits, Robot, Source
 from dynid.robot._urdf_tree import (
     DERIVED_NOTE,
     URDFTree,
@@ -106,6 +106,11 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     path = Path(path)
     tree = read_tree(path)
     arm, locked = select_chain(tree, tip)
+    if len(arm) > MAX_JOINTS:  # before pinocchio builds them
+        raise ValueError(f"`path`: URDF {str(path)!r} has {len(arm)} arm joints, more than "
+                         f"dynid's MAX_JOINTS = {MAX_JOINTS} for one chain; give a tip link "
+                         "nearer the root (--tip, `tip:` in a robot file): the joints after "
+                         "it are locked")
     text, lock_lines = locked_document(tree, locked)
     try:
         with _parser_messages() as messages:
@@ -210,12 +215,15 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     elif given.any():
         notes.append("no rotor inertia in the transmissions: rotor_inertia stays 0")
     warn_ignored(path, priors.ignored)
-    robot = Robot(
-        name=name or model.name or path.stem, joints=tuple(joints), parameters=np.array(params),
-        limits=limits, gravity=np.asarray(gravity, dtype=float), tool=tool, convention="urdf",
-        link_names=tuple(link_names), friction=friction, rotor_inertia=rotor,
-        source=Source(url=str(path)),
-    )
+    try:
+        robot = Robot(
+            name=name or model.name or path.stem, joints=tuple(joints),
+            parameters=np.array(params), limits=limits, gravity=np.asarray(gravity, dtype=float),
+            tool=tool, convention="urdf", link_names=tuple(link_names), friction=friction,
+            rotor_inertia=rotor, source=Source(url=str(path)),
+        )
+    except ValueError as error:  # a value beyond what the dynamics hold: name the file
+        raise ValueError(f"{path.name}: {error}") from None
     extents, problems = _extents(model, tree, n)
     bounds = derive_bounds(robot, extents, source=path.name)
     if problems:
