@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--continuous-range", type=Range(float, high=100.0, above=0),
                         default=math.pi, metavar="RAD",
                         help="a joint without position limits (continuous) moves within "
-                             "[-RAD, RAD] around zero (default pi)")
+                             "[-RAD, RAD] around zero (default %(default).6g: pi)")
     excite.add_argument("--rest", action=argparse.BooleanOptionalAction, default=True,
                         help="zero velocity and acceleration at t = 0 and at the end, ready to "
                              "send to a robot (default; the .yaml says where the arm must be "
