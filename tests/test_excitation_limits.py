@@ -126,6 +126,9 @@ def test_the_command_line_prints_the_derived_limits_and_takes_overrides(tmp_path
     text = capsys.readouterr().out
     assert "acceleration limits derived" in text and "position ranges assumed" in text
     assert "[-1.5, 1.5]" in text
+    written = yaml.safe_load(out.with_suffix(".yaml").read_text())  # what it keeps to, recorded
+    assert np.isfinite(written["acceleration_limits"]).all()
+    assert any("derived" in line for line in written["derived_limits"])
     # --acceleration-limit overrides the derived ones
     assert main(["excite", arm, "-o", str(out), *options, "--acceleration-limit", "2",
                  "--json"]) == 0
@@ -135,3 +138,14 @@ def test_the_command_line_prints_the_derived_limits_and_takes_overrides(tmp_path
     # robot show prints them too
     assert main(["robot", "show", arm]) == 0
     assert "for `dynid excite`: acceleration limits derived" in capsys.readouterr().out
+
+
+def test_random_fourier_completes_the_limits_too():
+    from dynid.excitation import random_fourier
+
+    robot = _load(next(name for name in ARMS if name == "kinova") if "kinova" in ARMS
+                  else "arm3")
+    completed = excitation_limits(robot).robot.limits
+    q, dq, ddq = random_fourier(robot, seed=3).sample(np.linspace(0.0, 40.0, 8001))
+    assert (q >= completed.lower).all() and (q <= completed.upper).all()
+    assert (np.abs(ddq) <= completed.acceleration).all() and np.abs(dq).max() > 0

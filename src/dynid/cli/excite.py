@@ -111,7 +111,11 @@ def _excite(args: argparse.Namespace) -> int:
         progress=stderr_progress(args))
     save_trajectory(args.output, result.trajectory, duration=args.period, rate=args.rate,
                     extra={"criterion": result.criterion, "value": result.value,
-                           "condition_number": result.condition_number},
+                           "condition_number": result.condition_number,
+                           # what the trajectory keeps to, derived ones included
+                           "acceleration_limits": result.limits.acceleration.tolist(),
+                           **({"derived_limits": result.derived_limits}
+                              if result.derived_limits else {})},
                     allow_moving_ends=not args.rest)
     start = result.trajectory.sample([0.0])[0][0]
     payload = {**result.to_json(), "output": args.output,

@@ -113,8 +113,10 @@ def random_fourier(robot: Robot, *, harmonics: int = 5, omega_f: float = 0.15 * 
 
     Coefficients are drawn from N(0, 1/l) (seeded), centred on the middle of each joint's
     position range, then each joint is scaled so that position, velocity and acceleration peak
-    at most at ``margin`` times the limit. Not optimised for conditioning.
+    at most at ``margin`` times the limit (limits the robot does not give completed as
+    ``optimize_excitation`` does, ``dynid.excitation.limits``). Not optimised for conditioning.
     """
+    robot = excitation_limits(robot).robot
     _check_limits(robot)
     if harmonics < 1:
         raise ValueError(f"`harmonics` must be >= 1, got {harmonics}")
