@@ -48,7 +48,8 @@ tip: flange                   # optional: the link where the arm ends (a tree UR
 tool: [[...], ...]            # optional 4 x 4 tool frame on the last link (default the tip's)
 gravity: [0.0, 0.0, -9.81]
 limits:                       # optional; each entry overrides the URDF's (which has no
-  acceleration: [...]         #   acceleration limits)
+  acceleration: [...]         #   acceleration limits: excite derives them, see
+                              #   dynid.excitation.limits)
 inertia:                      # optional: link parameters instead of the URDF's (as above), or
   physical: false             #   just `physical: false` for a URDF whose values are published
 rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
@@ -65,7 +66,9 @@ The schema is strict: an unknown key is an error (with the closest known key as 
 every value is type-checked, the inertia of every link must be physically valid (mass >= 0 and
 the pseudo-inertia positive semi-definite: the inertia about the CoM positive semi-definite
 with the triangle inequality) unless ``inertia.physical`` is false (values kept as a source
-published them, say why in ``source.notes``), and bounds must be ordered.
+published them, say why in ``source.notes``); a miss within ``inertia.ROUNDING_RTOL`` (2 %: a
+published table's rounding) loads with one ``RoundedInertiaWarning`` naming the links. Bounds
+must be ordered; without ``bounds:`` they are derived (``dynid.robot.derived_bounds``).
 With ``about: origin`` each link gives ``mass``, ``first_moment`` (m c) and ``inertia`` about the
 link-frame origin instead (the 10-vector of ``dynid.robot.inertia``).
 """
