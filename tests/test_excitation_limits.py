@@ -149,3 +149,24 @@ def test_random_fourier_completes_the_limits_too():
     q, dq, ddq = random_fourier(robot, seed=3).sample(np.linspace(0.0, 40.0, 8001))
     assert (q >= completed.lower).all() and (q <= completed.upper).all()
     assert (np.abs(ddq) <= completed.acceleration).all() and np.abs(dq).max() > 0
+
+
+def test_a_double_pendulum_without_any_limit_is_excited(tmp_path, capsys):
+    """example-robot-data's double pendulum: continuous joints, no effort, no velocity limit."""
+    from dynid.robot._example_robot_data import robots_folder
+
+    folder = robots_folder()
+    path = None if folder is None else \
+        folder / "double_pendulum_description" / "urdf" / "double_pendulum_simple.urdf"
+    if path is None or not path.is_file():
+        pytest.skip("example-robot-data's double pendulum is not installed")
+    out = tmp_path / "pendulum.csv"
+    assert main(["excite", str(path), "-o", str(out), "--harmonics", "3", "--period", "4",
+                 "--grid-rate", "25", "--rate", "50", "--starts", "1", "--iterations", "3",
+                 "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "joint1 2 (no effort limit)" in text  # 1 rad/s assumed, reached in 0.5 s
+    assert "velocity limits assumed (none given): joint1 1, joint2 1" in text
+    table = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert (np.abs(table[:, 1:3]) <= CONTINUOUS_RANGE).all()
+    assert (np.abs(table[:, 3:5]) <= 1.0).all() and (np.abs(table[:, 5:7]) <= 2.0).all()
