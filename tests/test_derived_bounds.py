@@ -195,3 +195,35 @@ def test_written_bounds_are_not_derived_and_derived_ones_write_out():
     back = ParameterBounds.from_dict(derived.to_dict(), 7)
     assert not back.derived  # written out, they are the user's to edit
     assert_close(back.links[3].com_upper, derived.links[3].com_upper)
+
+
+@pytest.mark.parametrize("name", ["jaco2", "arm3", "panda-cad"])
+def test_builtins_without_written_bounds_get_derived_ones(name, tmp_path):
+    """jaco2, arm3 and panda-cad write no bounds: they are derived as a URDF's are, hold the
+    robot's own parameters, and a robot file saved from them derives them again."""
+    from dynid.robot import load_robot_file, robot_to_dict, save_robot
+
+    robot = load_robot(name)
+    assert robot.bounds is not None and robot.bounds.derived
+    assert f"from {name}.yaml" in robot.bounds.source
+    expected = derive_bounds(robot, source=f"{name}.yaml")
+    assert_close(robot.bounds.to_dict()["links"][1]["com"]["upper"],
+                  expected.to_dict()["links"][1]["com"]["upper"], rtol=0, atol=0)
+    assert check_consistency(robot.parameters, robot.bounds).within_bounds
+    assert "bounds" not in robot_to_dict(robot)  # derived again on loading
+    save_robot(robot, tmp_path / "copy.yaml")
+    copy = load_robot_file(tmp_path / "copy.yaml")
+    assert copy.bounds.derived
+    assert_close(copy.bounds.links[2].com_lower, robot.bounds.links[2].com_lower)
+    # written bounds win over derived ones
+    assert not load_robot("panda").bounds.derived
+
+
+def test_the_constrained_methods_accept_a_builtin_without_written_bounds():
+    from dynid.identification.base_parameters import robot_base_parameters
+    from dynid.identification.retrieval import retrieve_sdp
+
+    robot = load_robot("arm3")  # "has no parameter bounds; give them" before issue 22
+    base = robot_base_parameters(robot)
+    result = retrieve_sdp(robot, base, base.base(robot.parameters.ravel()))
+    assert result.success and result.consistency.within_bounds

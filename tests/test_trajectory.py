@@ -117,6 +117,12 @@ def test_malformed_trajectory_files(tmp_path):
         (tmp_path / name).write_text(text)
         with pytest.raises(ValueError):
             load_trajectory(tmp_path / name)
+    # issue 22: a list where the family's name goes was "unhashable type: 'list'"
+    for text in ("family: [fourier]\n", "family: {fourier: 1}\n"):
+        (tmp_path / "listed.yaml").write_text(text)
+        with pytest.raises(ValueError, match=r"listed.yaml: `family` must be one of \["
+                                             r"'fourier', .*\(text\), got"):
+            load_trajectory(tmp_path / "listed.yaml")
     (tmp_path / "one.csv").write_text("t,q1,dq1,ddq1\n0,0,0,0\n")
     with pytest.raises(ValueError, match="at least two samples"):
         load_trajectory(tmp_path / "one.csv")

@@ -45,11 +45,20 @@ def _panda_urdf(robot) -> str:
     return f'<robot name="panda">{"".join(links)}{"".join(joints)}</robot>'
 
 
-def test_non_physical_urdf_links_are_refused_unless_told(tmp_path):
+def test_non_physical_urdf_links_warn_when_rounded_and_are_refused_when_gross(tmp_path):
+    from dynid.robot import RoundedInertiaWarning
+
     path = tmp_path / "panda.urdf"
-    path.write_text(_panda_urdf(load_robot("panda-cad")))
+    cad = load_robot("panda-cad")  # Franka's link 4 misses by -0.025 %: rounding
+    path.write_text(_panda_urdf(cad))
+    with pytest.warns(RoundedInertiaWarning, match="the link of joint panda_joint4` "):
+        load_urdf(path)
+    gross = cad.parameters.copy()
+    gross[3, 1] += 0.5 * gross[3, 0]  # the CoM moved 0.5 m, the inertia about the origin kept
+    path.write_text(_panda_urdf(cad.with_parameters(gross)))
     with pytest.raises(ValueError, match="the link of joint panda_joint4` is not a physical"):
         load_urdf(path)
+    assert_close(load_urdf(path, physical=False).parameters[3], gross[3])
 
 
 @pytest.mark.parametrize("name", ["panda", "panda-cad"])
@@ -217,7 +226,7 @@ def test_a_urdf_robot_identifies_with_viscous_coulomb_offset_friction_by_default
     assert default_friction(load_robot("arm3")).name == load_robot("arm3").friction.name
 
 
-def test_excite_takes_acceleration_limits_for_a_urdf(tmp_path, capsys):
+def test_excite_derives_or_takes_acceleration_limits_for_a_urdf(tmp_path, capsys):
     from dynid.cli import main
 
     path = tmp_path / "panda.urdf"
@@ -225,8 +234,9 @@ def test_excite_takes_acceleration_limits_for_a_urdf(tmp_path, capsys):
     out = tmp_path / "traj.csv"
     argv = ["excite", str(path), "-o", str(out), "--harmonics", "2", "--period", "4",
             "--rate", "50", "--grid-rate", "25", "--starts", "1", "--iterations", "2", "--quiet"]
-    assert main(argv) == 2
-    assert "--acceleration-limit" in capsys.readouterr().err and not out.exists()
+    # a URDF has no acceleration limits: derived from its efforts and inertia, and said so
+    assert main([arg for arg in argv if arg != "--quiet"]) == 0
+    assert "acceleration limits derived" in capsys.readouterr().out and out.exists()
     assert main([*argv, "--acceleration-limit", "1", "2"]) == 2
     assert "one value or 7 (one per joint), got 2" in capsys.readouterr().err
     assert main([*argv, "--acceleration-limit", "10"]) == 0

@@ -4,6 +4,7 @@ regressor."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from dynid.cli._common import (
@@ -46,7 +47,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     excite.add_argument("--acceleration-limit", type=Range(float, high=1e4, above=0), nargs="+",
                         metavar="RAD_S2",
                         help="joint acceleration limits [rad/s^2], one value or one per joint, "
-                             "in place of the robot's (a URDF has none)")
+                             "in place of the robot's (default: the robot's; where it has none, "
+                             "as a URDF, derived from its effort limits and inertia: "
+                             "dynid.excitation.limits, printed)")
+    excite.add_argument("--continuous-range", type=Range(float, high=100.0, above=0),
+                        default=math.pi, metavar="RAD",
+                        help="a joint without position limits (continuous) moves within "
+                             "[-RAD, RAD] around zero (default %(default).6g: pi)")
     excite.add_argument("--rest", action=argparse.BooleanOptionalAction, default=True,
                         help="zero velocity and acceleration at t = 0 and at the end, ready to "
                              "send to a robot (default; the .yaml says where the arm must be "
@@ -100,10 +107,15 @@ def _excite(args: argparse.Namespace) -> int:
     result = optimize_excitation(
         robot, criterion=args.criterion, harmonics=args.harmonics, period=args.period,
         rate=args.grid_rate, rest=args.rest, seed=args.seed, starts=args.starts,
-        max_iterations=args.iterations, progress=stderr_progress(args))
+        max_iterations=args.iterations, continuous_range=args.continuous_range,
+        progress=stderr_progress(args))
     save_trajectory(args.output, result.trajectory, duration=args.period, rate=args.rate,
                     extra={"criterion": result.criterion, "value": result.value,
-                           "condition_number": result.condition_number},
+                           "condition_number": result.condition_number,
+                           # what the trajectory keeps to, derived ones included
+                           "acceleration_limits": result.limits.acceleration.tolist(),
+                           **({"derived_limits": result.derived_limits}
+                              if result.derived_limits else {})},
                     allow_moving_ends=not args.rest)
     start = result.trajectory.sample([0.0])[0][0]
     payload = {**result.to_json(), "output": args.output,
@@ -115,6 +127,8 @@ def _excite(args: argparse.Namespace) -> int:
     print(f"{robot.name}: {result.criterion} {result.start_value:.4g} (best random start) -> "
           f"{result.value:.4g}; condition number {result.condition_number:.3g}; closest to a "
           f"position limit {result.max_abs_q_margin:.3g} rad; {result.seconds:.1f} s")
+    for note in result.derived_limits:
+        print(f"  {note}")
     print(f"  time series written to {args.output}, parameters to {payload['parameters']}")
     if args.rest:
         print("  starts and ends at rest; move the arm to q = ["

@@ -59,6 +59,7 @@ def _robots(args: argparse.Namespace) -> int:
 
 
 def _robot_show(args: argparse.Namespace) -> int:
+    from dynid.excitation.limits import excitation_limits
     from dynid.identification import robot_base_parameters
     from dynid.robot import load_robot
     from dynid.robot.inertia import MASS
@@ -66,6 +67,7 @@ def _robot_show(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, tip=args.tip)
     base = robot_base_parameters(robot)
     joints = _joint_rows(robot)
+    completed = excitation_limits(robot)  # what `dynid excite` fills in
     payload = {
         "name": robot.name,
         "description": robot.description,
@@ -80,6 +82,11 @@ def _robot_show(args: argparse.Namespace) -> int:
         "friction": robot.friction.to_dict(),
         "rotor_inertia": robot.rotor_inertia.tolist(),
         "bounds": _bounds_payload(robot.bounds),
+        "excitation_limits": {
+            **{key: getattr(completed.robot.limits, key).tolist()
+               for key in ("lower", "upper", "velocity", "acceleration")},
+            "derived": {key: [robot.joint_names[j] for j in joints_filled]
+                        for key, joints_filled in completed.derived.items()}},
         "source": {"citation": robot.source.citation, "url": robot.source.url,
                    "notes": robot.source.notes},
     }
@@ -102,6 +109,8 @@ def _robot_show(args: argparse.Namespace) -> int:
                   for key in ("lower", "upper", "velocity", "acceleration", "torque")]
         cells.append(f"{link['mass']:.3f}")
         print("  " + f"{row['name']:>{width}}" + "".join(f"{c:>10}" for c in cells))
+    for note in completed.notes():
+        print(f"  for `dynid excite`: {note}")
     if robot.rotor_inertia.any():
         print("  rotor inertia (reflected): "
               + ", ".join(f"{v:.4g}" for v in robot.rotor_inertia) + " kg m^2")

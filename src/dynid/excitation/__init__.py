@@ -1,8 +1,11 @@
-"""Excitation: trajectory families (``trajectory``) and the optimisation of a Fourier excitation
+"""Excitation: trajectory families (``trajectory``), the optimisation of a Fourier excitation
 for the conditioning of the base regressor (``optimize``; Gilbert et al. 2024 eq. 15, Szabó 2021
-§5).
+§5), and the limits it keeps to, derived where a description has none (``limits``).
 """
 
+from dynid.excitation.limits import CompletedLimits as CompletedLimits
+from dynid.excitation.limits import derived_acceleration_limits as derived_acceleration_limits
+from dynid.excitation.limits import excitation_limits as excitation_limits
 from dynid.excitation.optimize import CRITERIA as CRITERIA
 from dynid.excitation.optimize import ExcitationResult as ExcitationResult
 from dynid.excitation.optimize import criterion_value as criterion_value
@@ -23,12 +26,15 @@ from dynid.excitation.trajectory import trajectory_from_dict as trajectory_from_
 
 __all__ = [
     "CRITERIA",
+    "CompletedLimits",
     "ExcitationResult",
     "FourierTrajectory",
     "RampedVelocityFourier",
     "SampledTrajectory",
     "SinusoidalVelocity",
     "criterion_value",
+    "derived_acceleration_limits",
+    "excitation_limits",
     "gaz2019_table1",
     "limit_gain",
     "load_poses",

@@ -35,10 +35,11 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from dynid.dynamics import regressor, regressor_vjp, rnea
+from dynid.excitation.limits import CONTINUOUS_RANGE, excitation_limits
 from dynid.excitation.trajectory import FourierTrajectory, rest_at_ends
 from dynid.friction.models import FrictionModel
 from dynid.identification.base_parameters import robot_base_parameters
-from dynid.robot import Robot
+from dynid.robot import JointLimits, Robot
 
 __all__ = [
     "CRITERIA",
@@ -112,8 +113,10 @@ def random_fourier(robot: Robot, *, harmonics: int = 5, omega_f: float = 0.15 * 
 
     Coefficients are drawn from N(0, 1/l) (seeded), centred on the middle of each joint's
     position range, then each joint is scaled so that position, velocity and acceleration peak
-    at most at ``margin`` times the limit. Not optimised for conditioning.
+    at most at ``margin`` times the limit (limits the robot does not give completed as
+    ``optimize_excitation`` does, ``dynid.excitation.limits``). Not optimised for conditioning.
     """
+    robot = excitation_limits(robot).robot
     _check_limits(robot)
     if harmonics < 1:
         raise ValueError(f"`harmonics` must be >= 1, got {harmonics}")
@@ -173,9 +176,15 @@ class ExcitationResult:
     n_evaluations: int
     seconds: float
     history: list[float] = field(default_factory=list)
+    limits: JointLimits | None = None  # the limits it kept to (derived ones filled in)
+    derived_limits: list[str] = field(default_factory=list)  # what was filled in, one per line
 
     def to_json(self) -> dict:
-        return {"criterion": self.criterion, "value": self.value,
+        limits = {} if self.limits is None else {"limits": {
+            key: getattr(self.limits, key).tolist()
+            for key in ("lower", "upper", "velocity", "acceleration")}}
+        return {**limits, "derived_limits": self.derived_limits,
+                "criterion": self.criterion, "value": self.value,
                 "condition_number": self.condition_number, "start_value": self.start_value,
                 "max_abs_q_margin": self.max_abs_q_margin, "success": self.success,
                 "message": self.message, "n_evaluations": self.n_evaluations,
@@ -308,6 +317,7 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
                         rest: bool = True, friction: FrictionModel | None = None,
                         torque_limits: bool = True, starts: int = 2, start_iterations: int = 15,
                         max_iterations: int = 45, seed: int = 0,
+                        continuous_range: float = CONTINUOUS_RANGE,
                         progress: Callable[[str], None] | None = None) -> ExcitationResult:
     """An optimised Fourier excitation for ``robot`` (see the module docstring).
 
@@ -317,9 +327,17 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     and ends at speed, for simulation only, see ``save_trajectory``); ``friction``: linear
     friction columns to include in the regressor (default: rigid-body base parameters only);
     ``torque_limits``: keep the torques of the robot's own model (the prior) within limits.
+
+    Limits the robot does not give are filled in first (``dynid.excitation.limits``):
+    acceleration limits derived from the effort limits and the inertia, a velocity where
+    none is given, and ``[-continuous_range, continuous_range]`` for a joint without a
+    position range (a continuous joint); the result's ``limits`` and ``derived_limits`` say
+    which.
     """
     if criterion not in CRITERIA:
         raise ValueError(f"`criterion` must be one of {CRITERIA}, got {criterion!r}")
+    completed = excitation_limits(robot, continuous_range=continuous_range)
+    robot = completed.robot
     _check_limits(robot)
     if harmonics < 1 or period <= 0 or rate <= 0 or starts < 1:
         raise ValueError("`harmonics`, `period`, `rate` and `starts` must be positive")
@@ -389,5 +407,6 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
         trajectory=trajectory, criterion=criterion, value=value, condition_number=condition,
         start_value=float(start_value), max_abs_q_margin=margin_q,
         success=bool(final.success), message=message, n_evaluations=problem.evaluations,
-        seconds=time.perf_counter() - clock, history=history,
+        seconds=time.perf_counter() - clock, history=history, limits=robot.limits,
+        derived_limits=completed.notes(),
     )

@@ -315,8 +315,13 @@ _FAMILIES = {"fourier": FourierTrajectory, "ramped-velocity-fourier": RampedVelo
 
 def trajectory_from_dict(spec: dict):
     """A trajectory family from its ``to_dict()`` form."""
-    if not isinstance(spec, dict) or spec.get("family") not in _FAMILIES:
-        raise ValueError(f"a trajectory needs `family` in {sorted(_FAMILIES)}, got {spec!r:.80}")
+    if not isinstance(spec, dict):
+        raise ValueError(f"a trajectory must be a mapping with a `family` key, got "
+                         f"{type(spec).__name__}")
+    family = spec.get("family")
+    if not isinstance(family, str) or family not in _FAMILIES:
+        raise ValueError(f"`family` must be one of {sorted(_FAMILIES)} (text), got "
+                         f"{family!r:.80}")
     fields = {k: v for k, v in spec.items() if k != "family"}
     try:
         return _FAMILIES[spec["family"]](**fields)
@@ -414,5 +419,6 @@ def load_trajectory(path: str | Path):
 def _fields_of(spec: dict) -> tuple[str, ...]:
     import dataclasses
 
-    family = _FAMILIES.get(spec.get("family"))
+    name = spec.get("family")
+    family = _FAMILIES.get(name) if isinstance(name, str) else None
     return tuple(f.name for f in dataclasses.fields(family)) if family else ()

@@ -15,6 +15,10 @@ from dynid.robot._joint import PrismaticDH as PrismaticDH
 from dynid.robot._joint import PrismaticMDH as PrismaticMDH
 from dynid.robot._joint import RevoluteDH as RevoluteDH
 from dynid.robot._joint import RevoluteMDH as RevoluteMDH
+from dynid.robot._robot import MAX_GRAVITY as MAX_GRAVITY
+from dynid.robot._robot import MAX_JOINTS as MAX_JOINTS
+from dynid.robot._robot import MAX_LENGTH as MAX_LENGTH
+from dynid.robot._robot import MAX_MASS as MAX_MASS
 from dynid.robot._robot import JointLimits as JointLimits
 from dynid.robot._robot import Robot as Robot
 from dynid.robot._robot import Source as Source
@@ -24,8 +28,13 @@ from dynid.robot._yaml import robot_to_dict as robot_to_dict
 from dynid.robot._yaml import save_robot as save_robot
 from dynid.robot.bounds import LinkBounds as LinkBounds
 from dynid.robot.bounds import ParameterBounds as ParameterBounds
+from dynid.robot.inertia import RoundedInertiaWarning as RoundedInertiaWarning
 
 __all__ = [
+    "MAX_GRAVITY",
+    "MAX_JOINTS",
+    "MAX_LENGTH",
+    "MAX_MASS",
     "ExampleRobot",
     "Joint",
     "JointLimits",
@@ -37,6 +46,7 @@ __all__ = [
     "RevoluteDH",
     "RevoluteMDH",
     "Robot",
+    "RoundedInertiaWarning",
     "Source",
     "URDFWarning",
     "builtin_robots",

@@ -23,9 +23,21 @@ from dynid.robot._joint import (
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import MASS
 
-__all__ = ["STANDARD_GRAVITY", "JointLimits", "Robot", "Source"]
+__all__ = ["MAX_GRAVITY", "MAX_JOINTS", "MAX_LENGTH", "MAX_MASS", "STANDARD_GRAVITY",
+           "JointLimits", "Robot", "Source"]
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)  # m/s^2 in the base frame, unless a robot says otherwise
+
+# What a robot may hold. Beyond these the dynamics overflow or keep no precision (a mass of
+# 1e308 kg makes m g infinite; a joint 1e200 m away squares to inf) and no manipulator comes
+# near them: a link of at most MAX_MASS kg, lengths (joint offsets, tool, centre of mass) of at
+# most MAX_LENGTH m, inertia about the link origin at most MAX_MASS MAX_LENGTH^2.
+MAX_MASS = 1e6  # kg
+MAX_LENGTH = 1e3  # m
+MAX_GRAVITY = 1e3  # m/s^2 (about 100 g)
+# joints of one chain: robot show, the base parameters and the excitation are bounded in time
+# and memory up to here (a 100-joint chain shows in seconds; each joint more costs O(n^3))
+MAX_JOINTS = 128
 
 Convention = Literal["mdh", "dh", "urdf"]
 MDHRow = RevoluteMDH | PrismaticMDH
@@ -118,6 +130,11 @@ class Robot:
         if not joints or not all(isinstance(j, Joint) for j in joints):
             raise TypeError("`joints` must be a non-empty sequence of dynid.robot.Joint")
         n = len(joints)
+        if n > MAX_JOINTS:
+            raise ValueError(f"`joints`: {self.name!r} has {n} joints, more than dynid's "
+                             f"MAX_JOINTS = {MAX_JOINTS} for one chain (the base parameters "
+                             "grow as n^3 in memory); split the chain, or lock joints "
+                             "(a URDF's --tip)")
         object.__setattr__(self, "joints", joints)
         params = as_float_array("parameters", self.parameters)
         if params.shape != (n, 10):
@@ -127,11 +144,18 @@ class Robot:
         if (params[:, MASS] < 0).any():
             k = int(np.argmax(params[:, MASS] < 0))
             raise ValueError(f"`parameters`: link {k + 1} has negative mass {params[k, MASS]}")
+        self._check_magnitudes(joints, params)
         object.__setattr__(self, "parameters", frozen_copy(params))
         if not isinstance(self.limits, JointLimits) or self.limits.n_joints != n:
             raise ValueError(f"`limits` must be JointLimits for {n} joints")
         object.__setattr__(self, "gravity", frozen_copy(as_vector("gravity", self.gravity, 3)))
+        if np.linalg.norm(self.gravity) > MAX_GRAVITY:
+            raise ValueError(f"`gravity` must be at most {MAX_GRAVITY:g} m/s^2 in magnitude "
+                             f"(dynid.robot.MAX_GRAVITY), got {self.gravity.tolist()}")
         object.__setattr__(self, "tool", check_transform("tool", self.tool))
+        if np.abs(self.tool[:3, 3]).max() > MAX_LENGTH:
+            raise ValueError(f"`tool` lies {np.abs(self.tool[:3, 3]).max():.3g} m from the last "
+                             f"link, beyond dynid.robot.MAX_LENGTH = {MAX_LENGTH:g} m")
         friction = self.friction if self.friction is not None else NoFriction(n)
         if not isinstance(friction, FrictionModel):
             raise TypeError(
@@ -156,6 +180,32 @@ class Robot:
             raise ValueError(f"`rotor_inertia` must be >= 0 (a reflected inertia); joint "
                              f"{j + 1}: {rotor[j]}")
         object.__setattr__(self, "rotor_inertia", frozen_copy(rotor))
+
+    def _check_magnitudes(self, joints: tuple[Joint, ...], params: NDArray) -> None:
+        """ValueError naming the first value beyond ``MAX_MASS``/``MAX_LENGTH``/
+        ``MAX_GRAVITY`` (see them): dynamics that would overflow are refused, not computed."""
+        names = tuple(self.link_names) if len(self.link_names) == len(joints) else ()
+        limits = {"mass": (MASS, MAX_MASS, "kg"),
+                  "first moment (m c)": (slice(1, 4), MAX_MASS * MAX_LENGTH, "kg m"),
+                  "inertia": (slice(4, 10), MAX_MASS * MAX_LENGTH**2, "kg m^2")}
+        for what, (columns, bound, unit) in limits.items():
+            values = np.abs(params[:, columns]).reshape(len(joints), -1).max(axis=1)
+            if (values > bound).any():
+                k = int(np.argmax(values > bound))
+                label = f"link {k + 1}" + (f" ({names[k]!r})" if names else "")
+                raise ValueError(
+                    f"`parameters`: {label} has {what} {values[k]:.3g} {unit}, beyond "
+                    f"{bound:g} {unit} (dynid.robot.MAX_MASS {MAX_MASS:g} kg, MAX_LENGTH "
+                    f"{MAX_LENGTH:g} m): its dynamics would overflow; check the value and "
+                    "its unit")
+        for k, joint in enumerate(joints):
+            for part in ("pre", "post"):
+                length = float(np.abs(getattr(joint, part)[:3, 3]).max())
+                if length > MAX_LENGTH:
+                    raise ValueError(
+                        f"`joints`: joint {k + 1} ({joint.name!r}) lies {length:.3g} m from "
+                        f"the frame before it, beyond dynid.robot.MAX_LENGTH = {MAX_LENGTH:g} "
+                        "m: its dynamics would overflow; check the offset and its unit")
 
     # --- construction from tables -------------------------------------------------------------
     @classmethod

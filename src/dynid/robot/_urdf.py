@@ -21,7 +21,7 @@ import pinocchio as pin
 from dynid.friction.models import ViscousCoulomb
 from dynid.robot._geometry import link_geometry
 from dynid.robot._joint import Joint
-from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._robot import MAX_JOINTS, STANDARD_GRAVITY, JointLimits, Robot, Source
 from dynid.robot._urdf_tree import (
     DERIVED_NOTE,
     URDFTree,
@@ -33,7 +33,7 @@ from dynid.robot._urdf_tree import (
     warn_ignored,
 )
 from dynid.robot.derived_bounds import LinkExtent, derive_bounds
-from dynid.robot.inertia import check_physical, from_pinocchio_order
+from dynid.robot.inertia import check_links_physical, from_pinocchio_order
 
 __all__ = ["load_urdf"]
 
@@ -98,13 +98,19 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
 
     Raises ValueError for a file that cannot be parsed (or is not a regular file within
     ``dynid._reading.MAX_TEXT_BYTES``, or holds a DOCTYPE or entity declaration), a link that
-    is not a physical body (unless ``physical=False``: values kept as published, such as
+    is grossly not a physical body (unless ``physical=False``: values kept as published, such as
     Franka's CAD link 4), a kinematic loop (a link with two parent joints), a tree without a
-    tip, or an unsupported joint type.
+    tip, or an unsupported joint type. Links that miss physical consistency by a rounding
+    margin (``dynid.robot.inertia.ROUNDING_RTOL``) load with one ``RoundedInertiaWarning``.
     """
     path = Path(path)
     tree = read_tree(path)
     arm, locked = select_chain(tree, tip)
+    if len(arm) > MAX_JOINTS:  # before pinocchio builds them
+        raise ValueError(f"`path`: URDF {str(path)!r} has {len(arm)} arm joints, more than "
+                         f"dynid's MAX_JOINTS = {MAX_JOINTS} for one chain; give a tip link "
+                         "nearer the root (--tip, `tip:` in a robot file): the joints after "
+                         "it are locked")
     text, lock_lines = locked_document(tree, locked)
     try:
         with _parser_messages() as messages:
@@ -146,12 +152,12 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
         joints.append(Joint(joint_name, kind, axis=axis,
                             pre=model.jointPlacements[j].homogeneous))
         params.append(from_pinocchio_order(model.inertias[j].toDynamicParameters()))
-        if physical:
-            try:
-                check_physical(params[-1], f"{path.name}: the link of joint {joint_name}")
-            except ValueError as error:
-                raise ValueError(f"{error}; a file known to hold such values (as published) "
-                                 "loads with load_urdf(path, physical=False)") from None
+    if physical:
+        check_links_physical(
+            np.array(params), [f"the link of joint {j.name}" for j in joints], where=path.name,
+            escape=(f"write a robot file (say {path.stem}.yaml) holding `urdf: {path.name}` and "
+                    "`inertia: {physical: false}`, and give that file in place of the URDF "
+                    "(in Python: load_urdf(path, physical=False))"))
     if [j.name for j in joints] != [j.name for j in arm]:  # an internal invariant
         raise AssertionError(f"pinocchio's joints {[j.name for j in joints]} are not the arm's "
                              f"{[j.name for j in arm]}")
@@ -209,12 +215,15 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     elif given.any():
         notes.append("no rotor inertia in the transmissions: rotor_inertia stays 0")
     warn_ignored(path, priors.ignored)
-    robot = Robot(
-        name=name or model.name or path.stem, joints=tuple(joints), parameters=np.array(params),
-        limits=limits, gravity=np.asarray(gravity, dtype=float), tool=tool, convention="urdf",
-        link_names=tuple(link_names), friction=friction, rotor_inertia=rotor,
-        source=Source(url=str(path)),
-    )
+    try:
+        robot = Robot(
+            name=name or model.name or path.stem, joints=tuple(joints),
+            parameters=np.array(params), limits=limits, gravity=np.asarray(gravity, dtype=float),
+            tool=tool, convention="urdf", link_names=tuple(link_names), friction=friction,
+            rotor_inertia=rotor, source=Source(url=str(path)),
+        )
+    except ValueError as error:  # a value beyond what the dynamics hold: name the file
+        raise ValueError(f"{path.name}: {error}") from None
     extents, problems = _extents(model, tree, n)
     bounds = derive_bounds(robot, extents, source=path.name)
     if problems:

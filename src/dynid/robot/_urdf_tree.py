@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid._reading import read_bytes
+from dynid.robot._robot import MAX_LENGTH
 
 __all__ = ["URDFTree", "URDFWarning", "read_tree"]
 
@@ -38,6 +39,9 @@ JOINT_TYPES = (*MOVABLE, "fixed")
 # joint names only: a wrist joint's child link is often called "gripper" or "hand"
 END_EFFECTOR = re.compile(r"grip|finger|jaw|claw|hand|tool_changer", re.IGNORECASE)
 _MAX_LISTED = 12
+# elements nested in one another: a URDF needs 4 (robot, link, visual, geometry, mesh); deeper
+# is refused before a recursive step (ElementTree's serialiser, urdfdom) meets it
+MAX_XML_DEPTH = 64
 DERIVED_NOTE = "bounds derived from the description"  # how source.notes says so
 
 
@@ -78,9 +82,24 @@ def _refuse(*_args) -> None:
 
 
 def _check_declarations(data: bytes) -> str | None:
-    """What makes the document unsafe to parse (a DOCTYPE or an entity declaration), if any."""
+    """What makes the document unsafe to parse (a DOCTYPE or an entity declaration, elements
+    nested deeper than ``MAX_XML_DEPTH``), if any. Expat reads by events: no recursion."""
     parser = expat.ParserCreate()
     found: list[str] = []
+    depth = [0]
+
+    def start(*_args) -> None:
+        depth[0] += 1
+        if depth[0] > MAX_XML_DEPTH:
+            found.append(f"elements nested more than {MAX_XML_DEPTH} deep (line "
+                         f"{parser.CurrentLineNumber}; a URDF needs 5)")
+            raise _Refused
+
+    def end(*_args) -> None:
+        depth[0] -= 1
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
 
     def doctype(*_args) -> None:
         found.append("a DOCTYPE declaration")
@@ -186,6 +205,10 @@ def origin_matrix(element: ET.Element | None, where: str, fail) -> NDArray:
     if element is None:
         return out
     out[:3, 3] = _floats(element.get("xyz"), 3, f"{where} origin xyz", fail, (0.0, 0.0, 0.0))
+    if np.abs(out[:3, 3]).max() > MAX_LENGTH:
+        raise fail(f"{where} origin xyz must lie within {MAX_LENGTH:g} m "
+                   f"(dynid.robot.MAX_LENGTH: the dynamics would overflow), got "
+                   f"{element.get('xyz')!r:.60}")
     out[:3, :3] = rpy_matrix(_floats(element.get("rpy"), 3, f"{where} origin rpy", fail,
                                      (0.0, 0.0, 0.0)))
     return out
@@ -202,7 +225,8 @@ def read_tree(path: str | Path) -> URDFTree:
 
     refused = _check_declarations(data)
     if refused is not None:
-        raise fail(f"it holds {refused}, which dynid refuses (no DTDs or entities in a URDF)")
+        raise fail(f"it holds {refused}, which dynid refuses (no DTDs, entities or deep "
+                   "nesting in a URDF)")
     try:
         root = ET.fromstring(data)
     except ET.ParseError as error:
@@ -263,6 +287,9 @@ def read_tree(path: str | Path) -> URDFTree:
         joints[name] = joint
         parent_joint[child] = joint
         children.setdefault(parent, []).append(joint)
+    if not links:
+        raise fail("it has no <link> (a URDF names its links, a root link first, and the "
+                   "joints between them)")
     roots = [link for link in links if link not in parent_joint]
     if len(roots) != 1:
         detail = "none (a loop)" if not roots else ", ".join(map(repr, roots[:_MAX_LISTED]))
@@ -479,6 +506,7 @@ def read_priors(tree: URDFTree, arm: list[URDFJoint]) -> Priors:
 
 
 _KNOWN_INTERFACE = ("hardwareInterface", "role")
+MAX_REFLECTED_INERTIA = 1e12  # kg m^2: MAX_MASS MAX_LENGTH^2, as a link's inertia
 
 
 def _read_transmission(element, tree, index, reduction, rotor, notes, ignored) -> None:
@@ -528,7 +556,15 @@ def _read_transmission(element, tree, index, reduction, rotor, notes, ignored) -
         if rotor_value < 0:
             raise tree.fail(f"{where} rotor_inertia must be >= 0, got {rotor_value}")
         factor = gear if gear is not None else (ratio if ratio is not None else 1.0)
-        rotor[k] = factor**2 * rotor_value
+        reflected = float(np.float64(factor) ** 2 * rotor_value) if abs(factor) < 1e150 \
+            else np.inf  # float ** 2 raises OverflowError past 1e154
+        if not reflected <= MAX_REFLECTED_INERTIA:
+            raise tree.fail(
+                f"{where}: the reflected rotor inertia (reduction {factor:g})^2 x "
+                f"rotor_inertia {rotor_value:g} = {reflected:.3g} kg m^2 is beyond "
+                f"{MAX_REFLECTED_INERTIA:g} (the dynamics would overflow); check the "
+                "reduction and the rotor inertia")
+        rotor[k] = reflected
 
 
 def warn_ignored(path: Path, ignored: list[str]) -> None:

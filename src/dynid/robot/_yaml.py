@@ -28,8 +28,8 @@ friction:                     # optional; model: none | viscous-coulomb | arctan
                               # stribeck | lugre (stribeck, lugre: offset fo optional)
   model: sigmoid
   parameters: {phi1: [...], phi2: [...], phi3: [...]}
-bounds:                       # optional: the search region of feasible-parameter retrieval
-  source: "..."
+bounds:                       # optional: the search region of the constrained methods and
+  source: "..."               #   retrieval; default derived (dynid.robot.derived_bounds)
   total_mass: [16.0, 20.0]    # kg
   links:                      # mass [kg]; CoM box in the link frame [m]; inertia about the CoM
     - {mass: [0, 10], com: {lower: [...], upper: [...]},
@@ -48,7 +48,8 @@ tip: flange                   # optional: the link where the arm ends (a tree UR
 tool: [[...], ...]            # optional 4 x 4 tool frame on the last link (default the tip's)
 gravity: [0.0, 0.0, -9.81]
 limits:                       # optional; each entry overrides the URDF's (which has no
-  acceleration: [...]         #   acceleration limits)
+  acceleration: [...]         #   acceleration limits: excite derives them, see
+                              #   dynid.excitation.limits)
 inertia:                      # optional: link parameters instead of the URDF's (as above), or
   physical: false             #   just `physical: false` for a URDF whose values are published
 rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
@@ -65,7 +66,9 @@ The schema is strict: an unknown key is an error (with the closest known key as 
 every value is type-checked, the inertia of every link must be physically valid (mass >= 0 and
 the pseudo-inertia positive semi-definite: the inertia about the CoM positive semi-definite
 with the triangle inequality) unless ``inertia.physical`` is false (values kept as a source
-published them, say why in ``source.notes``), and bounds must be ordered.
+published them, say why in ``source.notes``); a miss within ``inertia.ROUNDING_RTOL`` (2 %: a
+published table's rounding) loads with one ``RoundedInertiaWarning`` naming the links. Bounds
+must be ordered; without ``bounds:`` they are derived (``dynid.robot.derived_bounds``).
 With ``about: origin`` each link gives ``mass``, ``first_moment`` (m c) and ``inertia`` about the
 link-frame origin instead (the 10-vector of ``dynid.robot.inertia``).
 """
@@ -95,7 +98,7 @@ from dynid.robot.inertia import (
     MASS,
     N_LINK_PARAMETERS,
     PHYSICAL_RTOL,
-    check_physical,
+    check_links_physical,
     from_com,
     physical_margin,
 )
@@ -174,8 +177,8 @@ def _row(convention: str, spec: dict, where: str, *, fixed: bool = False):
     return cls(**values, offset=value(offset, spec.get(offset, 0.0)))
 
 
-def _link_parameters(spec: dict, n: int,
-                     physical: bool) -> tuple[np.ndarray, tuple[str, ...]]:
+def _link_parameters(spec: dict, n: int, physical: bool,
+                     file_name: str = "robot file") -> tuple[np.ndarray, tuple[str, ...]]:
     check_keys(_mapping(spec, "inertia"), ("frame", "about", "physical", "links"), "inertia")
     claimed = spec.get("physical", True)
     if not isinstance(claimed, bool):
@@ -208,8 +211,11 @@ def _link_parameters(spec: dict, n: int,
             pi[MASS], pi[FIRST_MOMENT], pi[INERTIA] = mass, first, inertia
             params.append(pi)
         names.append(_text(link.get("name", f"link{k + 1}"), f"{where}.name"))
-        if physical:
-            check_physical(params[-1], where)
+    if physical:
+        check_links_physical(
+            np.array(params), [f"inertia.links[{k}]" for k in range(n)], where=file_name,
+            escape=("set `inertia.physical: false` in the robot file (and say why in "
+                    "`source.notes`)"))
     return np.array(params), tuple(names)
 
 
@@ -251,18 +257,23 @@ _KEYS = ("schema", "name", "description", "source", "kinematics", "gravity", "li
 
 
 def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | None = None,
-                    tip: str | None = None) -> Robot:
+                    tip: str | None = None, file_name: str = "robot file") -> Robot:
     """A Robot from the parsed ``dynid-robot/1`` mapping (ValueError naming any bad field).
 
     ``physical``: every link's inertia must be physically valid (a robot file's claim); a
     model file's equivalent parameters need not be. ``folder``: where a ``urdf:`` path is
     relative to (default the working folder); ``tip``: the arm's tip link of a ``urdf:`` robot
-    (overrides the file's ``tip``).
+    (overrides the file's ``tip``); ``file_name``: how warnings name the file.
+
+    Links whose inertia misses physical consistency by rounding (``inertia.ROUNDING_RTOL``)
+    load with one ``RoundedInertiaWarning``; a gross miss raises ValueError naming the link
+    and ``inertia.physical: false``.
     """
     if not isinstance(spec, dict):
         raise ValueError(f"a robot file must hold a mapping, got {type(spec).__name__}")
     if "urdf" in spec:
-        return _robot_from_urdf(spec, physical=physical, folder=folder, tip=tip)
+        return _robot_from_urdf(spec, physical=physical, folder=folder, tip=tip,
+                                file_name=file_name)
     if tip is not None:
         raise ValueError("`tip` picks the arm's chain of a URDF robot; this robot file gives "
                          "a kinematics table")
@@ -289,13 +300,14 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
             raise ValueError(f"`kinematics.tool` must be a mapping, got {kinematics['tool']!r}")
         tool = _row(convention, {"type": "revolute", **kinematics["tool"]}, "kinematics.tool",
                     fixed=True)
-    parameters, link_names = _link_parameters(_get(spec, "inertia", "robot"), n, physical)
+    parameters, link_names = _link_parameters(_get(spec, "inertia", "robot"), n, physical,
+                                              file_name)
     source = spec.get("source") or {}
     if not isinstance(source, dict):
         raise ValueError(f"`source` must be a mapping (citation, url, notes), got {source!r:.60}")
     check_keys(source, ("citation", "url", "notes"), "source")
     build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
-    return build(
+    robot = build(
         name, rows, parameters, tool=tool,
         joint_names=[_text(j.get("name", f"joint{k + 1}"), f"kinematics.joints[{k}].name")
                      for k, j in enumerate(joint_specs)],
@@ -311,6 +323,11 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         source=Source(**{k: _text(source.get(k, ""), f"source.{k}")
                          for k in ("citation", "url", "notes")}),
     )
+    if robot.bounds is None and physical:  # a description without bounds: derived, as a URDF's
+        from dynid.robot.derived_bounds import derive_bounds
+
+        robot = dataclasses.replace(robot, bounds=derive_bounds(robot, source=file_name))
+    return robot
 
 
 def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
@@ -318,9 +335,11 @@ def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
     path = Path(path)
     spec = load_yaml(path, what="robot file")
     try:
-        return robot_from_dict(spec, folder=path.parent, tip=tip)
+        return robot_from_dict(spec, folder=path.parent, tip=tip, file_name=path.name)
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{path.name}: {error}") from None
+        text = str(error)  # named once: some messages name the file themselves
+        raise ValueError(text if text.startswith(f"{path.name}: ") else
+                         f"{path.name}: {text}") from None
 
 
 # --- robot files that point at a URDF ------------------------------------------------------------
@@ -330,7 +349,7 @@ _URDF_KEYS = ("schema", "name", "description", "source", "urdf", "tip", "tool", 
 
 
 def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
-                     tip: str | None) -> Robot:
+                     tip: str | None, file_name: str) -> Robot:
     """The URDF the file points at, with the file's additions (see the module docstring)."""
     from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
 
@@ -364,7 +383,7 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
     n = robot.n_joints
     changes: dict[str, Any] = {"limits": _limit_overrides(spec.get("limits"), robot.limits)}
     if overrides:
-        parameters, names = _link_parameters(inertia, n, physical)
+        parameters, names = _link_parameters(inertia, n, physical, file_name)
         changes["parameters"] = parameters
         if any("name" in link for link in inertia["links"] if isinstance(link, dict)):
             changes["link_names"] = names
@@ -555,7 +574,9 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
         **({"rotor_inertia": robot.rotor_inertia.tolist()} if robot.rotor_inertia.any()
            else {}),
         "friction": robot.friction.to_dict(),
-        **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None else {}),
+        # derived bounds are derived again on loading (the same parameters give the same)
+        **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None
+           and not robot.bounds.derived else {}),
     }
 
 

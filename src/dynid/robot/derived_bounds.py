@@ -30,6 +30,9 @@ its dynid link frame (for a URDF: the frame of the link's joint), from:
   total ``M`` (0.7 M to 1.3 M; tighter than the sum of the link bands: a whole arm's weight is
   better known than any one link's).
 
+A robot file (or a built-in: ``jaco2``, ``arm3``, ``panda-cad``) without ``bounds:`` gets
+them too, from its segments; they are derived again each time it loads, never written back.
+
 The result is a ``ParameterBounds`` with ``derived=True`` and a ``source`` that says how it was
 made; each ``LinkBounds.basis`` names what its CoM box came from. ``dynid robot show`` prints
 them as "derived"; a robot file's ``bounds:`` block replaces them, and ``dynid export arm.urdf
