@@ -25,6 +25,8 @@ Every error is a ``FileError`` (a ValueError) with one line that names the file.
 from __future__ import annotations
 
 import difflib
+import functools
+import math
 import os
 import re
 import stat
@@ -134,12 +136,13 @@ def load_yaml(path: str | Path, *, what: str = "YAML file") -> Any:
 def parse_yaml(text: str, *, source: str = "<yaml>") -> Any:
     """A YAML document, after its structure passed the checks of the module docstring.
 
-    libyaml's C parser when PyYAML has it (5x faster on the built-in robot files, which every
-    command reads), else the pure-Python one; the safe loader either way.
+    Plain scalars are typed by the YAML 1.2 core schema (``YAML12_SCALARS``), not PyYAML's
+    YAML 1.1 defaults. libyaml's C parser when PyYAML has it (5x faster on the built-in robot
+    files, which every command reads), else the pure-Python one; safe constructors either way.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = _yaml12_loader()
     try:
         _check_structure(yaml.parse(text, Loader=loader), source)
         return yaml.load(text, Loader=loader)
@@ -152,6 +155,129 @@ def parse_yaml(text: str, *, source: str = "<yaml>") -> Any:
         raise FileError(f"{source}: {_one_line(str(error))}") from None
     except RecursionError:  # the depth check above makes this unreachable; kept as a guard
         raise FileError(f"{source}: nested too deeply") from None
+
+
+# The YAML 1.2 core schema (yaml.org/spec/1.2.2, 10.3.2), for plain (unquoted) scalars:
+#   null   ~, null, Null, NULL, the empty scalar
+#   bool   true, True, TRUE, false, False, FALSE
+#   int    decimal [-+]?[0-9]+ (``010`` is ten), octal 0o[0-7]+, hexadecimal 0x[0-9a-fA-F]+
+#   float  [-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?, [-+]?.inf, .nan (and capitals)
+#   str    everything else
+# PyYAML resolves YAML 1.1 instead, where ``010`` is 8, ``1:30`` is 90, ``1_000`` is 1000,
+# ``yes``/``no``/``on``/``off`` are booleans and ``2001-12-14`` is a date: in dynid those are
+# the numbers above or strings (a string where a number is expected is refused by the reader
+# of that field). Hexadecimal and ``0o`` octal are kept: YAML 1.2 defines them and nobody
+# writes ``0x10`` meaning anything but 16. Explicit tags are limited to the core ones
+# (``!!str``, ``!!int``, ``!!float``, ``!!bool``, ``!!null``, ``!!seq``, ``!!map``) and read
+# by the same rules; ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap``, ``!!python/...``
+# are errors. Merge keys (``<<: *base``) stay. Keys repeated in one mapping are errors, also
+# where they are spelt differently (``10`` and ``010``).
+YAML12_SCALARS = {
+    "tag:yaml.org,2002:null": r"~|null|Null|NULL|",
+    "tag:yaml.org,2002:bool": r"true|True|TRUE|false|False|FALSE",
+    "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
+    "tag:yaml.org,2002:float": (r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+                                r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"),
+}
+_YAML_FIRST = {"tag:yaml.org,2002:null": "~nN", "tag:yaml.org,2002:bool": "tTfF",
+               "tag:yaml.org,2002:int": "-+0123456789",
+               "tag:yaml.org,2002:float": "-+.0123456789"}
+_YAML_TAGS = ("null", "bool", "int", "float", "str", "seq", "map")
+
+
+@functools.cache
+def _yaml12_loader():
+    """A safe loader class (libyaml's when present) typing plain scalars by YAML 1.2 core."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen: dict = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        first = seen.setdefault(key, key_node.start_mark)
+                    except TypeError:  # unhashable: the base class names it
+                        continue
+                    if first is not key_node.start_mark:
+                        raise ConstructorError(
+                            None, None, f"key {key!r} appears twice in one mapping (first at "
+                            f"line {first.line + 1})", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    def scalar(loader, node) -> str:
+        return loader.construct_scalar(node)
+
+    def refuse(loader, node, tag: str, value: str):
+        raise ConstructorError(None, None, f"{value!r:.40} is not a YAML 1.2 {tag}",
+                               node.start_mark)
+
+    def construct_int(loader, node) -> int:
+        value = scalar(loader, node)
+        if re.fullmatch(r"[-+]?[0-9]+", value, re.ASCII):
+            return int(value, 10)
+        if re.fullmatch(r"0o[0-7]+|0x[0-9a-fA-F]+", value, re.ASCII):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return refuse(loader, node, "integer", value)
+
+    def construct_float(loader, node) -> float:
+        value = scalar(loader, node)
+        if re.fullmatch(YAML12_SCALARS["tag:yaml.org,2002:float"], value, re.ASCII) or \
+                re.fullmatch(r"[-+]?[0-9]+", value, re.ASCII):
+            special = value.lower().lstrip("+")
+            if special in (".inf", "-.inf", ".nan"):
+                return {".inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}[
+                    special]
+            return float(value)
+        return refuse(loader, node, "float", value)
+
+    def construct_bool(loader, node) -> bool:
+        value = scalar(loader, node)
+        if re.fullmatch(YAML12_SCALARS["tag:yaml.org,2002:bool"], value):
+            return value.lower() == "true"
+        return refuse(loader, node, "boolean (true or false)", value)
+
+    Loader.yaml_implicit_resolvers = {}
+    for tag, pattern in YAML12_SCALARS.items():
+        first = list(_YAML_FIRST[tag]) + ([""] if tag.endswith("null") else [])
+        Loader.add_implicit_resolver(tag, re.compile(rf"^(?:{pattern})$", re.ASCII), first)
+    Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+    kept = {f"tag:yaml.org,2002:{name}" for name in _YAML_TAGS} | {None}
+    Loader.yaml_constructors = {tag: make for tag, make in base.yaml_constructors.items()
+                                if tag in kept}
+    Loader.yaml_multi_constructors = {}
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Loader.add_constructor("tag:yaml.org,2002:float", construct_float)
+    Loader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
+    return Loader
+
+
+def dump_yaml(data: Any, **options: Any) -> str:
+    """``yaml.safe_dump(data, **options)``, quoting every string that YAML 1.1 or YAML 1.2
+    would read as something else (``yes``, ``010``, ``1e5``, ``0o7``): what dynid writes reads
+    back the same in dynid (``parse_yaml``) and in any YAML 1.1 tool."""
+    import yaml
+
+    return yaml.dump(data, Dumper=_dumper(), **options)
+
+
+@functools.cache
+def _dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    for tag, pattern in YAML12_SCALARS.items():  # added to the YAML 1.1 resolvers
+        first = list(_YAML_FIRST[tag]) + ([""] if tag.endswith("null") else [])
+        Dumper.add_implicit_resolver(tag, re.compile(rf"^(?:{pattern})$", re.ASCII), first)
+    return Dumper
 
 
 def _one_line(text: str) -> str:
@@ -222,8 +348,11 @@ def check_keys(mapping: Mapping, allowed: Iterable[str], where: str) -> None:
 
 # characters a numeric CSV row may hold; anything else (letters, `_`, quotes, NUL) is found by
 # one regular-expression scan of a block before numpy converts it
-_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.,\s]")
-_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+# (ASCII only: Python's float() also takes full-width and other Unicode digits, ``\u0661``, and
+# Unicode spaces; numpy and the CSV's other readers do not, so they are refused by position)
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.,\s]", re.ASCII)
+_NUMBER = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
+_NUMBER_FORM = "plain ASCII decimals such as -1.25e-3"
 
 
 def read_csv(path: str | Path, *, what: str = "CSV file",
@@ -301,24 +430,30 @@ def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> ND
                 return values
         except ValueError:
             pass
-    # something is wrong: find the first offending row and cell for the message
-    number = first - 1
+    # something is wrong, or numpy's parser differs from the rules above: each row checked and
+    # converted on its own (the block converts exactly, or the first bad cell is named)
+    values = np.empty((len(rows), len(header)))
+    number, row = first - 1, 0
     for line in lines:
         number += 1
         if not line.strip():
             continue
         cells = line.split(",")
         if len(cells) != len(header):
-            raise FileError(f"{name} line {number} has {len(cells)} columns, the header has "
-                            f"{len(header)}")
-        for column, cell in zip(header, cells, strict=True):
+            raise FileError(f"{name}:{number}: the row has {len(cells)} columns, the header "
+                            f"{len(header)}; every row needs one number per column")
+        for k, (column, cell) in enumerate(zip(header, cells, strict=True)):
+            where = f"{name}:{number}:{k + 1} (column {column!r:.40})"
             if not _NUMBER.fullmatch(cell):
-                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r:.40} "
-                                "is not a number")
-            if not np.isfinite(float(cell)):
-                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r} "
-                                "overflows a float")
-    raise AssertionError("unreachable: a block failed to convert with every cell valid")
+                raise FileError(f"{where}: {cell.strip()!r:.40} is not a number; write "
+                                f"{_NUMBER_FORM}")
+            value = float(cell)
+            if not math.isfinite(value):
+                raise FileError(f"{where}: {cell.strip()!r:.40} overflows a float (beyond "
+                                "1.8e308)")
+            values[row, k] = value
+        row += 1
+    return values
 
 
 def parse_numbers(text: str, source: str) -> NDArray:
@@ -337,9 +472,10 @@ def parse_numbers(text: str, source: str) -> NDArray:
         cells = line.replace(",", " ").split()
         if not cells:
             continue
-        for cell in cells:
-            if not _NUMBER.fullmatch(cell) or not np.isfinite(float(cell)):
-                raise FileError(f"{source} line {number}: {cell!r:.40} is not a finite number")
+        for k, cell in enumerate(cells):
+            if not _NUMBER.fullmatch(cell) or not math.isfinite(float(cell)):
+                raise FileError(f"{source} line {number}: {cell!r:.40} is not a finite number "
+                                f"(value {k + 1} of the line); write {_NUMBER_FORM}")
         if rows and len(cells) != len(rows[0]):
             raise FileError(f"{source} line {number} has {len(cells)} values, the first row "
                             f"{len(rows[0])}")

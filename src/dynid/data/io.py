@@ -246,9 +246,17 @@ def _listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
+def _decimal(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also takes ``²`` and ``１`` (a column ``q²`` is not
+    joint 2, nor ``q１`` joint 1)."""
+    return text.isascii() and text.isdigit()
+
+
 def _natural(text: str) -> list:
-    """Sort key: digit runs compared as numbers (``joint2`` before ``joint10``)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+    """Sort key: ASCII digit runs compared as numbers (``joint2`` before ``joint10``); the
+    split alternates text and digit runs, so keys compare position by position."""
+    return [int(part) if k % 2 else part
+            for k, part in enumerate(re.split(r"([0-9]+)", text))]
 
 
 def _joint_columns(header: list[str], field: str, columns: str | tuple[str, ...],
@@ -274,7 +282,7 @@ def _joint_columns(header: list[str], field: str, columns: str | tuple[str, ...]
         raise ValueError(f"`columns`: the `{field}` pattern {columns!r:.60} matches no column of "
                          f"{path.name} (its columns: {_listed(header)})")
     labels = [label for label, _ in matches]
-    if all(label.isdigit() for label in labels):
+    if all(_decimal(label) for label in labels):
         numbers = [int(label) for label in labels]
         if len(set(numbers)) != len(numbers):
             listed = _listed([header[k] for _, k in matches])
@@ -343,7 +351,7 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
     found = {}
     for c, name in enumerate(header):
-        if name.startswith(prefix) and name[len(prefix):].isdigit():
+        if name.startswith(prefix) and _decimal(name[len(prefix):]):
             found[int(name[len(prefix):])] = c
     if sorted(found) != list(range(1, len(found) + 1)):
         raise ValueError(
