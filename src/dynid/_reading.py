@@ -17,7 +17,15 @@ files), CSV tables, NPZ archives. What each guards against, before anything is a
   and ``inf`` are errors naming the line and column), finite, read in blocks (memory stays a
   small multiple of the result);
 - **NPZ**: corrupt archives, CRC errors, truncated members, pickled or object arrays,
-  non-numeric arrays and headers that declare more than the file holds are each named.
+  non-numeric arrays and headers that declare more than the file holds are each named. The
+  inflated size of every array is known before anything is inflated (its ``.npy`` header's
+  shape x dtype, which must equal the zip entry's declared ``file_size``; zipfile stops
+  inflating a member at that size, and a member that inflates to more fails its CRC). The
+  arrays read must fit ``limit`` and a third of the available memory (``NPZ_MEMORY_SHARE``);
+  compressed ones must not inflate to more than ``MAX_INFLATION_RATIO`` times the archive's
+  size on disk once beyond ``INFLATION_FLOOR`` (the compression bomb: 40 million rows of
+  zeros in 3 MB). A real log refused by either is read uncompressed and memory-mapped
+  (``np.savez``, ``read_dataset(..., mmap=True)``, the CLI's ``--mmap``).
 
 Every error is a ``FileError`` (a ValueError) with one line that names the file.
 """
@@ -42,6 +50,14 @@ from numpy.typing import NDArray
 
 MAX_TEXT_BYTES = 64 * 2**20  # YAML, URDF and pose files: a 7-joint model file is ~40 kB
 MAX_TABLE_BYTES = 4 * 2**30  # CSV and NPZ logs: 4 GiB (a 7-joint log at 1 kHz for ~7 h)
+# NPZ arrays read into memory, inflated: at most a third of the available memory (a reader
+# holds them twice, the archive's arrays and the Dataset's own copy, and works beside them)
+NPZ_MEMORY_SHARE = 3
+# compressed NPZ members: their inflated bytes at most this many times the archive's size on
+# disk (deflate reaches ~1000x on zeros: a bomb; logged floats deflate 1.1x to 3x, a log of
+# constants ~10x) once they inflate beyond ``INFLATION_FLOOR`` (smaller ones are harmless)
+MAX_INFLATION_RATIO = 50
+INFLATION_FLOOR = 64 * 2**20
 YAML_MAX_DEPTH = 64
 YAML_MAX_ALIASES = 64  # robot and model files need none; hand-written files may use a few
 YAML_MAX_NODES = 2_000_000  # with aliases expanded; a 7-joint model file has ~6,000
@@ -67,14 +83,15 @@ def available_memory() -> int:
         return 2**40
 
 
-def check_allocation(nbytes: int, what: str, limit: int) -> None:
-    """Refuse to allocate ``nbytes`` above ``limit`` or half the available memory."""
+def check_allocation(nbytes: int, what: str, limit: int, *, share: int = 2) -> None:
+    """Refuse to allocate ``nbytes`` above ``limit`` or ``1/share`` of the available memory."""
     if nbytes > limit:
         raise FileError(f"{what} needs {_size(nbytes)}, above the limit of {_size(limit)}")
     available = available_memory()
-    if nbytes > available // 2:
-        raise FileError(f"{what} needs {_size(nbytes)}, more than half the memory available "
-                        f"({_size(available)})")
+    if nbytes > available // share:
+        part = {2: "half", 3: "a third", 4: "a quarter"}.get(share, f"1/{share}")
+        raise FileError(f"{what} needs {_size(nbytes)}, more than {part} of the memory "
+                        f"available ({_size(available)})")
 
 
 def _size(nbytes: float) -> str:
@@ -495,12 +512,15 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, O
 
 def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (),
              what: str = "NPZ file", limit: int = MAX_TABLE_BYTES,
-             mmap: tuple[str, ...] = ()) -> dict[str, NDArray]:
+             mmap: tuple[str, ...] = (),
+             max_ratio: float = MAX_INFLATION_RATIO) -> dict[str, NDArray]:
     """The arrays ``required`` (all present) and ``optional`` (when present) of an NPZ archive,
     read defensively (see the module docstring); other arrays are not read. The arrays named
     in ``mmap`` are memory-mapped (read-only ``np.memmap``, stored uncompressed as ``np.savez``
     writes them; their bytes are not read, so the CRC is not checked) and count against no
-    memory limit."""
+    memory limit. ``limit``: the bytes the arrays read may inflate to; ``max_ratio``: how many
+    times its size on disk the compressed arrays may inflate to (beyond
+    ``INFLATION_FLOOR``)."""
     path = regular_file(path, what)
     name = path.name
     if not mmap:
@@ -518,12 +538,27 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
         if missing:
             raise FileError(f"{name} lacks arrays {missing} (has {sorted(members)})")
         wanted = [key for key in (*required, *optional) if key in members]
-        total = 0
+        total = inflated = 0
         headers = {}
         for key in wanted:  # every header first: the total size is known before any array
             headers[key] = _npy_header(archive, members[key], name, key)
             total += headers[key][3] if key not in mmap else 0
-        check_allocation(total, f"the arrays of {name}", limit)
+            if members[key].compress_type != zipfile.ZIP_STORED:
+                inflated += headers[key][3]
+        on_disk = max(path.stat().st_size, 1)
+        if inflated > max(INFLATION_FLOOR, max_ratio * on_disk):
+            raise FileError(
+                f"{name}: its compressed arrays would inflate to {_size(inflated)} from "
+                f"{_size(on_disk)} on disk ({inflated / on_disk:.0f}x), beyond the limit of "
+                f"{max_ratio:g}x above {_size(INFLATION_FLOOR)}: a compression bomb, or a log "
+                "of constants; if it is a real log, save it uncompressed (np.savez) and read it "
+                "memory-mapped (--mmap)")
+        try:
+            check_allocation(total, f"the arrays of {name} (inflated)", limit,
+                             share=NPZ_MEMORY_SHARE)
+        except FileError as error:
+            raise FileError(f"{error}; a log this long is read memory-mapped (--mmap, from "
+                            "an uncompressed NPZ)") from None
         return {key: _npy_mapped(path, members[key], headers[key], key) if key in mmap
                 else _npy_array(archive, members[key], headers[key], name, key)
                 for key in wanted}
