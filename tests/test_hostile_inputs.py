@@ -709,3 +709,58 @@ def test_what_dynid_writes_reads_the_same_in_yaml_1_1_and_1_2(files):
     for path in [files["robot.yaml"], files["model.yaml"], files["trajectory.yaml"], *shipped]:
         text = path.read_text()
         assert repr(parse_yaml(text)) == repr(yaml.safe_load(text)), path.name
+
+
+# -- CSV cells and column names in other digits and spaces ---------------------------------------
+
+ODD_CHARACTERS = "０１２３٠١٢३²³¹⁰₁½\u00a0\u2003\u3000\x1c\x1f\x85\u2028\x0b\x0c\ufeffe+-._"
+CSV_CELLS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-10**6, 10**6).map(str),
+    st.text(alphabet="0123456789" + ODD_CHARACTERS, min_size=1, max_size=6),
+)
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(st.lists(st.lists(CSV_CELLS, min_size=3, max_size=3), min_size=1, max_size=6))
+def test_csv_cells_convert_exactly_or_are_named(tmp_path_factory, rows):
+    """Every cell is read as Python reads an ASCII decimal, or the first one that is not is
+    named by file:line:column; Unicode digits (Python's float() takes ``１`` and ``٣``) never
+    reach a number silently nor a traceback."""
+    from dynid._reading import read_csv
+
+    path = tmp_path_factory.mktemp("csv") / "cells.csv"
+    lines = ["a,b,c"] + [",".join(row) for row in rows]
+    path.write_bytes(("\n".join(lines) + "\n").encode())
+    ascii_number = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+    import re
+
+    def good(cell: str) -> bool:
+        return bool(re.fullmatch(ascii_number, cell, re.ASCII)) and np.isfinite(float(cell))
+
+    with time_limit(TIMEOUT_S):
+        try:
+            _, values = read_csv(path)
+        except FileError as error:
+            message = str(error)
+            assert "\n" not in message
+            bad = [(k, j) for k, row in enumerate(rows) for j, cell in enumerate(row)
+                   if not good(cell)]
+            if not any(line.strip() for line in lines[1:]) or not bad:
+                return  # whitespace-only rows (no data), or a row split by a Unicode newline
+            k, j = bad[0]
+            assert message.startswith(f"cells.csv:{k + 2}:{j + 1} (column "), message
+            return
+    assert all(good(cell) for row in rows for cell in row)
+    kept = [row for row in rows if ",".join(row).strip()]
+    np.testing.assert_array_equal(values, [[float(cell) for cell in row] for row in kept])
+
+
+@pytest.mark.parametrize("name", ["q²", "q١", "q１", "q₁", "q½"])
+def test_column_names_with_other_digits_are_not_joints(tmp_path, name):
+    path = tmp_path / "log.csv"
+    path.write_text(f"t,{name},dq1,tau1\n" + "".join(f"{k / 100},0,0,0\n" for k in range(20)))
+    assert "got 0 q, 1 dq, 1 tau" in outcome(read_dataset, path)
+    mapped = outcome(lambda p: read_dataset(p, columns="t=t,q=q*,dq=dq*,tau=tau*"), path)
+    assert "name different joints" in mapped

@@ -332,10 +332,14 @@ def _mapped_csv(path: Path, header: list[str], values: NDArray,
         listed = ", ".join(f"{field} {count}" for field, count in counts.items())
         raise ValueError(f"`columns`: the fields match different joint counts in {path.name}: "
                          f"{listed} columns")
-    if len({tuple(named) for named in labels.values()}) > 1:
-        listed = "; ".join(f"{field}: {_listed(named, 4)}" for field, named in labels.items())
+    numbered = [field for field, spec in mapping.items()
+                if field != "t" and isinstance(spec.columns, str) and field not in labels]
+    if len({tuple(named) for named in labels.values()}) > 1 or (labels and numbered):
+        listed = "; ".join([f"{field}: {_listed(named, 4)}" for field, named in labels.items()]
+                           + [f"{field}: numbered" for field in numbered])
         raise ValueError(f"`columns`: the fields name different joints in {path.name}: "
-                         f"{listed}")
+                         f"{listed}; a pattern's `*` must stand for the same joint names, or "
+                         "numbers (ASCII digits), in every field")
     arrays = {("tau" if field == "current" else field): values[:, found]
               for field, found in indices.items()}
     arrays["t"] = arrays["t"][:, 0]
