@@ -151,13 +151,15 @@ def mutated(draw, original: bytes) -> bytes:
     if kind == "insert":
         k = draw(st.integers(0, len(data)))
         return bytes(data[:k] + draw(st.binary(min_size=1, max_size=64)) + data[k:])
-    if kind == "replace":  # a token swapped for an extreme or wrong-typed value
-        text = original.decode("latin-1")
+    if kind == "replace":  # a token swapped for an extreme, wrong-typed or Unicode value
+        text = original.decode("utf-8", errors="surrogateescape")
         k = draw(st.integers(0, max(len(text) - 1, 0)))
         value = draw(st.sampled_from(["1e999", "-1e308", "nan", ".inf", "null", "[]", "{}",
                                       "'x'", "1_0", "0x10", "- - -", "*a", "&a [", ":",
-                                      "\t", "\x00"]))
-        return (text[:k] + value + text[k + 1:]).encode("latin-1")
+                                      "\t", "\x00", "010", "1:30", "yes", "off", "0o17",
+                                      "2001-12-14", "!!binary AA==", "１", "٣", "²", "\u2003",
+                                      "\x1c", "\u2028"]))
+        return (text[:k] + value + text[k + 1:]).encode("utf-8", errors="surrogateescape")
     return draw(st.binary(max_size=4096))
 
 
@@ -764,3 +766,33 @@ def test_column_names_with_other_digits_are_not_joints(tmp_path, name):
     assert "got 0 q, 1 dq, 1 tau" in outcome(read_dataset, path)
     mapped = outcome(lambda p: read_dataset(p, columns="t=t,q=q*,dq=dq*,tau=tau*"), path)
     assert "name different joints" in mapped
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(st.lists(st.lists(CSV_CELLS, min_size=2, max_size=2), min_size=1, max_size=5),
+       st.sampled_from([" ", "\t", ",", ", "]), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_text_tables_convert_exactly_or_name_the_line(rows, separator, newline):
+    """Pose and Panda log files (``parse_numbers``): ASCII decimals between ASCII separators,
+    each read as Python reads it, else the line is named; a Unicode space or line separator
+    neither splits a value nor a line."""
+    import re
+
+    from dynid._reading import parse_numbers
+
+    text = newline.join(separator.join(row) for row in rows) + newline
+    values_of = [[v for v in re.split(r"[ \t\f\v,]+", separator.join(row)) if v]
+                 for row in rows]
+    ascii_number = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+    good = all(re.fullmatch(ascii_number, v, re.ASCII) and np.isfinite(float(v))
+               for values in values_of for v in values)
+    kept = [values for values in values_of if values]
+    try:
+        table = parse_numbers(text, "poses.txt")
+    except FileError as error:
+        message = str(error)
+        assert message.startswith("poses.txt") and "\n" not in message
+        assert not good or not kept or len({len(v) for v in kept}) > 1, message
+        return
+    assert good and kept
+    np.testing.assert_array_equal(table, [[float(v) for v in values] for values in kept])

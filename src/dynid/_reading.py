@@ -232,7 +232,8 @@ def _yaml12_loader():
         return loader.construct_scalar(node)
 
     def refuse(loader, node, tag: str, value: str):
-        raise ConstructorError(None, None, f"{value!r:.40} is not a YAML 1.2 {tag}",
+        raise ConstructorError(None, None, f"{value!r:.40} is not a YAML 1.2 {tag}; write "
+                               "it as one (decimal digits, true or false) or drop the tag",
                                node.start_mark)
 
     def construct_int(loader, node) -> int:
@@ -473,20 +474,35 @@ def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> ND
     return values
 
 
+_SEPARATORS = re.compile(r"[ \t\f\v,]+")  # between the values of a line (ASCII only)
+
+
+def _numeric_lines(text: str) -> list[str]:
+    """Lines split at ``\n``, ``\r\n`` and ``\r`` only (``str.splitlines`` also splits at
+    ``\x1c``, ``\x85``, ``\u2028``..., which then stay in a value and are refused)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _values(line: str) -> list[str]:
+    return [cell for cell in _SEPARATORS.split(line) if cell]
+
+
 def parse_numbers(text: str, source: str) -> NDArray:
     """Whitespace- or comma-separated finite numbers, one row per non-blank line, ``(rows,
-    columns)`` (a ragged table is an error naming its line)."""
+    columns)`` (a ragged table is an error naming its line). Values are ASCII decimals,
+    separated by ASCII spaces, tabs or commas."""
+    lines = _numeric_lines(text)
     if not _NOT_NUMERIC.search(text):  # the fast path: one bulk conversion
         try:
-            table = np.array([line.replace(",", " ").split() for line in text.splitlines()
-                              if line.strip()], dtype=float)
+            table = np.array([cells for line in lines if (cells := _values(line))],
+                             dtype=float)
             if table.ndim == 2 and table.size and np.isfinite(table).all():
                 return table
         except ValueError:
             pass
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        cells = line.replace(",", " ").split()
+    for number, line in enumerate(lines, start=1):
+        cells = _values(line)
         if not cells:
             continue
         for k, cell in enumerate(cells):
@@ -495,7 +511,7 @@ def parse_numbers(text: str, source: str) -> NDArray:
                                 f"(value {k + 1} of the line); write {_NUMBER_FORM}")
         if rows and len(cells) != len(rows[0]):
             raise FileError(f"{source} line {number} has {len(cells)} values, the first row "
-                            f"{len(rows[0])}")
+                            f"{len(rows[0])}; every line needs as many")
         rows.append([float(cell) for cell in cells])
     if not rows:
         raise FileError(f"{source} holds no numbers")

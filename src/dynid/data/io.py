@@ -383,10 +383,15 @@ def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool
     n = len(columns["q"])
     for prefix in ("dq", effort):
         if len(columns[prefix]) != n or n == 0:
+            odd = [name for name in header if re.fullmatch(r"(q|dq|ddq|tau|current)\w+", name)
+                   and not re.fullmatch(r"(q|dq|ddq|tau|current)[0-9]+", name)]
+            hint = (f"; {_listed(odd, 4)} {'is' if len(odd) == 1 else 'are'} not numbered "
+                    "with ASCII digits" if odd else "")
             raise ValueError(
                 f"`path`: {path.name} must have columns q1..qn, dq1..dqn, tau1..taun (or "
                 f"current1..currentn) for the same n; got {n} q, {len(columns['dq'])} dq, "
-                f"{len(columns[effort])} {effort}"
+                f"{len(columns[effort])} {effort}{hint}; rename the columns or map them "
+                "with `columns`"
             )
     if columns["ddq"] and len(columns["ddq"]) != n:
         raise ValueError(
