@@ -120,3 +120,37 @@ def test_truncated_bag_is_one_line(tmp_path):
         with pytest.raises(ValueError) as error:
             read_rosbag(path)
         assert "\n" not in str(error.value)
+
+
+def test_a_bag_bomb_is_refused_from_its_chunk_index(tmp_path, monkeypatch):
+    """Issue 22's bound on inflation, for bags: a recording of constants (every message the
+    same) compresses far beyond any log; its chunk index declares what it would decompress
+    to, and that is checked before a chunk is decompressed (floor lowered: the rule is the
+    same at any size)."""
+    import dynid._reading as reading
+
+    n = 20_000
+    zeros = np.zeros((n, 3))
+    path = tmp_path / "bomb.mcap"
+    write_bag(path, 1.0 + np.arange(n) * 1e-3, zeros, zeros, zeros, ["a", "b", "c"])
+    from mcap.reader import make_reader
+
+    with path.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    inflated = sum(index.uncompressed_size for index in summary.chunk_indexes)
+    ratio = inflated / path.stat().st_size
+    assert ratio > 4  # constants compress
+    monkeypatch.setattr(reading, "INFLATION_FLOOR", 2**16)
+    monkeypatch.setattr(reading, "MAX_INFLATION_RATIO", 4)
+    import mcap.reader
+
+    def never(*args, **kwargs):
+        raise AssertionError("a message was decoded")
+
+    monkeypatch.setattr(mcap.reader.SeekingReader, "iter_decoded_messages", never)
+    with pytest.raises(ValueError, match=rf"bomb\.mcap: its chunks would decompress to .* "
+                                         rf"\({ratio:.0f}x\), beyond the limit of 4x above "
+                                         r"64\.0 KiB: a compression bomb"):
+        read_rosbag(path)
+    monkeypatch.undo()
+    assert read_rosbag(path).n_samples == n
