@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dynid._files import atomic_write_all
@@ -796,3 +796,38 @@ def test_text_tables_convert_exactly_or_name_the_line(rows, separator, newline):
         return
     assert good and kept
     np.testing.assert_array_equal(table, [[float(v) for v in values] for values in kept])
+
+
+@settings(max_examples=max(EXAMPLES * 2, 24), deadline=None, derandomize=True, database=None)
+@given(rows=st.integers(1, 30_000), joints=st.integers(1, 4), constant=st.booleans(),
+       compressed=st.booleans())
+@example(rows=20_000, joints=3, constant=True, compressed=True)  # a bomb
+@example(rows=20_000, joints=3, constant=True, compressed=False)  # the same, stored: read
+@example(rows=20_000, joints=3, constant=False, compressed=True)  # a log
+def test_npz_inflation_is_bounded_before_reading(tmp_path_factory, rows, joints, constant,
+                                                 compressed):
+    """Any NPZ log: a compressed one whose arrays would inflate beyond ``MAX_INFLATION_RATIO``
+    times its size (and the floor, lowered here to 64 KiB) is refused before an array is
+    inflated; every other is read (or refused for what its values are, never for its size)."""
+    from unittest import mock
+
+    import dynid._reading as reading
+
+    rng = np.random.default_rng(rows)
+    values = np.zeros((rows, joints)) if constant else rng.standard_normal((rows, joints))
+    arrays = {"t": np.arange(rows) / 100.0, "q": values, "dq": values, "tau": values}
+    path = tmp_path_factory.mktemp("npz") / "log.npz"
+    (np.savez_compressed if compressed else np.savez)(path, **arrays)
+    inflated = sum(a.nbytes for a in arrays.values())
+    bomb = compressed and inflated > max(2**16, reading.MAX_INFLATION_RATIO
+                                         * path.stat().st_size)
+    read = []
+    original = reading._npy_array
+    with mock.patch.object(reading, "INFLATION_FLOOR", 2**16), \
+            mock.patch.object(reading, "_npy_array",
+                              lambda *a: read.append(a) or original(*a)):
+        message = outcome(read_dataset, path)
+    if bomb:
+        assert "compressed arrays would inflate to" in message and not read, message
+    else:
+        assert "inflate" not in message and len(read) == 4, message
