@@ -51,6 +51,7 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
             summary = reader.get_summary()
             chosen = _topic(summary, topic, name)
             _check_inflation(summary, path)
+            _check_chunks(stream, summary, name)
             rows = _rows(reader.iter_decoded_messages(topics=[chosen]), joints, name, chosen)
     except FileError:
         raise
@@ -89,6 +90,49 @@ def _check_inflation(summary, path: Path) -> None:
     check_allocation(DECODED_PER_BYTE * inflated,
                      f"the messages of {path.name} (decoded, ~{DECODED_PER_BYTE}x their "
                      "uncompressed bytes)", DECODED_PER_BYTE * MAX_TABLE_BYTES)
+
+
+def _check_chunks(stream, summary, name: str) -> None:
+    """Each compressed chunk inflates to no more than it declares (the mcap reader trusts the
+    data: zstd allocates the size its frame states, lz4 inflates to the end), checked before
+    any is decompressed by the reader: a zstd frame's stated size, an lz4 frame inflated
+    here up to one byte past the declared size and dropped."""
+    from mcap.data_stream import ReadDataStream
+    from mcap.records import Chunk
+
+    for index in summary.chunk_indexes:
+        stream.seek(index.chunk_start_offset + 1 + 8)  # the opcode and the record's length
+        chunk = Chunk.read(ReadDataStream(stream))
+        declared = int(chunk.uncompressed_size)
+        where = f"{name}: the chunk at byte {index.chunk_start_offset}"
+        if declared != int(index.uncompressed_size):
+            raise FileError(f"{where} declares {declared} bytes, its index "
+                            f"{index.uncompressed_size}: a corrupt bag; rewrite it with the "
+                            "mcap CLI (`mcap recover`)")
+        inflated = None
+        try:
+            if chunk.compression == "zstd":
+                import zstandard
+
+                try:
+                    size = zstandard.frame_content_size(chunk.data)  # -1: not stated
+                except zstandard.ZstdError as error:
+                    raise ValueError(error) from None
+                inflated = None if size < 0 else size  # not stated: mcap's bound holds
+            elif chunk.compression == "lz4":
+                import lz4.frame
+
+                inflated = len(lz4.frame.LZ4FrameDecompressor().decompress(
+                    chunk.data, max_length=declared + 1))
+        except ImportError:  # no codec: the mcap reader names the compression it lacks
+            continue
+        except (ValueError, RuntimeError) as error:  # the codec's view of corrupt data
+            raise FileError(f"{where} is corrupt: {' '.join(str(error).split())}") from None
+        if inflated is not None and inflated > declared:
+            raise FileError(f"{where} would decompress to "
+                            f"{'more than ' if chunk.compression == 'lz4' else ''}"
+                            f"{inflated} bytes, it declares {declared}: a corrupt bag or a "
+                            "compression bomb; dynid reads no further")
 
 
 def _topic(summary, topic: str | None, name: str) -> str:
