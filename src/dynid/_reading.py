@@ -12,10 +12,15 @@ files), CSV tables, NPZ archives. What each guards against, before anything is a
   nesting deeper than ``YAML_MAX_DEPTH``, more than ``YAML_MAX_ALIASES`` aliases, more than
   ``YAML_MAX_NODES`` nodes with the aliases expanded (the "billion laughs" document: a few
   hundred bytes, 10^9 nodes) and repeated keys in one mapping are errors; only then is the
-  document built, by the safe loader (no Python tags). Errors read ``file:line:column: what``;
-- **CSV**: numbers parse strictly (digits, sign, point, exponent: ``1_0``, ``0x10``, ``nan``
-  and ``inf`` are errors naming the line and column), finite, read in blocks (memory stays a
-  small multiple of the result);
+  document built, by safe constructors (no Python tags), its plain scalars typed by the YAML
+  1.2 core schema (``YAML12_SCALARS``: ``010`` is 10, ``1:30``, ``yes`` and ``1_000`` are
+  strings, ``0x10`` is 16). Errors read ``file:line:column: what``; ``dump_yaml`` writes
+  what YAML 1.1 and 1.2 readers read alike;
+- **CSV**: numbers parse strictly (ASCII digits, sign, point, exponent: ``1_0``, ``0x10``,
+  ``nan``, ``inf`` and digits of other scripts, ``１`` or ``٣``, which Python's float() would
+  take, are errors naming ``file:line:column``), finite, read in blocks (memory stays a small
+  multiple of the result); text tables (poses, the Panda log) alike, split at ASCII
+  separators and line ends only;
 - **NPZ**: corrupt archives, CRC errors, truncated members, pickled or object arrays,
   non-numeric arrays and headers that declare more than the file holds are each named. The
   inflated size of every array is known before anything is inflated (its ``.npy`` header's
