@@ -703,12 +703,19 @@ def test_dump_yaml_reads_back_the_same_in_yaml_1_1_and_1_2(value):
     assert yaml.safe_load(text) == value
 
 
-def test_what_dynid_writes_reads_the_same_in_yaml_1_1_and_1_2(files):
+def test_what_dynid_writes_reads_the_same_in_yaml_1_1_and_1_2(files, tmp_path):
     """Every YAML file dynid writes or ships types each scalar alike under YAML 1.1 (PyYAML's
     own loader, other tools) and YAML 1.2 (dynid's): nothing it writes changes meaning."""
+    from dynid.excitation import save_trajectory
+
     shipped = sorted((Path(__file__).parents[1] / "src/dynid/robot/data").glob("*.yaml"))
     assert len(shipped) >= 4
-    for path in [files["robot.yaml"], files["model.yaml"], files["trajectory.yaml"], *shipped]:
+    trajectory = load_trajectory(files["trajectory.yaml"])
+    save_trajectory(tmp_path / "excite.csv", trajectory, duration=10.0, rate=100.0,
+                    extra={"note": "yes", "count": "010"}, allow_moving_ends=True)
+    assert load_trajectory(tmp_path / "excite.yaml").to_dict() == trajectory.to_dict()
+    for path in [files["robot.yaml"], files["model.yaml"], files["trajectory.yaml"],
+                 tmp_path / "excite.yaml", *shipped]:
         text = path.read_text()
         assert repr(parse_yaml(text)) == repr(yaml.safe_load(text)), path.name
 
