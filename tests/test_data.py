@@ -64,11 +64,14 @@ def test_write_and_read_back(tmp_path, suffix, with_ddq):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("t,q1,dq1,tau1\n0,1,2\n", "line 2 has 3 columns, the header has 4"),
-    ("t,q1,dq1,tau1\n0,1,x,3\n", "column 'dq1': 'x' is not a number"),
-    ("t,q1,dq1,tau1\n0,1,2,nan\n", "line 2, column 'tau1': 'nan' is not a number"),
-    ("t,q1,dq1,tau1\n0,1_0,2,3\n", "line 2, column 'q1': '1_0' is not a number"),
-    ("t,q1,dq1,tau1\n0,1,2,1e999\n", "line 2, column 'tau1': '1e999' overflows"),
+    ("t,q1,dq1,tau1\n0,1,2\n", "bad.csv:2: the row has 3 columns, the header 4"),
+    ("t,q1,dq1,tau1\n0,1,x,3\n", r"bad.csv:2:3 \(column 'dq1'\): 'x' is not a number"),
+    ("t,q1,dq1,tau1\n0,1,2,nan\n", r"bad.csv:2:4 \(column 'tau1'\): 'nan' is not a number"),
+    ("t,q1,dq1,tau1\n0,1_0,2,3\n", r"bad.csv:2:2 \(column 'q1'\): '1_0' is not a number"),
+    ("t,q1,dq1,tau1\n0,1,2,1e999\n", r"bad.csv:2:4 \(column 'tau1'\): '1e999' overflows"),
+    ("t,q1,dq1,tau1\n0,1,２,3\n", r"bad.csv:2:3 \(column 'dq1'\): '２' is not a number; "
+                                   "write plain ASCII decimals"),
+    ("t,q1,dq1,tau1\n0,1,2,3\n\u0661,1,2,3\n", r"bad.csv:3:1 \(column 't'\): '\u0661'"),
     ("t,q1,dq1,tau1\n0,1,2,3\n0,1,2,3\n", "`t` must be strictly increasing"),
     ("t,q1,q2,dq1,dq2,tau1\n0,1,2,3,4,5\n", "same n; got 2 q, 2 dq, 1 tau"),
     ("q1,dq1,tau1\n1,2,3\n", "has no `t` column"),

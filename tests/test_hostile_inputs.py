@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dynid._files import atomic_write_all
@@ -151,13 +151,15 @@ def mutated(draw, original: bytes) -> bytes:
     if kind == "insert":
         k = draw(st.integers(0, len(data)))
         return bytes(data[:k] + draw(st.binary(min_size=1, max_size=64)) + data[k:])
-    if kind == "replace":  # a token swapped for an extreme or wrong-typed value
-        text = original.decode("latin-1")
+    if kind == "replace":  # a token swapped for an extreme, wrong-typed or Unicode value
+        text = original.decode("utf-8", errors="surrogateescape")
         k = draw(st.integers(0, max(len(text) - 1, 0)))
         value = draw(st.sampled_from(["1e999", "-1e308", "nan", ".inf", "null", "[]", "{}",
                                       "'x'", "1_0", "0x10", "- - -", "*a", "&a [", ":",
-                                      "\t", "\x00"]))
-        return (text[:k] + value + text[k + 1:]).encode("latin-1")
+                                      "\t", "\x00", "010", "1:30", "yes", "off", "0o17",
+                                      "2001-12-14", "!!binary AA==", "１", "٣", "²", "\u2003",
+                                      "\x1c", "\u2028"]))
+        return (text[:k] + value + text[k + 1:]).encode("utf-8", errors="surrogateescape")
     return draw(st.binary(max_size=4096))
 
 
@@ -522,3 +524,317 @@ def test_broken_files_through_every_command(files, tmp_path, capsys):
         COUNTS["other"] -= 1
         for written in out.iterdir():  # a successful command's own output
             written.unlink()
+
+
+# -- NPZ inflation: bounded before anything is inflated -----------------------------------------
+
+def _deflated_log(path: Path, rows: int, joints: int, fill: float = 0.0) -> int:
+    """A deflated NPZ log of constant arrays, written in 1 MiB pieces (no array of its size
+    is ever allocated); returns the bytes it inflates to."""
+    from numpy.lib import format as npy
+
+    piece = np.full(1 << 17, fill).tobytes()
+    total = 0
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for key in ("t", "q", "dq", "tau"):
+            shape = (rows,) if key == "t" else (rows, joints)
+            left = int(np.prod(shape)) * 8
+            total += left
+            with archive.open(f"{key}.npy", "w", force_zip64=True) as member:
+                npy.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False,
+                                                    "shape": shape})
+                while left:
+                    member.write(piece[:min(left, len(piece))])
+                    left -= min(left, len(piece))
+    return total
+
+
+def test_npz_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
+    """The issue's bomb, scaled down: 40 million rows of zeros inflate ~1000x; here 2 MiB of
+    arrays against a floor lowered to 1 MiB (the ratio rule is the same at any size)."""
+    import dynid._reading as reading
+
+    path = tmp_path / "bomb.npz"
+    inflated = _deflated_log(path, 65_536, 3)
+    assert inflated == 65_536 * 10 * 8
+    ratio = inflated / path.stat().st_size
+    assert ratio > reading.MAX_INFLATION_RATIO  # the file is a bomb by the rule's measure
+    monkeypatch.setattr(reading, "INFLATION_FLOOR", 2**20)
+    read = []
+    original = reading._npy_array
+    monkeypatch.setattr(reading, "_npy_array", lambda *a: read.append(a) or original(*a))
+    message = outcome(read_dataset, path)
+    assert message.startswith("bomb.npz: its compressed arrays would inflate to 5.0 MiB from ")
+    assert f"({ratio:.0f}x), beyond the limit of 50x above 1.0 MiB" in message
+    assert "save it uncompressed (np.savez)" in message
+    assert not read  # refused from the headers: no array was inflated
+    # below the floor the same file is read (a small constant log is no threat)
+    monkeypatch.setattr(reading, "INFLATION_FLOOR", 2**23)
+    assert "`t` must be strictly increasing" in outcome(read_dataset, path)
+    assert len(read) == 4
+
+
+def test_npz_beyond_the_memory_share_is_refused_from_its_headers(files, tmp_path,
+                                                                 monkeypatch):
+    import dynid._reading as reading
+
+    size = sum(a.nbytes for a in np.load(files["log.npz"]).values())
+    monkeypatch.setattr(reading, "available_memory", lambda: 3 * size - 3)
+    message = outcome(read_dataset, files["log.npz"])
+    assert message.startswith("the arrays of log.npz (inflated) needs ")
+    assert "more than a third of the memory available" in message and "--mmap" in message
+    monkeypatch.setattr(reading, "available_memory", lambda: 3 * size)
+    assert outcome(read_dataset, files["log.npz"]) == "ok"
+
+
+def test_npz_member_that_inflates_beyond_its_declared_size(tmp_path):
+    """A member whose deflate stream holds more than its zip entry declares (and its .npy
+    header agrees with the declaration): zipfile stops at the declared size, the CRC fails."""
+    from numpy.lib import format as npy
+
+    path = tmp_path / "liar.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for key in ("t", "q", "dq", "tau"):
+            with archive.open(f"{key}.npy", "w") as member:
+                npy.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False,
+                                                    "shape": (500,) if key == "t" else (500, 1)})
+                member.write(np.arange(1000.0).tobytes())  # twice what the header says
+        sizes = {info.filename: info.file_size for info in archive.infolist()}
+    data = bytearray(path.read_bytes())
+    patched = 0
+    # local headers (name length at 26, name at 30, file_size at 22) and central entries
+    # (name length at 28, name at 46, file_size at 24)
+    for signature, length_at, name_at, size_at in ((b"PK\x03\x04", 26, 30, 22),
+                                                   (b"PK\x01\x02", 28, 46, 24)):
+        start = data.find(signature)
+        while start >= 0:
+            length = int.from_bytes(data[start + length_at:start + length_at + 2], "little")
+            name = bytes(data[start + name_at:start + name_at + length]).decode()
+            field = slice(start + size_at, start + size_at + 4)
+            assert int.from_bytes(data[field], "little") == sizes[name]
+            data[field] = (sizes[name] - 4000).to_bytes(4, "little")
+            patched += 1
+            start = data.find(signature, start + 4)
+    assert patched == 8
+    path.write_bytes(bytes(data))
+    message = outcome(read_dataset, path)
+    assert message.startswith("liar.npz: array 't' is corrupt: Bad CRC-32"), message
+
+
+# -- YAML 1.2 numbers: no octal, sexagesimal or yes/no surprises ---------------------------------
+
+# plain scalars by what the YAML 1.2 core schema makes of them (yaml.org/spec/1.2.2, 10.3.2),
+# each with its value worked out from the category, not from dynid's resolver
+YAML_SCALARS = st.one_of(
+    st.from_regex(r"\A[-+]?0[0-9]{1,6}\Z").map(lambda s: ("leading zero", s, int(s, 10))),
+    st.from_regex(r"\A[-+]?[1-9][0-9]{0,12}\Z").map(lambda s: ("decimal", s, int(s, 10))),
+    st.from_regex(r"\A[0-9]{1,3}(:[0-5][0-9]){1,2}\Z").map(lambda s: ("sexagesimal", s, s)),
+    st.from_regex(r"\A0x[0-9a-fA-F]{1,8}\Z").map(lambda s: ("hex", s, int(s[2:], 16))),
+    st.from_regex(r"\A0o[0-7]{1,8}\Z").map(lambda s: ("octal", s, int(s[2:], 8))),
+    st.from_regex(r"\A0b[01]{1,8}\Z").map(lambda s: ("binary (1.1 only)", s, s)),
+    st.from_regex(r"\A[0-9]{1,3}(_[0-9]{3}){1,2}\Z").map(lambda s: ("underscores", s, s)),
+    st.from_regex(r"\A[0-9]{1,3}[eE][-+]?[0-9]{1,2}\Z").map(lambda s: ("exponent", s,
+                                                                         float(s))),
+    st.from_regex(r"\A[0-9]{1,3}\.[0-9]{0,3}\Z").map(lambda s: ("point", s, float(s))),
+    st.sampled_from(["yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+                     "OFF", "y", "n", "Y", "N"]).map(lambda s: ("1.1 boolean", s, s)),
+    st.sampled_from(["true", "True", "TRUE"]).map(lambda s: ("boolean", s, True)),
+    st.sampled_from(["false", "False", "FALSE"]).map(lambda s: ("boolean", s, False)),
+    st.sampled_from(["~", "null", "Null", "NULL"]).map(lambda s: ("null", s, None)),
+    st.sampled_from(["2001-12-14", "2001-12-14t21:59:43.10-05:00", "=", "<<x"]).map(
+        lambda s: ("1.1 other", s, s)),
+)
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(YAML_SCALARS)
+def test_yaml_plain_scalars_are_read_as_yaml_1_2(scalar):
+    category, text, expected = scalar
+    got = parse_yaml(f"value: {text}\nlist: [{text}]\n", source="doc.yaml")
+    for value in (got["value"], got["list"][0]):
+        assert type(value) is type(expected) and value == expected, (category, text, value)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: !!int 1:30", "doc.yaml:1:4: '1:30' is not a YAML 1.2 integer"),
+    ("a: !!bool yes", "doc.yaml:1:4: 'yes' is not a YAML 1.2 boolean"),
+    ("a: !!float 1_0", "doc.yaml:1:4: '1_0' is not a YAML 1.2 float"),
+    ("a: !!timestamp 2001-12-14", "doc.yaml:1:4: could not determine a constructor"),
+    ("a: !!binary aGVsbG8=", "doc.yaml:1:4: could not determine a constructor"),
+    ("10: a\n010: b\n", "doc.yaml:2:1: key 10 appears twice in one mapping .first at line 1"),
+])
+def test_yaml_explicit_tags_and_retyped_keys(text, message):
+    with pytest.raises(FileError, match=message):
+        parse_yaml(text, source="doc.yaml")
+
+
+def test_yaml_numbers_in_the_readers_fields(files, tmp_path):
+    """``1:30`` (90 in YAML 1.1) and ``yes`` (true) are strings, refused by field name; ``010``
+    (8 in YAML 1.1) is ten."""
+    text = files["robot.yaml"].read_text()
+    assert "d: 0.3," in text
+    path = tmp_path / "robot.yaml"
+    for value, result in (("1:30", "`kinematics.joints[0].d` must be a number, got '1:30'"),
+                          ("yes", "`kinematics.joints[0].d` must be a number, got 'yes'"),
+                          ("010", "ok")):
+        path.write_text(text.replace("d: 0.3,", f"d: {value},", 1))
+        assert outcome(load_robot_file, path).endswith(result) or result == "ok"
+    assert load_robot_file(path).table[0].d == 10.0
+
+
+YAML_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+              st.floats(allow_nan=False), st.text(max_size=12),
+              st.from_regex(r"\A(0[0-7]{1,3}|[0-9]:[0-5][0-9]|0x1F|0o7|1e5|yes|off|1_0)\Z")),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(YAML_VALUES)
+def test_dump_yaml_reads_back_the_same_in_yaml_1_1_and_1_2(value):
+    from dynid._reading import dump_yaml
+
+    text = dump_yaml(value)
+    assert parse_yaml(text) == value
+    assert yaml.safe_load(text) == value
+
+
+def test_what_dynid_writes_reads_the_same_in_yaml_1_1_and_1_2(files, tmp_path):
+    """Every YAML file dynid writes or ships types each scalar alike under YAML 1.1 (PyYAML's
+    own loader, other tools) and YAML 1.2 (dynid's): nothing it writes changes meaning."""
+    from dynid.excitation import save_trajectory
+
+    shipped = sorted((Path(__file__).parents[1] / "src/dynid/robot/data").glob("*.yaml"))
+    assert len(shipped) >= 4
+    trajectory = load_trajectory(files["trajectory.yaml"])
+    save_trajectory(tmp_path / "excite.csv", trajectory, duration=10.0, rate=100.0,
+                    extra={"note": "yes", "count": "010"}, allow_moving_ends=True)
+    assert load_trajectory(tmp_path / "excite.yaml").to_dict() == trajectory.to_dict()
+    for path in [files["robot.yaml"], files["model.yaml"], files["trajectory.yaml"],
+                 tmp_path / "excite.yaml", *shipped]:
+        text = path.read_text()
+        assert repr(parse_yaml(text)) == repr(yaml.safe_load(text)), path.name
+
+
+# -- CSV cells and column names in other digits and spaces ---------------------------------------
+
+ODD_CHARACTERS = "０１２３٠١٢३²³¹⁰₁½\u00a0\u2003\u3000\x1c\x1f\x85\u2028\x0b\x0c\ufeffe+-._"
+CSV_CELLS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-10**6, 10**6).map(str),
+    st.text(alphabet="0123456789" + ODD_CHARACTERS, min_size=1, max_size=6),
+)
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(st.lists(st.lists(CSV_CELLS, min_size=3, max_size=3), min_size=1, max_size=6))
+def test_csv_cells_convert_exactly_or_are_named(tmp_path_factory, rows):
+    """Every cell is read as Python reads an ASCII decimal, or the first one that is not is
+    named by file:line:column; Unicode digits (Python's float() takes ``１`` and ``٣``) never
+    reach a number silently nor a traceback."""
+    from dynid._reading import read_csv
+
+    path = tmp_path_factory.mktemp("csv") / "cells.csv"
+    lines = ["a,b,c"] + [",".join(row) for row in rows]
+    path.write_bytes(("\n".join(lines) + "\n").encode())
+    ascii_number = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+    import re
+
+    def good(cell: str) -> bool:
+        return bool(re.fullmatch(ascii_number, cell, re.ASCII)) and np.isfinite(float(cell))
+
+    with time_limit(TIMEOUT_S):
+        try:
+            _, values = read_csv(path)
+        except FileError as error:
+            message = str(error)
+            assert "\n" not in message
+            bad = [(k, j) for k, row in enumerate(rows) for j, cell in enumerate(row)
+                   if not good(cell)]
+            if not any(line.strip() for line in lines[1:]) or not bad:
+                return  # whitespace-only rows (no data), or a row split by a Unicode newline
+            k, j = bad[0]
+            assert message.startswith(f"cells.csv:{k + 2}:{j + 1} (column "), message
+            return
+    assert all(good(cell) for row in rows for cell in row)
+    kept = [row for row in rows if ",".join(row).strip()]
+    np.testing.assert_array_equal(values, [[float(cell) for cell in row] for row in kept])
+
+
+@pytest.mark.parametrize("name", ["q²", "q١", "q１", "q₁", "q½"])
+def test_column_names_with_other_digits_are_not_joints(tmp_path, name):
+    path = tmp_path / "log.csv"
+    path.write_text(f"t,{name},dq1,tau1\n" + "".join(f"{k / 100},0,0,0\n" for k in range(20)))
+    assert "got 0 q, 1 dq, 1 tau" in outcome(read_dataset, path)
+    mapped = outcome(lambda p: read_dataset(p, columns="t=t,q=q*,dq=dq*,tau=tau*"), path)
+    assert "name different joints" in mapped
+
+
+@settings(max_examples=max(EXAMPLES * 10, 120), deadline=None, derandomize=True,
+          database=None)
+@given(st.lists(st.lists(CSV_CELLS, min_size=2, max_size=2), min_size=1, max_size=5),
+       st.sampled_from([" ", "\t", ",", ", "]), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_text_tables_convert_exactly_or_name_the_line(rows, separator, newline):
+    """Pose and Panda log files (``parse_numbers``): ASCII decimals between ASCII separators,
+    each read as Python reads it, else the line is named; a Unicode space or line separator
+    neither splits a value nor a line."""
+    import re
+
+    from dynid._reading import parse_numbers
+
+    text = newline.join(separator.join(row) for row in rows) + newline
+    values_of = [[v for v in re.split(r"[ \t\f\v,]+", separator.join(row)) if v]
+                 for row in rows]
+    ascii_number = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
+    good = all(re.fullmatch(ascii_number, v, re.ASCII) and np.isfinite(float(v))
+               for values in values_of for v in values)
+    kept = [values for values in values_of if values]
+    try:
+        table = parse_numbers(text, "poses.txt")
+    except FileError as error:
+        message = str(error)
+        assert message.startswith("poses.txt") and "\n" not in message
+        assert not good or not kept or len({len(v) for v in kept}) > 1, message
+        return
+    assert good and kept
+    np.testing.assert_array_equal(table, [[float(v) for v in values] for values in kept])
+
+
+@settings(max_examples=max(EXAMPLES * 2, 24), deadline=None, derandomize=True, database=None)
+@given(rows=st.integers(1, 30_000), joints=st.integers(1, 4), constant=st.booleans(),
+       compressed=st.booleans())
+@example(rows=20_000, joints=3, constant=True, compressed=True)  # a bomb
+@example(rows=20_000, joints=3, constant=True, compressed=False)  # the same, stored: read
+@example(rows=20_000, joints=3, constant=False, compressed=True)  # a log
+def test_npz_inflation_is_bounded_before_reading(tmp_path_factory, rows, joints, constant,
+                                                 compressed):
+    """Any NPZ log: a compressed one whose arrays would inflate beyond ``MAX_INFLATION_RATIO``
+    times its size (and the floor, lowered here to 64 KiB) is refused before an array is
+    inflated; every other is read (or refused for what its values are, never for its size)."""
+    from unittest import mock
+
+    import dynid._reading as reading
+
+    rng = np.random.default_rng(rows)
+    values = np.zeros((rows, joints)) if constant else rng.standard_normal((rows, joints))
+    arrays = {"t": np.arange(rows) / 100.0, "q": values, "dq": values, "tau": values}
+    path = tmp_path_factory.mktemp("npz") / "log.npz"
+    (np.savez_compressed if compressed else np.savez)(path, **arrays)
+    inflated = sum(a.nbytes for a in arrays.values())
+    bomb = compressed and inflated > max(2**16, reading.MAX_INFLATION_RATIO
+                                         * path.stat().st_size)
+    read = []
+    original = reading._npy_array
+    with mock.patch.object(reading, "INFLATION_FLOOR", 2**16), \
+            mock.patch.object(reading, "_npy_array",
+                              lambda *a: read.append(a) or original(*a)):
+        message = outcome(read_dataset, path)
+    if bomb:
+        assert "compressed arrays would inflate to" in message and not read, message
+    else:
+        assert "inflate" not in message and len(read) == 4, message

@@ -149,3 +149,23 @@ def test_moving_mean_edges_average_what_exists():
     assert_close(smooth.q[:, 0], [1.0, 1.5, 2, 3, 4, 5, 6, 7, 7.5, 8.0])
     with pytest.raises(ValueError, match="odd number of samples in"):
         moving_mean(Dataset(t=t, q=ramp, dq=ramp, tau=ramp), 11)
+
+
+@pytest.mark.parametrize("step", [1e-9, 1e-7])
+def test_a_filter_at_nanosecond_steps_names_the_log(tmp_path, step):
+    """A log that never moves, stamped every nanosecond (time stamps in ns read as s): the
+    low-pass cannot be computed (its gain at 0 Hz is lost; scipy's edge solve was a bare
+    "Singular matrix"); the error names the file and says what to do."""
+    n = 400
+    zeros = np.zeros((n, 2))
+    path = tmp_path / "still.npz"
+    np.savez(path, t=np.arange(n) * step, q=zeros, dq=zeros, tau=zeros + 1.0)
+    data = read_dataset(path)
+    for run in (lambda: lowpass(data, 5.0), lambda: prepare(data)):
+        with pytest.raises(ValueError, match=r"still\.npz: a 5 Hz low-pass cannot be computed "
+                                             r"for samples 1e-0[79] s apart .*too small to "
+                                             r"filter and differentiate.*--units t=ms"):
+            run()
+    # the same log at a millisecond step filters: a constant passes unchanged
+    fine = Dataset(t=np.arange(n) * 1e-3, q=zeros + 0.5, dq=zeros, tau=zeros + 1.0)
+    assert_close(lowpass(fine, 5.0).q, np.full((n, 2), 0.5), rtol=1e-9, atol=0.0)

@@ -118,3 +118,65 @@ def test_report_of_a_robot_without_limits_bounds_or_torques_claims_nothing_unche
 
     assert len(limit_lines(position)) == 2  # the position limits are finite
     assert limit_lines(velocity) == limit_lines(acceleration) == []
+
+
+def _arm3_model():
+    from dynid.identification.linear import identify
+
+    arm = load_robot("arm3")
+    log = simulate_open_loop(arm, random_fourier(arm, seed=1), duration=4.0, rate=100.0)
+    return identify(arm, log), log
+
+
+def test_report_shows_a_marker_for_figures_that_are_no_numbers():
+    """Issue 22: a σ of -1 (a tampered model file) reached matplotlib ("'yerr' must not
+    contain negative values"); NaN and inf cells were printed bare. Each is "—" now, with the
+    table's footnote, and no warning leaks."""
+    import warnings
+
+    import numpy as np
+
+    from dynid.evaluation.report import build_report
+    from dynid.evaluation.validate import validate_model
+    from dynid.metrics import NOT_FINITE_NOTE
+
+    model, log = _arm3_model()
+    std = np.array(model.std, dtype=float)
+    std[:3] = [-1.0, np.nan, np.inf]
+    object.__setattr__(model, "std", std)  # past the loader's checks: the report must cope
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validation = validate_model(model, log, n_poses=50)
+        text = build_report(model, log, validation)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", text)
+    assert not {"nan", "inf", "-inf", "-1", "-1.0"} & set(cells)
+    table = text[text.index("Base parameters: value"):]
+    table = table[:table.index("</table>")]
+    base = [re.findall(r"<td[^>]*>([^<]*)</td>", row)
+            for row in re.findall(r"<tr>(.*?)</tr>", table)][1:4]
+    assert [row[4] for row in base] == ["—", "—", "—"]  # σ: negative, NaN, inf
+    assert [row[5] for row in base][:2] == ["—", "—"]  # σ [%] of no σ
+    assert NOT_FINITE_NOTE.replace("'", "&#x27;") in text
+
+
+def test_an_overflowing_model_is_refused_by_validation_and_never_consistent():
+    """Issue 22: coefficients of 1e300 validated as inf and "physically consistent: yes"."""
+    import dataclasses
+
+    import numpy as np
+
+    from dynid.evaluation.validate import validate_model
+
+    model, log = _arm3_model()
+    huge = dataclasses.replace(model, coefficients=np.full_like(model.coefficients, 1e300))
+    with pytest.raises(ValueError, match=r"the model's torque errors overflow to inf .*its "
+                                         r"largest coefficient is \w+ = 1e\+300; such a model "
+                                         r"cannot be validated"):
+        validate_model(huge, log, n_poses=20)
+    report = validate_model(model, log, n_poses=20)
+    assert report.finite
+    broken = dataclasses.replace(report, rmse=np.full(3, np.inf))
+    assert not broken.finite and not broken.consistent
+    assert any(line.startswith("  physically consistent: NO: figures above are not finite")
+               for line in broken.lines())
+    assert not any("inf" in line.split() or "nan" in line.split() for line in broken.lines())

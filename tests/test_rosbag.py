@@ -120,3 +120,81 @@ def test_truncated_bag_is_one_line(tmp_path):
         with pytest.raises(ValueError) as error:
             read_rosbag(path)
         assert "\n" not in str(error.value)
+
+
+def test_a_bag_bomb_is_refused_from_its_chunk_index(tmp_path, monkeypatch):
+    """Issue 22's bound on inflation, for bags: a recording of constants (every message the
+    same) compresses far beyond any log; its chunk index declares what it would decompress
+    to, and that is checked before a chunk is decompressed (floor lowered: the rule is the
+    same at any size)."""
+    import dynid._reading as reading
+
+    n = 20_000
+    zeros = np.zeros((n, 3))
+    path = tmp_path / "bomb.mcap"
+    write_bag(path, 1.0 + np.arange(n) * 1e-3, zeros, zeros, zeros, ["a", "b", "c"])
+    from mcap.reader import make_reader
+
+    with path.open("rb") as stream:
+        summary = make_reader(stream).get_summary()
+    inflated = sum(index.uncompressed_size for index in summary.chunk_indexes)
+    ratio = inflated / path.stat().st_size
+    assert ratio > 4  # constants compress
+    monkeypatch.setattr(reading, "INFLATION_FLOOR", 2**16)
+    monkeypatch.setattr(reading, "MAX_INFLATION_RATIO", 4)
+    import mcap.reader
+
+    def never(*args, **kwargs):
+        raise AssertionError("a message was decoded")
+
+    monkeypatch.setattr(mcap.reader.SeekingReader, "iter_decoded_messages", never)
+    with pytest.raises(ValueError, match=rf"bomb\.mcap: its chunks would decompress to .* "
+                                         rf"\({ratio:.0f}x\), beyond the limit of 4x above "
+                                         r"64\.0 KiB: a compression bomb"):
+        read_rosbag(path)
+    monkeypatch.undo()
+    assert read_rosbag(path).n_samples == n
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_chunk_that_inflates_beyond_its_declared_size(tmp_path, compression):
+    """A chunk whose record and index declare fewer bytes than its data inflate to: the mcap
+    reader would allocate what the zstd frame states, or inflate an lz4 frame to its end;
+    dynid refuses it first, naming the chunk."""
+    import struct
+
+    from mcap.reader import make_reader
+    from mcap.writer import CompressionType
+    from mcap_ros2.writer import Writer as RosWriter
+
+    robot, t, q, dq, tau = _states(n_samples=200)
+    path = tmp_path / "liar.mcap"
+    with path.open("wb") as stream:
+        writer = RosWriter(stream, compression=CompressionType[compression.upper()])
+        schema = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE_MSGDEF)
+        for k, stamp in enumerate(t):
+            sec = int(stamp)
+            writer.write_message("/joint_states", schema, {
+                "header": {"stamp": {"sec": sec, "nanosec": round((stamp - sec) * 1e9)},
+                           "frame_id": ""}, "name": list(robot.joint_names),
+                "position": list(q[k]), "velocity": list(dq[k]), "effort": list(tau[k])},
+                log_time=int(stamp * 1e9))
+        writer.finish()
+    assert read_rosbag(path).n_samples == 200
+    with path.open("rb") as stream:
+        index = make_reader(stream).get_summary().chunk_indexes[0]
+    data = bytearray(path.read_bytes())
+    smaller = index.uncompressed_size // 2
+    record = index.chunk_start_offset + 1 + 8 + 16  # opcode, length, start and end times
+    assert struct.unpack_from("<Q", data, record)[0] == index.uncompressed_size
+    struct.pack_into("<Q", data, record, smaller)
+    sizes = struct.pack("<QQ", index.compressed_size, index.uncompressed_size)
+    assert data.count(sizes) == 1  # the chunk index's compressed and uncompressed sizes
+    at = data.index(sizes)
+    struct.pack_into("<Q", data, at + 8, smaller)
+    path.write_bytes(bytes(data))
+    more = "more than " if compression == "lz4" else ""
+    with pytest.raises(ValueError, match=rf"liar\.mcap: the chunk at byte "
+                                         rf"{index.chunk_start_offset} would decompress to "
+                                         rf"{more}\d+ bytes, it declares {smaller}"):
+        read_rosbag(path)

@@ -12,12 +12,25 @@ files), CSV tables, NPZ archives. What each guards against, before anything is a
   nesting deeper than ``YAML_MAX_DEPTH``, more than ``YAML_MAX_ALIASES`` aliases, more than
   ``YAML_MAX_NODES`` nodes with the aliases expanded (the "billion laughs" document: a few
   hundred bytes, 10^9 nodes) and repeated keys in one mapping are errors; only then is the
-  document built, by the safe loader (no Python tags). Errors read ``file:line:column: what``;
-- **CSV**: numbers parse strictly (digits, sign, point, exponent: ``1_0``, ``0x10``, ``nan``
-  and ``inf`` are errors naming the line and column), finite, read in blocks (memory stays a
-  small multiple of the result);
+  document built, by safe constructors (no Python tags), its plain scalars typed by the YAML
+  1.2 core schema (``YAML12_SCALARS``: ``010`` is 10, ``1:30``, ``yes`` and ``1_000`` are
+  strings, ``0x10`` is 16). Errors read ``file:line:column: what``; ``dump_yaml`` writes
+  what YAML 1.1 and 1.2 readers read alike;
+- **CSV**: numbers parse strictly (ASCII digits, sign, point, exponent: ``1_0``, ``0x10``,
+  ``nan``, ``inf`` and digits of other scripts, ``１`` or ``٣``, which Python's float() would
+  take, are errors naming ``file:line:column``), finite, read in blocks (memory stays a small
+  multiple of the result); text tables (poses, the Panda log) alike, split at ASCII
+  separators and line ends only;
 - **NPZ**: corrupt archives, CRC errors, truncated members, pickled or object arrays,
-  non-numeric arrays and headers that declare more than the file holds are each named.
+  non-numeric arrays and headers that declare more than the file holds are each named. The
+  inflated size of every array is known before anything is inflated (its ``.npy`` header's
+  shape x dtype, which must equal the zip entry's declared ``file_size``; zipfile stops
+  inflating a member at that size, and a member that inflates to more fails its CRC). The
+  arrays read must fit ``limit`` and a third of the available memory (``NPZ_MEMORY_SHARE``);
+  compressed ones must not inflate to more than ``MAX_INFLATION_RATIO`` times the archive's
+  size on disk once beyond ``INFLATION_FLOOR`` (the compression bomb: 40 million rows of
+  zeros in 3 MB). A real log refused by either is read uncompressed and memory-mapped
+  (``np.savez``, ``read_dataset(..., mmap=True)``, the CLI's ``--mmap``).
 
 Every error is a ``FileError`` (a ValueError) with one line that names the file.
 """
@@ -25,6 +38,8 @@ Every error is a ``FileError`` (a ValueError) with one line that names the file.
 from __future__ import annotations
 
 import difflib
+import functools
+import math
 import os
 import re
 import stat
@@ -40,6 +55,14 @@ from numpy.typing import NDArray
 
 MAX_TEXT_BYTES = 64 * 2**20  # YAML, URDF and pose files: a 7-joint model file is ~40 kB
 MAX_TABLE_BYTES = 4 * 2**30  # CSV and NPZ logs: 4 GiB (a 7-joint log at 1 kHz for ~7 h)
+# NPZ arrays read into memory, inflated: at most a third of the available memory (a reader
+# holds them twice, the archive's arrays and the Dataset's own copy, and works beside them)
+NPZ_MEMORY_SHARE = 3
+# compressed NPZ members: their inflated bytes at most this many times the archive's size on
+# disk (deflate reaches ~1000x on zeros: a bomb; logged floats deflate 1.1x to 3x, a log of
+# constants ~10x) once they inflate beyond ``INFLATION_FLOOR`` (smaller ones are harmless)
+MAX_INFLATION_RATIO = 50
+INFLATION_FLOOR = 64 * 2**20
 YAML_MAX_DEPTH = 64
 YAML_MAX_ALIASES = 64  # robot and model files need none; hand-written files may use a few
 YAML_MAX_NODES = 2_000_000  # with aliases expanded; a 7-joint model file has ~6,000
@@ -65,14 +88,15 @@ def available_memory() -> int:
         return 2**40
 
 
-def check_allocation(nbytes: int, what: str, limit: int) -> None:
-    """Refuse to allocate ``nbytes`` above ``limit`` or half the available memory."""
+def check_allocation(nbytes: int, what: str, limit: int, *, share: int = 2) -> None:
+    """Refuse to allocate ``nbytes`` above ``limit`` or ``1/share`` of the available memory."""
     if nbytes > limit:
         raise FileError(f"{what} needs {_size(nbytes)}, above the limit of {_size(limit)}")
     available = available_memory()
-    if nbytes > available // 2:
-        raise FileError(f"{what} needs {_size(nbytes)}, more than half the memory available "
-                        f"({_size(available)})")
+    if nbytes > available // share:
+        part = {2: "half", 3: "a third", 4: "a quarter"}.get(share, f"1/{share}")
+        raise FileError(f"{what} needs {_size(nbytes)}, more than {part} of the memory "
+                        f"available ({_size(available)})")
 
 
 def _size(nbytes: float) -> str:
@@ -134,12 +158,13 @@ def load_yaml(path: str | Path, *, what: str = "YAML file") -> Any:
 def parse_yaml(text: str, *, source: str = "<yaml>") -> Any:
     """A YAML document, after its structure passed the checks of the module docstring.
 
-    libyaml's C parser when PyYAML has it (5x faster on the built-in robot files, which every
-    command reads), else the pure-Python one; the safe loader either way.
+    Plain scalars are typed by the YAML 1.2 core schema (``YAML12_SCALARS``), not PyYAML's
+    YAML 1.1 defaults. libyaml's C parser when PyYAML has it (5x faster on the built-in robot
+    files, which every command reads), else the pure-Python one; safe constructors either way.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = _yaml12_loader()
     try:
         _check_structure(yaml.parse(text, Loader=loader), source)
         return yaml.load(text, Loader=loader)
@@ -152,6 +177,130 @@ def parse_yaml(text: str, *, source: str = "<yaml>") -> Any:
         raise FileError(f"{source}: {_one_line(str(error))}") from None
     except RecursionError:  # the depth check above makes this unreachable; kept as a guard
         raise FileError(f"{source}: nested too deeply") from None
+
+
+# The YAML 1.2 core schema (yaml.org/spec/1.2.2, 10.3.2), for plain (unquoted) scalars:
+#   null   ~, null, Null, NULL, the empty scalar
+#   bool   true, True, TRUE, false, False, FALSE
+#   int    decimal [-+]?[0-9]+ (``010`` is ten), octal 0o[0-7]+, hexadecimal 0x[0-9a-fA-F]+
+#   float  [-+]?(.[0-9]+|[0-9]+(.[0-9]*)?)([eE][-+]?[0-9]+)?, [-+]?.inf, .nan (and capitals)
+#   str    everything else
+# PyYAML resolves YAML 1.1 instead, where ``010`` is 8, ``1:30`` is 90, ``1_000`` is 1000,
+# ``yes``/``no``/``on``/``off`` are booleans and ``2001-12-14`` is a date: in dynid those are
+# the numbers above or strings (a string where a number is expected is refused by the reader
+# of that field). Hexadecimal and ``0o`` octal are kept: YAML 1.2 defines them and nobody
+# writes ``0x10`` meaning anything but 16. Explicit tags are limited to the core ones
+# (``!!str``, ``!!int``, ``!!float``, ``!!bool``, ``!!null``, ``!!seq``, ``!!map``) and read
+# by the same rules; ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap``, ``!!python/...``
+# are errors. Merge keys (``<<: *base``) stay. Keys repeated in one mapping are errors, also
+# where they are spelt differently (``10`` and ``010``).
+YAML12_SCALARS = {
+    "tag:yaml.org,2002:null": r"~|null|Null|NULL|",
+    "tag:yaml.org,2002:bool": r"true|True|TRUE|false|False|FALSE",
+    "tag:yaml.org,2002:int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
+    "tag:yaml.org,2002:float": (r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+                                r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)"),
+}
+_YAML_FIRST = {"tag:yaml.org,2002:null": "~nN", "tag:yaml.org,2002:bool": "tTfF",
+               "tag:yaml.org,2002:int": "-+0123456789",
+               "tag:yaml.org,2002:float": "-+.0123456789"}
+_YAML_TAGS = ("null", "bool", "int", "float", "str", "seq", "map")
+
+
+@functools.cache
+def _yaml12_loader():
+    """A safe loader class (libyaml's when present) typing plain scalars by YAML 1.2 core."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                seen: dict = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        first = seen.setdefault(key, key_node.start_mark)
+                    except TypeError:  # unhashable: the base class names it
+                        continue
+                    if first is not key_node.start_mark:
+                        raise ConstructorError(
+                            None, None, f"key {key!r} appears twice in one mapping (first at "
+                            f"line {first.line + 1})", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    def scalar(loader, node) -> str:
+        return loader.construct_scalar(node)
+
+    def refuse(loader, node, tag: str, value: str):
+        raise ConstructorError(None, None, f"{value!r:.40} is not a YAML 1.2 {tag}; write "
+                               "it as one (decimal digits, true or false) or drop the tag",
+                               node.start_mark)
+
+    def construct_int(loader, node) -> int:
+        value = scalar(loader, node)
+        if re.fullmatch(r"[-+]?[0-9]+", value, re.ASCII):
+            return int(value, 10)
+        if re.fullmatch(r"0o[0-7]+|0x[0-9a-fA-F]+", value, re.ASCII):
+            return int(value[2:], 8 if value[1] == "o" else 16)
+        return refuse(loader, node, "integer", value)
+
+    def construct_float(loader, node) -> float:
+        value = scalar(loader, node)
+        if re.fullmatch(YAML12_SCALARS["tag:yaml.org,2002:float"], value, re.ASCII) or \
+                re.fullmatch(r"[-+]?[0-9]+", value, re.ASCII):
+            special = value.lower().lstrip("+")
+            if special in (".inf", "-.inf", ".nan"):
+                return {".inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}[
+                    special]
+            return float(value)
+        return refuse(loader, node, "float", value)
+
+    def construct_bool(loader, node) -> bool:
+        value = scalar(loader, node)
+        if re.fullmatch(YAML12_SCALARS["tag:yaml.org,2002:bool"], value):
+            return value.lower() == "true"
+        return refuse(loader, node, "boolean (true or false)", value)
+
+    Loader.yaml_implicit_resolvers = {}
+    for tag, pattern in YAML12_SCALARS.items():
+        first = list(_YAML_FIRST[tag]) + ([""] if tag.endswith("null") else [])
+        Loader.add_implicit_resolver(tag, re.compile(rf"^(?:{pattern})$", re.ASCII), first)
+    Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+    kept = {f"tag:yaml.org,2002:{name}" for name in _YAML_TAGS} | {None}
+    Loader.yaml_constructors = {tag: make for tag, make in base.yaml_constructors.items()
+                                if tag in kept}
+    Loader.yaml_multi_constructors = {}
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Loader.add_constructor("tag:yaml.org,2002:float", construct_float)
+    Loader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
+    return Loader
+
+
+def dump_yaml(data: Any, **options: Any) -> str:
+    """``yaml.safe_dump(data, **options)``, quoting every string that YAML 1.1 or YAML 1.2
+    would read as something else (``yes``, ``010``, ``1e5``, ``0o7``): what dynid writes reads
+    back the same in dynid (``parse_yaml``) and in any YAML 1.1 tool."""
+    import yaml
+
+    return yaml.dump(data, Dumper=_dumper(), **options)
+
+
+@functools.cache
+def _dumper():
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    for tag, pattern in YAML12_SCALARS.items():  # added to the YAML 1.1 resolvers
+        first = list(_YAML_FIRST[tag]) + ([""] if tag.endswith("null") else [])
+        Dumper.add_implicit_resolver(tag, re.compile(rf"^(?:{pattern})$", re.ASCII), first)
+    return Dumper
 
 
 def _one_line(text: str) -> str:
@@ -222,8 +371,11 @@ def check_keys(mapping: Mapping, allowed: Iterable[str], where: str) -> None:
 
 # characters a numeric CSV row may hold; anything else (letters, `_`, quotes, NUL) is found by
 # one regular-expression scan of a block before numpy converts it
-_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.,\s]")
-_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
+# (ASCII only: Python's float() also takes full-width and other Unicode digits, ``\u0661``, and
+# Unicode spaces; numpy and the CSV's other readers do not, so they are refused by position)
+_NOT_NUMERIC = re.compile(r"[^0-9eE+\-.,\s]", re.ASCII)
+_NUMBER = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*", re.ASCII)
+_NUMBER_FORM = "plain ASCII decimals such as -1.25e-3"
 
 
 def read_csv(path: str | Path, *, what: str = "CSV file",
@@ -301,48 +453,70 @@ def _csv_block(lines: list[str], first: int, header: list[str], name: str) -> ND
                 return values
         except ValueError:
             pass
-    # something is wrong: find the first offending row and cell for the message
-    number = first - 1
+    # something is wrong, or numpy's parser differs from the rules above: each row checked and
+    # converted on its own (the block converts exactly, or the first bad cell is named)
+    values = np.empty((len(rows), len(header)))
+    number, row = first - 1, 0
     for line in lines:
         number += 1
         if not line.strip():
             continue
         cells = line.split(",")
         if len(cells) != len(header):
-            raise FileError(f"{name} line {number} has {len(cells)} columns, the header has "
-                            f"{len(header)}")
-        for column, cell in zip(header, cells, strict=True):
+            raise FileError(f"{name}:{number}: the row has {len(cells)} columns, the header "
+                            f"{len(header)}; every row needs one number per column")
+        for k, (column, cell) in enumerate(zip(header, cells, strict=True)):
+            where = f"{name}:{number}:{k + 1} (column {column!r:.40})"
             if not _NUMBER.fullmatch(cell):
-                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r:.40} "
-                                "is not a number")
-            if not np.isfinite(float(cell)):
-                raise FileError(f"{name} line {number}, column {column!r}: {cell.strip()!r} "
-                                "overflows a float")
-    raise AssertionError("unreachable: a block failed to convert with every cell valid")
+                raise FileError(f"{where}: {cell.strip()!r:.40} is not a number; write "
+                                f"{_NUMBER_FORM}")
+            value = float(cell)
+            if not math.isfinite(value):
+                raise FileError(f"{where}: {cell.strip()!r:.40} overflows a float (beyond "
+                                "1.8e308)")
+            values[row, k] = value
+        row += 1
+    return values
+
+
+_SEPARATORS = re.compile(r"[ \t\f\v,]+")  # between the values of a line (ASCII only)
+
+
+def _numeric_lines(text: str) -> list[str]:
+    """Lines split at ``\n``, ``\r\n`` and ``\r`` only (``str.splitlines`` also splits at
+    ``\x1c``, ``\x85``, ``\u2028``..., which then stay in a value and are refused)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _values(line: str) -> list[str]:
+    return [cell for cell in _SEPARATORS.split(line) if cell]
 
 
 def parse_numbers(text: str, source: str) -> NDArray:
     """Whitespace- or comma-separated finite numbers, one row per non-blank line, ``(rows,
-    columns)`` (a ragged table is an error naming its line)."""
+    columns)`` (a ragged table is an error naming its line). Values are ASCII decimals,
+    separated by ASCII spaces, tabs or commas."""
+    lines = _numeric_lines(text)
     if not _NOT_NUMERIC.search(text):  # the fast path: one bulk conversion
         try:
-            table = np.array([line.replace(",", " ").split() for line in text.splitlines()
-                              if line.strip()], dtype=float)
+            table = np.array([cells for line in lines if (cells := _values(line))],
+                             dtype=float)
             if table.ndim == 2 and table.size and np.isfinite(table).all():
                 return table
         except ValueError:
             pass
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        cells = line.replace(",", " ").split()
+    for number, line in enumerate(lines, start=1):
+        cells = _values(line)
         if not cells:
             continue
-        for cell in cells:
-            if not _NUMBER.fullmatch(cell) or not np.isfinite(float(cell)):
-                raise FileError(f"{source} line {number}: {cell!r:.40} is not a finite number")
+        for k, cell in enumerate(cells):
+            if not _NUMBER.fullmatch(cell) or not math.isfinite(float(cell)):
+                raise FileError(f"{source} line {number}: {cell!r:.40} is not a finite number "
+                                f"(value {k + 1} of the line); write {_NUMBER_FORM}")
         if rows and len(cells) != len(rows[0]):
             raise FileError(f"{source} line {number} has {len(cells)} values, the first row "
-                            f"{len(rows[0])}")
+                            f"{len(rows[0])}; every line needs as many")
         rows.append([float(cell) for cell in cells])
     if not rows:
         raise FileError(f"{source} holds no numbers")
@@ -359,12 +533,15 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, O
 
 def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str, ...] = (),
              what: str = "NPZ file", limit: int = MAX_TABLE_BYTES,
-             mmap: tuple[str, ...] = ()) -> dict[str, NDArray]:
+             mmap: tuple[str, ...] = (),
+             max_ratio: float = MAX_INFLATION_RATIO) -> dict[str, NDArray]:
     """The arrays ``required`` (all present) and ``optional`` (when present) of an NPZ archive,
     read defensively (see the module docstring); other arrays are not read. The arrays named
     in ``mmap`` are memory-mapped (read-only ``np.memmap``, stored uncompressed as ``np.savez``
     writes them; their bytes are not read, so the CRC is not checked) and count against no
-    memory limit."""
+    memory limit. ``limit``: the bytes the arrays read may inflate to; ``max_ratio``: how many
+    times its size on disk the compressed arrays may inflate to (beyond
+    ``INFLATION_FLOOR``)."""
     path = regular_file(path, what)
     name = path.name
     if not mmap:
@@ -382,12 +559,27 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
         if missing:
             raise FileError(f"{name} lacks arrays {missing} (has {sorted(members)})")
         wanted = [key for key in (*required, *optional) if key in members]
-        total = 0
+        total = inflated = 0
         headers = {}
         for key in wanted:  # every header first: the total size is known before any array
             headers[key] = _npy_header(archive, members[key], name, key)
             total += headers[key][3] if key not in mmap else 0
-        check_allocation(total, f"the arrays of {name}", limit)
+            if members[key].compress_type != zipfile.ZIP_STORED:
+                inflated += headers[key][3]
+        on_disk = max(path.stat().st_size, 1)
+        if inflated > max(INFLATION_FLOOR, max_ratio * on_disk):
+            raise FileError(
+                f"{name}: its compressed arrays would inflate to {_size(inflated)} from "
+                f"{_size(on_disk)} on disk ({inflated / on_disk:.0f}x), beyond the limit of "
+                f"{max_ratio:g}x above {_size(INFLATION_FLOOR)}: a compression bomb, or a log "
+                "of constants; if it is a real log, save it uncompressed (np.savez) and read it "
+                "memory-mapped (--mmap)")
+        try:
+            check_allocation(total, f"the arrays of {name} (inflated)", limit,
+                             share=NPZ_MEMORY_SHARE)
+        except FileError as error:
+            raise FileError(f"{error}; a log this long is read memory-mapped (--mmap, from "
+                            "an uncompressed NPZ)") from None
         return {key: _npy_mapped(path, members[key], headers[key], key) if key in mmap
                 else _npy_array(archive, members[key], headers[key], name, key)
                 for key in wanted}

@@ -8,7 +8,31 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array
 
-__all__ = ["mae", "relative_error_percent", "residual_statistics", "rmse", "w_errors"]
+__all__ = ["NOT_FINITE", "NOT_FINITE_NOTE", "any_not_finite", "cell", "mae",
+           "relative_error_percent", "residual_statistics", "rmse", "w_errors"]
+
+# what every table of dynid (terminal, markdown, CSV, HTML) shows for a figure that is not a
+# finite number (NaN, an overflow to inf), with the footnote a table that shows it carries
+NOT_FINITE = "—"
+NOT_FINITE_NOTE = ("— : no figure: not a finite number (NaN or ±inf: undefined, or an "
+                   "overflow), or a standard deviation below zero (an invalid input); check "
+                   "the inputs' values")
+
+
+def cell(value, spec: str = ".4g", *, nonnegative: bool = False) -> str:
+    """``format(value, spec)``, or ``NOT_FINITE`` for NaN, ±inf, None (and, with
+    ``nonnegative``, for a negative value: a standard deviation below zero is no figure)."""
+    if value is None:
+        return NOT_FINITE
+    number = float(value)
+    if not np.isfinite(number) or (nonnegative and number < 0):
+        return NOT_FINITE
+    return format(number, spec)
+
+
+def any_not_finite(*texts: str) -> bool:
+    """Whether a rendered table holds the ``NOT_FINITE`` marker (it then needs its note)."""
+    return any(NOT_FINITE in text for text in texts)
 
 
 def _pair(measured: ArrayLike, predicted: ArrayLike) -> tuple[NDArray, NDArray]:

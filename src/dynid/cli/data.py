@@ -54,6 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _data_inspect(args: argparse.Namespace) -> int:
     from dynid.data import inspect, read_dataset
+    from dynid.metrics import NOT_FINITE_NOTE, any_not_finite, cell
 
     robot = loaded_robot(args) if args.robot else None
     data = read_dataset(args.file, joint_names=list(robot.joint_names) if robot else None,
@@ -90,8 +91,11 @@ def _data_inspect(args: argparse.Namespace) -> int:
         if not current:
             rows.append(("tau/limit", report["limits"]["tau_fraction_of_limit"]))
     print("  " + " " * 10 + "".join(f"{j + 1:>10d}" for j in range(report["n_joints"])))
-    for name, values in rows:
-        print(f"  {name:<10}" + "".join(f"{v:>10.4g}" for v in values))
+    table = [f"  {name:<10}" + "".join(f"{cell(v, '.4g'):>10}" for v in values)
+             for name, values in rows]
+    print("\n".join(table))
+    if any_not_finite(*table):
+        print(f"  {NOT_FINITE_NOTE}")
     return 0
 
 

@@ -220,7 +220,7 @@ def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: f
         if irregular:
             raise _not_uniform(shortest, longest)
         cutoff = DEFAULT_CUTOFF if cutoff is None else cutoff
-        sos = _butterworth(median, cutoff, order)
+        sos = _butterworth(median, cutoff, order, str(data.metadata.get("source", "the log")))
         padding = _filter_padding(sos)
         if grid.n <= padding:
             raise ValueError(f"`data` needs more than {padding} samples for this filter")

@@ -246,9 +246,17 @@ def _listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
+def _decimal(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also takes ``²`` and ``１`` (a column ``q²`` is not
+    joint 2, nor ``q１`` joint 1)."""
+    return text.isascii() and text.isdigit()
+
+
 def _natural(text: str) -> list:
-    """Sort key: digit runs compared as numbers (``joint2`` before ``joint10``)."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+    """Sort key: ASCII digit runs compared as numbers (``joint2`` before ``joint10``); the
+    split alternates text and digit runs, so keys compare position by position."""
+    return [int(part) if k % 2 else part
+            for k, part in enumerate(re.split(r"([0-9]+)", text))]
 
 
 def _joint_columns(header: list[str], field: str, columns: str | tuple[str, ...],
@@ -274,7 +282,7 @@ def _joint_columns(header: list[str], field: str, columns: str | tuple[str, ...]
         raise ValueError(f"`columns`: the `{field}` pattern {columns!r:.60} matches no column of "
                          f"{path.name} (its columns: {_listed(header)})")
     labels = [label for label, _ in matches]
-    if all(label.isdigit() for label in labels):
+    if all(_decimal(label) for label in labels):
         numbers = [int(label) for label in labels]
         if len(set(numbers)) != len(numbers):
             listed = _listed([header[k] for _, k in matches])
@@ -324,10 +332,14 @@ def _mapped_csv(path: Path, header: list[str], values: NDArray,
         listed = ", ".join(f"{field} {count}" for field, count in counts.items())
         raise ValueError(f"`columns`: the fields match different joint counts in {path.name}: "
                          f"{listed} columns")
-    if len({tuple(named) for named in labels.values()}) > 1:
-        listed = "; ".join(f"{field}: {_listed(named, 4)}" for field, named in labels.items())
+    numbered = [field for field, spec in mapping.items()
+                if field != "t" and isinstance(spec.columns, str) and field not in labels]
+    if len({tuple(named) for named in labels.values()}) > 1 or (labels and numbered):
+        listed = "; ".join([f"{field}: {_listed(named, 4)}" for field, named in labels.items()]
+                           + [f"{field}: numbered" for field in numbered])
         raise ValueError(f"`columns`: the fields name different joints in {path.name}: "
-                         f"{listed}")
+                         f"{listed}; a pattern's `*` must stand for the same joint names, or "
+                         "numbers (ASCII digits), in every field")
     arrays = {("tau" if field == "current" else field): values[:, found]
               for field, found in indices.items()}
     arrays["t"] = arrays["t"][:, 0]
@@ -343,7 +355,7 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
     found = {}
     for c, name in enumerate(header):
-        if name.startswith(prefix) and name[len(prefix):].isdigit():
+        if name.startswith(prefix) and _decimal(name[len(prefix):]):
             found[int(name[len(prefix):])] = c
     if sorted(found) != list(range(1, len(found) + 1)):
         raise ValueError(
@@ -371,10 +383,15 @@ def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool
     n = len(columns["q"])
     for prefix in ("dq", effort):
         if len(columns[prefix]) != n or n == 0:
+            odd = [name for name in header if re.fullmatch(r"(q|dq|ddq|tau|current)\w+", name)
+                   and not re.fullmatch(r"(q|dq|ddq|tau|current)[0-9]+", name)]
+            hint = (f"; {_listed(odd, 4)} {'is' if len(odd) == 1 else 'are'} not numbered "
+                    "with ASCII digits" if odd else "")
             raise ValueError(
                 f"`path`: {path.name} must have columns q1..qn, dq1..dqn, tau1..taun (or "
                 f"current1..currentn) for the same n; got {n} q, {len(columns['dq'])} dq, "
-                f"{len(columns[effort])} {effort}"
+                f"{len(columns[effort])} {effort}{hint}; rename the columns or map them "
+                "with `columns`"
             )
     if columns["ddq"] and len(columns["ddq"]) != n:
         raise ValueError(

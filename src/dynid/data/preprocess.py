@@ -127,14 +127,31 @@ def _grid_samples(first, last, rate: float) -> int:
     return n_samples
 
 
-def _butterworth(step: float, cutoff: float, order: int) -> NDArray:
-    """The second-order sections of ``lowpass``'s filter for samples ``step`` apart (checked)."""
+# a low-pass must pass a constant unchanged: its gain at 0 Hz within this of 1 (a cutoff below
+# ~1e-5 of the Nyquist frequency loses it to rounding in the sections' coefficients, and far
+# below that the edge-state solve of ``sosfiltfilt`` is singular)
+_DC_GAIN_RTOL = 1e-6
+
+
+def _butterworth(step: float, cutoff: float, order: int, source: str = "the log") -> NDArray:
+    """The second-order sections of ``lowpass``'s filter for samples ``step`` apart (checked:
+    a filter that cannot be computed at this step is an error naming ``source``)."""
     nyquist = 0.5 / step
     if not 0 < cutoff < nyquist:
         raise ValueError(f"`cutoff` must be in (0, {nyquist:g}) Hz (Nyquist), got {cutoff}")
     if not (isinstance(order, int) and 1 <= order <= 10):
         raise ValueError(f"`order` must be an integer in [1, 10], got {order}")
-    return scipy.signal.butter(order, cutoff, fs=1.0 / step, output="sos")
+    sos = scipy.signal.butter(order, cutoff, fs=1.0 / step, output="sos")
+    with np.errstate(all="ignore"):
+        gain = float(np.prod(sos[:, :3].sum(axis=1) / sos[:, 3:].sum(axis=1)))
+    if not (np.isfinite(sos).all() and abs(gain - 1.0) <= _DC_GAIN_RTOL):
+        raise ValueError(
+            f"{source}: a {cutoff:g} Hz low-pass cannot be computed for samples {step:.3g} s "
+            f"apart ({cutoff / nyquist:.2g} of the Nyquist frequency, {nyquist:.3g} Hz): the "
+            "time steps are too small to filter and differentiate; are the time stamps in "
+            "another unit (give it: --units t=ms, us or ns)? else resample the log "
+            "(--resample HZ)")
+    return sos
 
 
 def _filter_padding(sos: NDArray) -> int:
@@ -146,7 +163,8 @@ def lowpass(data: Dataset, cutoff: float, *, order: int = 4,
             fields: Sequence[str] = ("q", "dq", "ddq", "tau")) -> Dataset:
     """Zero-phase Butterworth low-pass of ``order`` at ``cutoff`` [Hz] (forward-backward, so
     the magnitude response is squared: -6 dB at the cutoff)."""
-    sos = _butterworth(uniform_step(data), cutoff, order)
+    sos = _butterworth(uniform_step(data), cutoff, order,
+                       str(data.metadata.get("source", "the log")))
     present = _check_fields(fields, data)
     padding = _filter_padding(sos)
     if data.n_samples <= padding:

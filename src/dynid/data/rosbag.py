@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dynid import _reading
 from dynid._reading import MAX_TABLE_BYTES, FileError, check_allocation, regular_file
 from dynid.data.dataset import EFFORTS, Dataset
 
@@ -47,7 +48,10 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
     try:
         with path.open("rb") as stream:
             reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-            chosen = _topic(reader.get_summary(), topic, name)
+            summary = reader.get_summary()
+            chosen = _topic(summary, topic, name)
+            _check_inflation(summary, path)
+            _check_chunks(stream, summary, name)
             rows = _rows(reader.iter_decoded_messages(topics=[chosen]), joints, name, chosen)
     except FileError:
         raise
@@ -62,6 +66,73 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
                    tau=np.asarray(tau)[order], effort=effort,
                    metadata={"source": str(path), "format": "ros2 bag", "topic": chosen,
                              "joint_names": list(names)})
+
+
+# the decoded messages (Python lists of floats) take about this many times their bytes in
+# the bag's uncompressed chunks (a 7-joint JointState: ~250 bytes serialized, ~900 decoded)
+DECODED_PER_BYTE = 4
+
+
+def _check_inflation(summary, path: Path) -> None:
+    """The bag's chunks as their index declares them, before any is decompressed: within
+    ``dynid._reading.MAX_INFLATION_RATIO`` of the file's size (beyond ``INFLATION_FLOOR``: a
+    compression bomb) and, decoded, within half the available memory."""
+    inflated = sum(int(index.uncompressed_size) for index in summary.chunk_indexes)
+    on_disk = max(path.stat().st_size, 1)
+    if inflated > max(_reading.INFLATION_FLOOR, _reading.MAX_INFLATION_RATIO * on_disk):
+        raise FileError(
+            f"{path.name}: its chunks would decompress to {_reading._size(inflated)} from "
+            f"{_reading._size(on_disk)} on disk ({inflated / on_disk:.0f}x), beyond the limit "
+            f"of {_reading.MAX_INFLATION_RATIO:g}x above "
+            f"{_reading._size(_reading.INFLATION_FLOOR)}: a compression bomb, or a recording "
+            "of constants; if it is a real log, rewrite it without chunk compression (the "
+            "mcap CLI) or record it in pieces")
+    check_allocation(DECODED_PER_BYTE * inflated,
+                     f"the messages of {path.name} (decoded, ~{DECODED_PER_BYTE}x their "
+                     "uncompressed bytes)", DECODED_PER_BYTE * MAX_TABLE_BYTES)
+
+
+def _check_chunks(stream, summary, name: str) -> None:
+    """Each compressed chunk inflates to no more than it declares (the mcap reader trusts the
+    data: zstd allocates the size its frame states, lz4 inflates to the end), checked before
+    any is decompressed by the reader: a zstd frame's stated size, an lz4 frame inflated
+    here up to one byte past the declared size and dropped."""
+    from mcap.data_stream import ReadDataStream
+    from mcap.records import Chunk
+
+    for index in summary.chunk_indexes:
+        stream.seek(index.chunk_start_offset + 1 + 8)  # the opcode and the record's length
+        chunk = Chunk.read(ReadDataStream(stream))
+        declared = int(chunk.uncompressed_size)
+        where = f"{name}: the chunk at byte {index.chunk_start_offset}"
+        if declared != int(index.uncompressed_size):
+            raise FileError(f"{where} declares {declared} bytes, its index "
+                            f"{index.uncompressed_size}: a corrupt bag; rewrite it with the "
+                            "mcap CLI (`mcap recover`)")
+        inflated = None
+        try:
+            if chunk.compression == "zstd":
+                import zstandard
+
+                try:
+                    size = zstandard.frame_content_size(chunk.data)  # -1: not stated
+                except zstandard.ZstdError as error:
+                    raise ValueError(error) from None
+                inflated = None if size < 0 else size  # not stated: mcap's bound holds
+            elif chunk.compression == "lz4":
+                import lz4.frame
+
+                inflated = len(lz4.frame.LZ4FrameDecompressor().decompress(
+                    chunk.data, max_length=declared + 1))
+        except ImportError:  # no codec: the mcap reader names the compression it lacks
+            continue
+        except (ValueError, RuntimeError) as error:  # the codec's view of corrupt data
+            raise FileError(f"{where} is corrupt: {' '.join(str(error).split())}") from None
+        if inflated is not None and inflated > declared:
+            raise FileError(f"{where} would decompress to "
+                            f"{'more than ' if chunk.compression == 'lz4' else ''}"
+                            f"{inflated} bytes, it declares {declared}: a corrupt bag or a "
+                            "compression bomb; dynid reads no further")
 
 
 def _topic(summary, topic: str | None, name: str) -> str:

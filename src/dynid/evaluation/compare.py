@@ -50,7 +50,7 @@ from dynid.identification.linear import (
 )
 from dynid.identification.model import LinearModel
 from dynid.identification.nls import NLS_FRICTION_MODELS, identify_nls
-from dynid.metrics import w_errors
+from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, any_not_finite, cell, w_errors
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds
 
@@ -168,10 +168,10 @@ class Comparison:
         head = "| Trajectory | " + " | ".join(f"{m} w [N m] | {m} w_r" for m in self.methods)
         lines = [head + " |", "|---" * (1 + 2 * len(self.methods)) + "|"]
         for label, i, j in self.rows():
-            best, worst = int(np.argmin(self.w[i, j])), int(np.argmax(self.w[i, j]))
+            best, worst = _best_worst(self.w[i, j])
             cells = []
             for m in range(len(self.methods)):
-                pair = [f"{self.w[i, j, m]:.5f}", f"{self.w_r[i, j, m]:.5f}"]
+                pair = [cell(self.w[i, j, m], ".5f"), cell(self.w_r[i, j, m], ".5f")]
                 if m == best:
                     pair = [f"**{v}**" for v in pair]
                 elif m == worst:
@@ -183,6 +183,8 @@ class Comparison:
             marks = [_mark(self.criteria[criterion][m]) for m in self.methods]
             cells = [cell for mark in marks for cell in (mark, "")]  # under w, w_r blank
             lines.append(f"| {criterion} | " + " | ".join(cells) + " |")
+        if any_not_finite(*lines):
+            lines += ["", NOT_FINITE_NOTE]
         lines += ["", f"Table: {CAPTION}", "",
                   "Bold: the smallest error of the row; italics: the largest (by w; w_r ranks "
                   "the same within a row).", "",
@@ -200,10 +202,10 @@ class Comparison:
                          "best", "worst", "metric"])
         for label, i, j in self.rows():
             writer.writerow([label.strip(), self.names[i], self.names[j],
-                             *[f"{v:.6g}" for m in range(len(self.methods))
+                             *[cell(v, ".6g") for m in range(len(self.methods))
                                for v in (self.w[i, j, m], self.w_r[i, j, m])],
-                             self.methods[int(np.argmin(self.w[i, j]))],
-                             self.methods[int(np.argmax(self.w[i, j]))],
+                             *[self.methods[k] if k is not None else NOT_FINITE
+                               for k in _best_worst(self.w[i, j])],
                              f"{METRICS['w']}; {METRICS['w_r']}; on the "
                              + ("identification trajectory itself" if i == j
                                 else "validation trajectory")])
@@ -219,9 +221,9 @@ class Comparison:
         width = max(12, *(len(m) + 2 for m in self.methods))
         out = [f"  {'w_r [-] (Jaco2 eq. 9)':<28}" + "".join(f"{m:>{width}}" for m in self.methods)]
         for label, i, j in self.rows():
-            best = int(np.argmin(self.w[i, j]))
+            best = _best_worst(self.w[i, j])[0]
             out.append(f"  {label:<28}" + "".join(
-                f"{self.w_r[i, j, m]:>{width - 1}.4f}{'*' if m == best else ' '}"
+                f"{cell(self.w_r[i, j, m], '.4f'):>{width - 1}}{'*' if m == best else ' '}"
                 for m in range(len(self.methods))))
         for criterion in CRITERIA:
             out.append(f"  {criterion:<28}" + "".join(
@@ -245,7 +247,18 @@ class Comparison:
                 out.append(f"  {label:<28}" + "".join(
                     f"{'-' if np.isnan(low) else f'[{low:.4f}, {high:.4f}]':>{wide}}"
                     for low, high in self.w_r_interval[i, j]))
+        if any_not_finite(*out):
+            out.append(f"  {NOT_FINITE_NOTE}")
         return out
+
+
+def _best_worst(errors) -> tuple[int | None, int | None]:
+    """The methods of the smallest and largest finite error of a row (None: none finite)."""
+    errors = np.asarray(errors, dtype=float)
+    finite = np.flatnonzero(np.isfinite(errors))
+    if not finite.size:
+        return None, None
+    return (int(finite[np.argmin(errors[finite])]), int(finite[np.argmax(errors[finite])]))
 
 
 def _mark(value: bool | None) -> str:

@@ -224,11 +224,19 @@ def parameters_figure(names: Sequence[str], values: ArrayLike, std: ArrayLike, *
     from matplotlib.lines import Line2D
 
     value = as_float_array("values", values)
-    sigma = as_float_array("std", std, allow_inf=True)
+    sigma = np.asarray(std)
+    if sigma.dtype.kind not in "iuf" or sigma.shape != value.shape:
+        raise TypeError(f"`std` must be {value.shape} real numbers, got {sigma.dtype} "
+                        f"{sigma.shape}")
+    sigma = sigma.astype(float)
     k = np.arange(value.size)
     fig = _figure(figsize=(max(7.0, 0.18 * value.size), 6.5))
     top, bottom = fig.subplots(2, 1, sharex=True)
-    estimate = top.errorbar(k, value, yerr=2 * np.where(np.isfinite(sigma), sigma, 0.0),
+    # a σ below zero or NaN (a tampered model file) is no standard deviation: no bar, "—"
+    # beneath; an infinite one (a coefficient the data do not determine) is drawn as ∞
+    invalid = np.isnan(sigma) | (sigma < 0)
+    estimate = top.errorbar(k, value, yerr=2 * np.where(np.isfinite(sigma) & ~invalid, sigma,
+                                                        0.0),
                             fmt="o", ms=3, capsize=2, lw=0.8, label="estimate ± 2σ")
     linthresh = _symlog_threshold(value)
     top.set_yscale("symlog", linthresh=linthresh, linscale=1.0)
@@ -236,7 +244,7 @@ def parameters_figure(names: Sequence[str], values: ArrayLike, std: ArrayLike, *
     top.set_ylabel("value ± 2σ [SI units]")
     top.grid(alpha=0.3)
     # relative σ: unbounded (drawn as ∞ at the foot) for an infinite σ or a zero estimate
-    bounded = np.isfinite(sigma) & (value != 0)
+    bounded = np.isfinite(sigma) & (value != 0) & ~invalid
     relative = np.full(value.shape, np.inf)
     with np.errstate(over="ignore"):  # overflow to inf: drawn as ∞ too
         np.divide(100 * np.abs(sigma), np.abs(value), out=relative, where=bounded)
@@ -251,9 +259,9 @@ def parameters_figure(names: Sequence[str], values: ArrayLike, std: ArrayLike, *
     high = max(positive.max(), 30.0) if positive.size else 30.0
     bottom.set_ylim(low / 3, high * 3)  # the 30 % line always in view
     for index in np.flatnonzero(~bounded):
-        bottom.annotate("∞", (index, 0.0), xycoords=("data", "axes fraction"),
-                        xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                        color="tab:red")
+        bottom.annotate("—" if invalid[index] else "∞", (index, 0.0),
+                        xycoords=("data", "axes fraction"), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", color="tab:red")
     bottom.set_ylabel("relative σ [%]")
     bottom.set_xticks(k)
     bottom.set_xticklabels(list(names), rotation=90, fontsize=7)

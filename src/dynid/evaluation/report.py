@@ -31,6 +31,7 @@ from dynid.evaluation.plots import (
 from dynid.evaluation.validate import ValidationReport
 from dynid.identification.bootstrap import bootstrap_table
 from dynid.identification.model import LinearModel
+from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, cell
 from dynid.robot.inertia import to_com
 
 __all__ = ["build_report", "figure_html", "table_html", "write_report"]
@@ -57,20 +58,25 @@ def _e(value) -> str:
 def table_html(header: Sequence[str], rows: Sequence[Sequence], *,
                text_columns: int = 1) -> str:
     """An HTML table in the report's style: the first ``text_columns`` columns left-aligned
-    text, the others numbers; a cell ``(text, "bad" | "good")`` is shaded."""
+    text, the others numbers; a cell ``(text, "bad" | "good")`` is shaded. A table showing
+    ``NOT_FINITE`` (a figure that is NaN or inf, rendered by ``dynid.metrics.cell``) is followed
+    by its footnote."""
     head = "".join(f"<th class='text'>{_e(h)}</th>" if k < text_columns else f"<th>{_e(h)}</th>"
                    for k, h in enumerate(header))
     body = []
     for row in rows:
         cells = []
-        for k, cell in enumerate(row):
+        for k, entry in enumerate(row):
             css = "text" if k < text_columns else ""
-            if isinstance(cell, tuple):  # (text, css class)
-                cell, extra = cell
+            if isinstance(entry, tuple):  # (text, css class)
+                entry, extra = entry
                 css = f"{css} {extra}".strip()
-            cells.append(f"<td class='{css}'>{_e(cell)}</td>")
+            cells.append(f"<td class='{css}'>{_e(entry)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    table = f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    if NOT_FINITE in table:
+        table += f"<p class='note'>{_e(NOT_FINITE_NOTE)}</p>"
+    return table
 
 
 def figure_html(figure, alt: str) -> str:
@@ -108,7 +114,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     if robot.table is not None:
         fields = list(robot.table[0].__dataclass_fields__)
         parts.append(table_html(["joint", "type", *fields], [
-            [f"{k + 1}", type(row).__name__, *[f"{getattr(row, f):.5g}" for f in fields]]
+            [f"{k + 1}", type(row).__name__, *[cell(getattr(row, f), ".5g") for f in fields]]
             for k, row in enumerate(robot.table)], text_columns=2))
 
     # the data
@@ -120,9 +126,9 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                  f"Preprocessing: {_e(', '.join(steps) or 'none')}.</p>")
     rms = np.sqrt(np.mean(data.tau**2, axis=0))
     parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], [
-        ["|q̇| max [rad/s]", *[f"{v:.3g}" for v in np.abs(data.dq).max(axis=0)]],
-        ["RMS τ [N m]", *[f"{v:.3g}" for v in rms]],
-        ["|τ| max [N m]", *[f"{v:.3g}" for v in np.abs(data.tau).max(axis=0)]]]))
+        ["|q̇| max [rad/s]", *[cell(v, ".3g") for v in np.abs(data.dq).max(axis=0)]],
+        ["RMS τ [N m]", *[cell(v, ".3g") for v in rms]],
+        ["|τ| max [N m]", *[cell(v, ".3g") for v in np.abs(data.tau).max(axis=0)]]]))
     if identification is not None and identification.ddq is not None:
         condition = report.get("condition_number")
         figure = excitation_figure(identification.t, identification.q, identification.dq,
@@ -140,14 +146,16 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                ("friction columns", model.friction.name),
                ("fitted friction", model.fitted_friction.name
                 if model.fitted_friction is not None else "none")]
-    parts.append(table_html(["", "value"], [[k, f"{v:.5g}" if isinstance(v, float) else str(v)]
+    parts.append(table_html(["", "value"], [[k, cell(v, ".5g") if isinstance(v, float) else str(v)]
                                          for k, v in figures if v is not None]))
     rows = []
     for k, row in enumerate(model.table(), start=1):
         relative = row["relative_std_percent"]
-        flag = "bad" if relative > 30 else ""
-        rows.append([f"{k}", row["name"], row["expression"], f"{row['value']:.6g}",
-                     f"{row['std']:.3g}", (f"{relative:.3g}", flag)])
+        valid = row["std"] >= 0  # a negative σ (a tampered file) is no figure: "—"
+        flag = "bad" if not valid or not relative <= 30 else ""
+        rows.append([f"{k}", row["name"], row["expression"], cell(row["value"], ".6g"),
+                     cell(row["std"], ".3g", nonnegative=True),
+                     (cell(relative if valid else None, ".3g"), flag)])
     parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
                  "(above 30 % in red: Gaz et al. drop those).</p>")
     parts.append(table_html(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
@@ -163,8 +171,9 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
             "σ above (which assumes white noise).</p>")
         parts.append(table_html(["#", "name", "value", "σ (formula)", "σ (bootstrap)",
                                  "interval low", "interval high"], [
-            [f"{k}", row["name"], f"{row['value']:.6g}", f"{sigma:.3g}", f"{row['std']:.3g}",
-             f"{row['lower']:.6g}", f"{row['upper']:.6g}"]
+            [f"{k}", row["name"], cell(row["value"], ".6g"), cell(sigma, ".3g", nonnegative=True),
+             cell(row["std"], ".3g", nonnegative=True), cell(row["lower"], ".6g"),
+             cell(row["upper"], ".6g")]
             for k, (row, sigma) in enumerate(zip(boot, model.std, strict=True), start=1)],
             text_columns=2))
     parts.append(figure_html(parameters_figure(
@@ -175,11 +184,11 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         rows = []
         for k, link in enumerate(physical):
             if link[0] <= 0:  # no CoM without mass
-                rows.append([f"{k + 1}", f"{link[0]:.4g}", *["-"] * 9])
+                rows.append([f"{k + 1}", cell(link[0], ".4g"), *["-"] * 9])
                 continue
             mass, com, inertia = to_com(link)
-            rows.append([f"{k + 1}", f"{mass:.4g}", *[f"{v:.4g}" for v in com],
-                         *[f"{inertia[a, b]:.3g}" for a, b in ((0, 0), (1, 1), (2, 2),
+            rows.append([f"{k + 1}", cell(mass, ".4g"), *[cell(v, ".4g") for v in com],
+                         *[cell(inertia[a, b], ".3g") for a, b in ((0, 0), (1, 1), (2, 2),
                                                                (0, 1), (0, 2), (1, 2))]])
         parts.append("<p>Link parameters (a full physical set; inertia about the CoM, link "
                      "axes, kg m²):</p>")
@@ -191,7 +200,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     matrix = validation.mass_matrix
     parts.append(f"<p>M̂(q) ≻ 0 on {100 * matrix['positive_fraction']:.1f} % of "
                  f"{matrix['n_samples']} random poses within the limits (smallest eigenvalue "
-                 f"{matrix['min_eigenvalue']:.3g}).</p>")
+                 f"{cell(matrix['min_eigenvalue'], '.3g')}).</p>")
     consistency = validation.consistency
     if consistency is None:
         parts.append("<p>This is a base-parameter estimate: it has no full set of link "
@@ -205,8 +214,8 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
              mark[consistency.com_in_box[k] if consistency.com_in_box else None],
              mark[consistency.density_realizable[k] if consistency.density_realizable
                   else None],
-             f"{consistency.pseudo_inertia_min_eigenvalue[k]:.3g}"] for k in range(n)]))
-        total = f"total mass {consistency.total_mass:.3f} kg"
+             cell(consistency.pseudo_inertia_min_eigenvalue[k], ".3g")] for k in range(n)]))
+        total = f"total mass {cell(consistency.total_mass, '.3f')} kg"
         if consistency.total_mass_in_range is not None:
             total += (" (within its range)" if consistency.total_mass_in_range
                       else " (OUTSIDE its range)")
@@ -225,22 +234,22 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     if validation.relative_error_percent is None:
         parts.append(f"<p>Relative error and w_r undefined: "
                      f"{_e(validation.undefined['relative_error_percent'])}. "
-                     f"w = {validation.w:.4g} N m (the Jaco2 paper's eq. 9).</p>")
+                     f"w = {cell(validation.w, '.4g')} N m (the Jaco2 paper's eq. 9).</p>")
     else:
-        parts.append(f"<p>Relative error {validation.relative_error_percent:.3g} %; "
-                     f"w = {validation.w:.4g} N m, w_r = {validation.w_r:.4g} "
+        parts.append(f"<p>Relative error {cell(validation.relative_error_percent, '.3g')} %; "
+                     f"w = {cell(validation.w, '.4g')} N m, w_r = {cell(validation.w_r, '.4g')} "
                      "(the Jaco2 paper's eq. 9).</p>")
     stats = validation.residuals
     parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], [
-        ["RMSE [N m]", *[f"{v:.4f}" for v in validation.rmse]],
-        ["MAE [N m]", *[f"{v:.4f}" for v in validation.mae]],
-        ["RMSE without friction [N m]", *[f"{v:.4f}" for v in validation.rmse_rigid]],
-        ["RMSE / RMS τ [%]", *[f"{100 * a / b:.3g}" if b > 0 else "undefined (τ = 0)"
+        ["RMSE [N m]", *[cell(v, ".4f") for v in validation.rmse]],
+        ["MAE [N m]", *[cell(v, ".4f") for v in validation.mae]],
+        ["RMSE without friction [N m]", *[cell(v, ".4f") for v in validation.rmse_rigid]],
+        ["RMSE / RMS τ [%]", *[cell(100 * a / b, ".3g") if b > 0 else "undefined (τ = 0)"
                                for a, b in zip(validation.rmse, validation.rms_torque,
                                                strict=True)]],
-        ["residual mean [N m]", *[f"{v:.4f}" for v in stats["mean"]]],
-        ["residual |e| 95 % [N m]", *[f"{v:.4f}" for v in stats["p95_abs"]]],
-        ["residual lag-1 autocorrelation", *[f"{v:.3f}" for v in
+        ["residual mean [N m]", *[cell(v, ".4f") for v in stats["mean"]]],
+        ["residual |e| 95 % [N m]", *[cell(v, ".4f") for v in stats["p95_abs"]]],
+        ["residual lag-1 autocorrelation", *[cell(v, ".3f") for v in
                                               stats["lag1_autocorrelation"]]]]))
     rigid = model.rigid_torque(data.q, data.dq, data.ddq)
     predicted = rigid + model.friction_torque(data.dq, data.t)

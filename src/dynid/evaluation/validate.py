@@ -14,7 +14,7 @@ from dynid.data.dataset import release_pages
 from dynid.dynamics import mass_matrix
 from dynid.excitation.trajectory import random_poses
 from dynid.identification.consistency import check_consistency
-from dynid.metrics import ResidualSums
+from dynid.metrics import NOT_FINITE_NOTE, ResidualSums, cell
 
 # Samples predicted at a time: validation of a log of any length in constant memory
 VALIDATION_CHUNK = 1 << 16
@@ -47,10 +47,19 @@ class ValidationReport:
     offsets: list | None = None  # re-estimated: this log's shift from the model's [N m]
 
     @property
+    def finite(self) -> bool:
+        """Every figure a finite number (a model whose torques overflow has none)."""
+        figures = [self.rmse, self.mae, self.rmse_rigid, self.w,
+                   self.mass_matrix.get("min_eigenvalue", 0.0),
+                   *(np.asarray(v, dtype=float) for v in self.residuals.values())]
+        return all(np.isfinite(np.asarray(v, dtype=float)).all() for v in figures)
+
+    @property
     def consistent(self) -> bool:
-        """Physically consistent parameters and M(q) > 0 on every sampled pose."""
+        """Physically consistent parameters and M(q) > 0 on every sampled pose, with every
+        figure finite (an overflowing model is never reported consistent)."""
         return bool(self.consistency is not None and self.consistency.consistent
-                    and self.mass_matrix.get("positive", False))
+                    and self.mass_matrix.get("positive", False) and self.finite)
 
     def to_json(self) -> dict:
         return {"n_samples": self.n_samples, "rmse": self.rmse.tolist(),
@@ -69,7 +78,8 @@ class ValidationReport:
         head = "  " + f"{'':<24}" + "".join(f"{'joint ' + str(j):>9}" for j in joints)
 
         def row(name, values, digits=4):
-            return f"  {name:<24}" + "".join(f"{v:>9.{digits}f}" for v in values)
+            return f"  {name:<24}" + "".join(
+                f"{cell(v, f'.{digits}f' if abs(v) < 1e4 else '.3g'):>9}" for v in values)
 
         if self.relative_error_percent is None:
             summary = (f"  {self.n_samples} samples; relative error and w_r undefined "
@@ -92,8 +102,11 @@ class ValidationReport:
         matrix = self.mass_matrix
         out.append(f"  M(q) > 0 on {matrix['positive_fraction'] * 100:.1f} % of "
                    f"{matrix['n_samples']} sampled poses (smallest eigenvalue "
-                   f"{matrix['min_eigenvalue']:.3g})")
-        if self.consistency is None:
+                   f"{cell(matrix['min_eigenvalue'], '.3g')})")
+        if not self.finite:
+            out.append("  physically consistent: NO: figures above are not finite (the model's "
+                       "torques overflow); " + NOT_FINITE_NOTE)
+        elif self.consistency is None:
             out.append("  no full link parameter set (a base-parameter estimate): physical "
                        "consistency does not apply; `dynid retrieve` finds a feasible set")
         else:
@@ -171,9 +184,19 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
         offsets = sum(np.sum(measured - predicted, axis=0)
                       for measured, predicted, _ in torques()) / data.n_samples
     with_friction, rigid_only = ResidualSums(len(picked)), ResidualSums(len(picked))
-    for measured, predicted, rigid in torques(offsets):
-        with_friction.add(measured[:, picked], predicted[:, picked])
-        rigid_only.add(measured[:, picked], rigid[:, picked])
+    done = 0
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
+        for measured, predicted, rigid in torques(offsets):
+            _finite_prediction(model, data, predicted[:, picked], done)
+            with_friction.add(measured[:, picked], predicted[:, picked])
+            rigid_only.add(measured[:, picked], rigid[:, picked])
+            done += measured.shape[0]
+        figures = (with_friction.rmse(), with_friction.mae(), rigid_only.rmse())
+    if not all(np.isfinite(f).all() for f in figures):
+        raise ValueError(f"{_source(data)}: the model's torque errors overflow to inf "
+                         f"(its torques reach {_peak(model, data):.3g} N m): "
+                         f"{_largest(model)}; such a model cannot be validated — check its "
+                         "coefficients and re-identify it")
     p95 = with_friction.percentile(
         lambda: ((m - p)[:, picked] for m, p, _ in torques(offsets)))
     parameters = model.physical_parameters
@@ -202,6 +225,39 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
                                       seed=seed),
         undefined=undefined, joints=[j + 1 for j in picked],
         offsets=None if offsets is None else offsets.tolist())
+
+
+def _source(data) -> str:
+    return str(data.metadata.get("source", "the data"))
+
+
+def _peak(model, data) -> float:
+    """The largest predicted torque magnitude on the first chunk (for a message)."""
+    part = data.select(slice(0, VALIDATION_CHUNK))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.abs(model.rigid_torque(part.q, part.dq, part.ddq)).max())
+
+
+def _largest(model) -> str:
+    coefficients = np.asarray(model.coefficients, dtype=float)
+    with np.errstate(invalid="ignore"):
+        k = int(np.argmax(np.where(np.isnan(coefficients), np.inf, np.abs(coefficients))))
+    names = list(getattr(model.base, "base_names", []))
+    name = names[k] if k < len(names) else f"coefficient {k + 1}"
+    return f"its largest coefficient is {name} = {coefficients[k]:.3g}"
+
+
+def _finite_prediction(model, data, predicted, start: int) -> None:
+    """The predicted torques of a chunk starting at sample ``start``: finite, else an error
+    naming the log, the first sample and the model's largest coefficient."""
+    bad = ~np.isfinite(predicted)
+    if bad.any():
+        k, j = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{_source(data)}: the model predicts a torque that is not finite "
+                         f"({predicted[k, j]}) at sample {start + k} (t = "
+                         f"{float(data.t[start + k]):.6g} s), joint {j + 1}: "
+                         f"{_largest(model)}; such a model cannot be validated — check its "
+                         "coefficients and re-identify it")
 
 
 def mass_matrix_check(robot, parameters: ArrayLike | None = None, *, n_samples: int = 2000,
