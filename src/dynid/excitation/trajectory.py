@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._files import atomic_write_all
-from dynid._reading import load_yaml, parse_numbers, read_csv, read_text
+from dynid._reading import dump_yaml, load_yaml, parse_numbers, read_csv, read_text
 from dynid._validation import as_float_array, as_vector, frozen_copy, strictly_increasing
 from dynid.data.dataset import sample_times
 from dynid.data.io import _columns
@@ -382,7 +381,7 @@ def save_trajectory(path: str | Path, trajectory, *, duration: float, rate: floa
     start = {"q": q[0].tolist(), "dq": dq[0].tolist(), "ddq": ddq[0].tolist()}
     spec = {**trajectory.to_dict(), "rate_hz": rate, "duration_s": duration, "start": start,
             "at_rest": not moving, **(extra or {})}
-    text = yaml.safe_dump(spec, sort_keys=False)
+    text = dump_yaml(spec, sort_keys=False)
     atomic_write_all([  # the series and its parameters: both or neither
         (path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(header),
                                       comments="", fmt="%.17g")),

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from dynid._validation import as_float_array
+from dynid.metrics import cell
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
 from dynid.robot.inertia import MASS, N_LINK_PARAMETERS, pseudo_inertia, to_com
 
@@ -102,8 +103,8 @@ class ConsistencyReport:
             out.append(f"  {k + 1:>4}   {mark[self.mass_positive[k]]:>6}  "
                        f"{mark[self.inertia_positive[k]]:>7}  {mark[self.triangle[k]]:>8}  "
                        f"{mark[box]:>10}  {mark[dens]:>12}  "
-                       f"{self.pseudo_inertia_min_eigenvalue[k]:>10.3g}")
-        total = (f"  total mass {self.total_mass:.3f} kg"
+                       f"{cell(self.pseudo_inertia_min_eigenvalue[k], '.3g'):>10}")
+        total = (f"  total mass {cell(self.total_mass, '.3f')} kg"
                  + ("" if self.total_mass_in_range is None
                     else f" ({'within' if self.total_mass_in_range else 'OUTSIDE'} its range)"))
         out.append(total)
@@ -130,17 +131,28 @@ def check_consistency(parameters: ArrayLike, bounds: ParameterBounds | None = No
     if bounds is not None and bounds.n_links != n:
         raise ValueError(f"`bounds` has {bounds.n_links} links, `parameters` {n}")
     masses = pi[:, MASS]
-    mass_positive = [bool(m > 0) for m in masses]
+    # a link with a non-finite entry (or one whose CoM form overflows) passes no check
+    finite = np.isfinite(pi).all(axis=1)
+    mass_positive = [bool(m > 0) and bool(ok) for m, ok in zip(masses, finite, strict=True)]
     inertia_positive, triangle, in_box, realizable = [], [], [], []
-    eigen = np.linalg.eigvalsh(pseudo_inertia(pi))
+    eigen = np.full((n, 4), np.nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        pseudo = pseudo_inertia(np.where(finite[:, None], pi, 0.0))
+        usable = finite & np.isfinite(pseudo).all(axis=(1, 2))
+        eigen[usable] = np.linalg.eigvalsh(pseudo[usable])
     for k in range(n):
+        with np.errstate(over="ignore", invalid="ignore"):
+            com_form = to_com(pi[k]) if mass_positive[k] else None
+        if com_form is not None and not (np.isfinite(com_form[1]).all()
+                                         and np.isfinite(com_form[2]).all()):
+            mass_positive[k] = False
         if not mass_positive[k]:
             inertia_positive.append(False)
             triangle.append(False)
             in_box.append(False if bounds else None)
             realizable.append(False if bounds else None)
             continue
-        _, com, inertia_com = to_com(pi[k])
+        _, com, inertia_com = com_form
         moments = np.linalg.eigvalsh(inertia_com)
         scale = max(abs(moments).max(), np.finfo(float).tiny)
         inertia_positive.append(bool(moments.min() > -rtol * scale))
@@ -157,7 +169,7 @@ def check_consistency(parameters: ArrayLike, bounds: ParameterBounds | None = No
                 q = ellipsoid_matrix(link.ellipsoid_centre, link.ellipsoid_semi_axes)
                 realizable.append(bool(np.trace(q @ pseudo_inertia(pi[k]))
                                        >= -rtol * masses[k]))
-    total = float(masses.sum())
+    total = float(masses.sum()) if finite.all() else float("nan")
     total_ok = None
     if bounds is not None and bounds.total_mass is not None:
         low, high = bounds.total_mass

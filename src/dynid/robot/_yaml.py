@@ -83,10 +83,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from dynid._files import atomic_write
-from dynid._reading import check_keys, load_yaml
+from dynid._reading import check_keys, dump_yaml, load_yaml
 from dynid.friction.models import friction_from_dict
 from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH, check_transform
 from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
@@ -604,7 +603,7 @@ def _tool_row(tool: np.ndarray, row_type):
 def save_robot(robot: Robot, path: str | Path) -> None:
     """Write a robot as a ``dynid-robot/1`` YAML file (atomically); a URDF robot's file points
     at its URDF by a path relative to ``path``'s folder."""
-    text = yaml.safe_dump(robot_to_dict(robot, folder=Path(path).parent), sort_keys=False,
-                          default_flow_style=None)
+    text = dump_yaml(robot_to_dict(robot, folder=Path(path).parent), sort_keys=False,
+                     default_flow_style=None)
     atomic_write(path, lambda tmp: tmp.write_text(text))
 

@@ -284,7 +284,7 @@ def parse_contact(text: str) -> Contact:
         raise ValueError(f"{text!r:.60}: give 3 force components (or 3 force and 3 moment), "
                          f"got {len(wrench)}")
     link: int | str | None = match["link"]
-    if link is not None and link.isdigit():
+    if link is not None and link.isascii() and link.isdigit():
         link = int(link)
     if link == 0:
         raise ValueError(f"{text!r:.60}: links count from 1")
