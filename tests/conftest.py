@@ -19,7 +19,14 @@ from dynid.robot import (
     Robot,
     load_urdf,
 )
-from dynid.robot.inertia import from_com, inertia_matrix, to_com
+from dynid.robot.inertia import (
+    from_com,
+    from_pseudo_inertia,
+    inertia_matrix,
+    physical_margin,
+    pseudo_inertia,
+    to_com,
+)
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
@@ -240,3 +247,19 @@ def cluster():
                                   dashboard_address=None) as local, \
             distributed.Client(local) as client:
         yield client
+
+
+def with_physical_margin(parameters: np.ndarray, margin: float) -> np.ndarray:
+    """The link 10-vector moved along its pseudo-inertia's lowest eigenvector until its
+    physical margin is ``margin`` (the lowest eigenvalue over the largest entry)."""
+    j = pseudo_inertia(parameters)
+    values, vectors = np.linalg.eigh(j)
+    v = vectors[:, 0]
+    # the largest entry changes a little with the shift: iterate to the target
+    shifted = j
+    for _ in range(50):
+        scale = np.abs(shifted).max()
+        shifted = j + (margin * scale - values[0]) * np.outer(v, v)
+    out = from_pseudo_inertia(shifted)
+    assert_close(physical_margin(out), margin, rtol=1e-6)
+    return out

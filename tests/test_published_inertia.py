@@ -6,36 +6,17 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pytest
 import yaml
-from conftest import assert_close
+from conftest import assert_close, with_physical_margin
 
 from dynid.cli import main
 from dynid.export import export_robot
 from dynid.robot import RoundedInertiaWarning, load_robot, load_urdf, robot_to_dict
 from dynid.robot.inertia import (
     ROUNDING_RTOL,
-    from_pseudo_inertia,
     physical_margin,
-    pseudo_inertia,
 )
-
-
-def _with_margin(parameters: np.ndarray, margin: float) -> np.ndarray:
-    """The link 10-vector moved along its pseudo-inertia's lowest eigenvector until its
-    physical margin is ``margin`` (the lowest eigenvalue over the largest entry)."""
-    j = pseudo_inertia(parameters)
-    values, vectors = np.linalg.eigh(j)
-    v = vectors[:, 0]
-    # the largest entry changes a little with the shift: iterate to the target
-    shifted = j
-    for _ in range(50):
-        scale = np.abs(shifted).max()
-        shifted = j + (margin * scale - values[0]) * np.outer(v, v)
-    out = from_pseudo_inertia(shifted)
-    assert_close(physical_margin(out), margin, rtol=1e-6)
-    return out
 
 
 def _gen3_like(margins: dict[int, float]) -> dict:
@@ -43,7 +24,7 @@ def _gen3_like(margins: dict[int, float]) -> dict:
     robot = load_robot("panda")
     parameters = robot.parameters.copy()
     for k, margin in margins.items():
-        parameters[k] = _with_margin(parameters[k], margin)
+        parameters[k] = with_physical_margin(parameters[k], margin)
     spec = robot_to_dict(robot.with_parameters(parameters))
     spec["inertia"].pop("physical", None)  # as a vendor publishes it: no claim either way
     return spec
@@ -100,8 +81,8 @@ def test_a_gross_violation_is_an_error_naming_the_key(tmp_path):
 def test_a_urdf_on_the_command_line(tmp_path, capsys):
     robot = load_robot("panda")
     rounded = robot.parameters.copy()
-    rounded[0] = _with_margin(rounded[0], -0.004)
-    rounded[4] = _with_margin(rounded[4], -0.01)
+    rounded[0] = with_physical_margin(rounded[0], -0.004)
+    rounded[4] = with_physical_margin(rounded[4], -0.01)
     urdf = export_robot(robot.with_parameters(rounded), tmp_path / "gen3.urdf")
     with pytest.warns(RoundedInertiaWarning, match="the link of joint joint1` .*joint5"):
         load_urdf(urdf)
@@ -111,7 +92,7 @@ def test_a_urdf_on_the_command_line(tmp_path, capsys):
     assert err[0].endswith("[RoundedInertiaWarning]")
     # gross: the error says how to load it as published, and that route works
     gross = rounded.copy()
-    gross[2] = _with_margin(gross[2], -0.1)
+    gross[2] = with_physical_margin(gross[2], -0.1)
     export_robot(robot.with_parameters(gross), tmp_path / "bad.urdf")
     assert main(["robot", "show", str(tmp_path / "bad.urdf")]) == 2
     err = capsys.readouterr().err
