@@ -14,9 +14,9 @@ kinematics:
 gravity: [0.0, 0.0, -9.81]    # base frame, m/s^2
 limits:                       # rad or m; per second; N m or N
   position: {lower: [...], upper: [...]}
-  velocity: [...]
-  acceleration: [...]
-  torque: [...]
+  velocity: [...]             # velocity, acceleration, torque: each optional (not published;
+  acceleration: [...]         #   .inf per joint says the same); excite derives missing
+  torque: [...]               #   acceleration limits (dynid.excitation.limits)
 inertia:
   frame: link                 # each link's own frame of the convention above
   about: com                  # com: mass, com, inertia about the CoM | origin: see below
@@ -242,12 +242,17 @@ def _limits(spec: dict | None, n: int) -> JointLimits:
         # .inf / -.inf: not specified (a continuous joint, a limit the maker does not publish)
         return _numbers(_get(mapping, key, where), n, f"{where}.{key}", allow_inf=True)
 
+    def published(key: str) -> np.ndarray:
+        """A rate or effort limit; left out: not published (as ``.inf``; excite derives an
+        acceleration limit where there is none, dynid.excitation.limits)."""
+        return read(spec, key, "limits") if spec.get(key) is not None else np.full(n, np.inf)
+
     return JointLimits(
         lower=read(position, "lower", "limits.position"),
         upper=read(position, "upper", "limits.position"),
-        velocity=read(spec, "velocity", "limits"),
-        acceleration=read(spec, "acceleration", "limits"),
-        torque=read(spec, "torque", "limits"),
+        velocity=published("velocity"),
+        acceleration=published("acceleration"),
+        torque=published("torque"),
     )
 
 
