@@ -21,6 +21,7 @@ from dynid.friction.models import ViscousCoulomb
 from dynid.identification import identify, robot_model, save_model
 from dynid.monitor import (
     Detection,
+    FrictionlessModelWarning,
     NoVelocityWarning,
     calibrate_thresholds,
     detect_collisions,
@@ -213,8 +214,10 @@ def test_detection_figure_has_a_panel_per_joint(twin, identified):
 
 def test_refusals_name_the_reason(twin):
     model, data = twin["model"], twin["pulses"]
-    with pytest.raises(ValueError, match="no friction"):
-        detect_collisions(robot_model(load_robot("panda-cad")), data, thresholds=1.0)
+    # a model without friction monitors, warned: its residual holds the arm's friction
+    with pytest.warns(FrictionlessModelWarning, match="no friction"):
+        cad = detect_collisions(robot_model(load_robot("panda-cad")), data, thresholds=1.0)
+    assert any("no friction" in note for note in cad.notes)
     other = Dataset(t=data.t[:100], q=data.q[:100, :6], dq=data.dq[:100, :6],
                     tau=data.tau[:100, :6])
     with pytest.raises(ValueError, match="6 joints"):
@@ -261,7 +264,6 @@ def test_detect_command(twin, tmp_path, capsys):
                  *(f"{v:.6g}" for v in payload["thresholds"])]) == 0
     assert "10 event(s)" in capsys.readouterr().out
     for argv, message in (
-            (["panda-cad", "pulses.npz", "--threshold", "1"], "`model` has no friction"),
             (["model.yaml", "pulses.npz"], "`--threshold auto` needs `--calibration"),
             (["model.yaml", "pulses.npz", "--threshold", "x"], "`--threshold` must be auto"),
             (["model.yaml", "pulses.npz", "--threshold", "1", "--contact", "1:2"],
@@ -270,6 +272,10 @@ def test_detect_command(twin, tmp_path, capsys):
                                    for a in argv)])
         error = capsys.readouterr().err
         assert status == 2 and message in error and len(error.strip().splitlines()) == 1, error
+    # the CAD model has no friction: it monitors, with one line that says what that costs
+    assert main(["detect", "panda-cad", str(tmp_path / "pulses.npz"), "--threshold", "1"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "no friction" in line]
+    assert len(warned) == 1 and "FrictionlessModelWarning" in warned[0], warned
 
 
 def test_report_gains_the_detection_and_the_bootstrap_intervals(twin, tmp_path):

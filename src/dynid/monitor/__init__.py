@@ -13,6 +13,7 @@ Mattone 2005; Haddadin et al. 2017) and what is built on it.
 
 from dynid._lazy import lazy_exports
 from dynid.monitor.detect import Detection as Detection
+from dynid.monitor.detect import FrictionlessModelWarning as FrictionlessModelWarning
 from dynid.monitor.detect import NoVelocityWarning as NoVelocityWarning
 from dynid.monitor.detect import check_monitorable as check_monitorable
 from dynid.monitor.detect import detect_collisions as detect_collisions
@@ -28,6 +29,7 @@ __all__ = [
     "Detection",
     "DetectionScore",
     "Event",
+    "FrictionlessModelWarning",
     "NoVelocityWarning",
     "calibrate_thresholds",
     "check_monitorable",

@@ -1,7 +1,7 @@
 """Collision detection on a log: the momentum observer's residual, thresholds, events.
 
 ``detect_collisions(model, data, calibration=...)`` checks that the model can monitor this
-robot (friction identified, the same joints and robot), computes the residual
+robot (the same joints and robot; a model without friction is warned about), computes the residual
 (``momentum_residual``), sets per-joint thresholds (``calibrate_thresholds`` on a collision-free
 log, or given) and merges the samples above them into events (``find_events``).
 """
@@ -22,12 +22,17 @@ from dynid.monitor.events import DEFAULT_HOLD, Event, find_events
 from dynid.monitor.observer import DEFAULT_GAIN, momentum_residual
 from dynid.monitor.thresholds import DEFAULT_MARGIN, DEFAULT_QUANTILE, calibrate_thresholds
 
-__all__ = ["Detection", "NoVelocityWarning", "check_monitorable", "detect_collisions",
-           "with_velocities"]
+__all__ = ["Detection", "FrictionlessModelWarning", "NoVelocityWarning", "check_monitorable",
+           "detect_collisions", "with_velocities"]
 
 
 class NoVelocityWarning(UserWarning):
     """A log without joint velocities: they were computed from the positions, offline."""
+
+
+class FrictionlessModelWarning(UserWarning):
+    """A model without friction monitors a log: right for an arm without friction (a twin of
+    a description without it), else the residual holds the joints' friction torques."""
 
 
 @dataclass(frozen=True)
@@ -69,18 +74,13 @@ class Detection:
 
 
 def check_monitorable(model: LinearModel, data: Dataset) -> None:
-    """ValueError unless ``model`` can monitor ``data``: a model with friction (without it the
-    residual is the friction torque, a false alarm at every start of motion), of the log's
-    robot (its joint count, and its name when the log names one)."""
+    """ValueError unless ``model`` can monitor ``data``: a model of the log's robot (its joint
+    count, and its name when the log names one)."""
     if not isinstance(model, LinearModel):
         raise TypeError(f"`model` must be an identified dynid LinearModel, got "
                         f"{type(model).__name__}")
     if not isinstance(data, Dataset):
         raise TypeError(f"`data` must be a dynid Dataset, got {type(data).__name__}")
-    if model.friction.name == "none" and model.fitted_friction is None:
-        raise ValueError("`model` has no friction: the observer's residual would hold the "
-                         "joints' friction torques and alarm whenever the arm moves; identify "
-                         "it with friction (e.g. `--friction viscous-coulomb`)")
     check_compatible(model, data)
 
 
@@ -130,10 +130,20 @@ def detect_collisions(model: LinearModel, data: Dataset, *,
     ``thresholds``: ``"auto"`` — ``calibrate_thresholds(quantile, margin)`` on the residual of
     ``calibration``, a collision-free log of the same robot — or given [N m], one value or
     one per joint. Events merge samples above threshold less than ``hold`` s apart. Refused
-    (ValueError, with the reason): a model without friction, a log of another robot."""
+    (ValueError, with the reason): a log of another robot. A model without friction monitors
+    with a ``FrictionlessModelWarning`` (and a note): on an arm with friction its residual
+    holds the friction torques, which thresholds calibrated on a free log absorb at the cost
+    of sensitivity."""
     check_monitorable(model, data)
     n = model.robot.n_joints
     notes: list[str] = []
+    if model.friction.name == "none" and model.fitted_friction is None:
+        note = ("the model has no friction: on an arm with friction the observer's residual "
+                "holds the joints' friction torques (thresholds calibrated on a free log "
+                "absorb them, less sensitive); identify with friction for a real arm (e.g. "
+                "`--friction viscous-coulomb`)")
+        warnings.warn(note, FrictionlessModelWarning, stacklevel=2)
+        notes.append(note)
     data, note = with_velocities(data)
     if note:
         notes.append(note)
