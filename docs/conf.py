@@ -72,7 +72,7 @@ dynid_missing_data_note = "" if _REAL_LOG else dynid_docs.missing_data_note(HERE
 sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "auto_examples",
-    "filename_pattern": r"/plot_" if _REAL_LOG else rf"/plot_(?!{dynid_docs.REAL_LOG_EXAMPLE})",
+    "filename_pattern": r"/plot_" if _REAL_LOG else rf"/(?!{dynid_docs.REAL_LOG_EXAMPLE})plot_",
     "within_subsection_order": "FileNameSortKey",
     "download_all_examples": False,
     "remove_config_comments": True,
