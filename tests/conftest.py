@@ -21,7 +21,11 @@ from dynid.robot import (
 )
 from dynid.robot.inertia import from_com, inertia_matrix, to_com
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+ROOT = Path(__file__).resolve().parents[1]
+# published data: what the repository may carry under its own licence (reference/: Franka's
+# Apache-2.0 description), and what it may not, in ../shared/reference beside it (CI has it)
+CARRIED = ROOT / "reference"
+REFERENCE = ROOT.parent / "shared" / "reference"
 
 
 def assert_close(actual, expected, *, rtol: float = 1e-10, atol: float = 1e-12) -> None:
@@ -106,6 +110,10 @@ def gaz_reverse_engineered_model():
 
 
 def reference_path(*parts: str) -> Path:
+    """A published data file: from the repository's reference/ when it carries that folder,
+    else from ../shared/reference; a test that needs an absent one skips, naming the path."""
+    if (CARRIED / parts[0]).is_dir():
+        return CARRIED.joinpath(*parts)
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
         pytest.skip(f"reference data not found at {path} (../shared beside the repository)")
