@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pinocchio as pin
@@ -26,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Apache-2.0 description), and what it may not, in ../shared/reference beside it (CI has it)
 CARRIED = ROOT / "reference"
 REFERENCE = ROOT.parent / "shared" / "reference"
+# CI (.ci/run) has ../shared beside the clone and sets this: there a missing file fails the test
+REFERENCE_REQUIRED = os.environ.get("DYNID_REFERENCE_REQUIRED") == "1"
 
 
 def assert_close(actual, expected, *, rtol: float = 1e-10, atol: float = 1e-12) -> None:
@@ -116,8 +120,16 @@ def reference_path(*parts: str) -> Path:
         return CARRIED.joinpath(*parts)
     path = REFERENCE.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"reference data not found at {path} (../shared beside the repository)")
+        missing_reference(f"reference data not found at {path} (../shared beside the repository)")
     return path
+
+
+def missing_reference(reason: str) -> NoReturn:
+    """Skip a test whose data lies outside the repository and is absent, saying what is
+    missing; a failure where it must be there (DYNID_REFERENCE_REQUIRED=1, as in CI)."""
+    if REFERENCE_REQUIRED:
+        pytest.fail(f"{reason}; DYNID_REFERENCE_REQUIRED=1 says it must be there")
+    pytest.skip(reason)
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:

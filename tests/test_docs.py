@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import missing_reference
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 EXAMPLES = sorted(p.stem for p in (DOCS / "examples").glob("plot_*.py"))
@@ -50,7 +51,7 @@ def test_at_least_three_examples():
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_runs_and_draws(site, name):
     if name == REAL and REAL_LOG is None:
-        pytest.skip(NO_REAL_LOG)
+        missing_reference(NO_REAL_LOG)
     page = (site / "auto_examples" / f"{name}.html").read_text()
     figure = re.search(rf'src="[^"]*_images/sphx_glr_{name}_\d+\.png"', page)
     assert figure, f"{name}: no figure on its page"
@@ -68,7 +69,7 @@ def test_twin_example_prints_what_it_computes(site):
 @pytest.mark.docs
 def test_real_log_example_prints_what_it_computes(site):
     if REAL_LOG is None:
-        pytest.skip(NO_REAL_LOG)
+        missing_reference(NO_REAL_LOG)
     real = (site / "auto_examples" / f"{REAL}.html").read_text()
     assert "20544 samples" in real
     assert "physically consistent: yes" in real
