@@ -117,7 +117,7 @@ def interrupt(argv: list[str], folder: Path, *, started: str) -> tuple[int, str]
                     "Ctrl-C")
     reader.join()
     err.extend(line for line in iter(lines.get, None))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + STOPPED_WITHIN_S  # workers end after their parent
     while _session_processes(process.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     left = _session_processes(process.pid)
