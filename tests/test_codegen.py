@@ -583,6 +583,10 @@ def test_cli_never_writes_over_its_input(panda_model, tmp_path, capsys):
 
 # --- bench ------------------------------------------------------------------------------------
 def test_bench_times_the_generated_code_beside_pinocchio():
+    """The bench runs and reports a time for each function; how fast they are is what `dynid
+    bench` reports, never asserted here (it depends on the machine)."""
+    import math
+
     from dynid.bench_codegen import codegen_bench, format_codegen_bench
 
     result = codegen_bench(calls=2000, repeat=1, pinocchio_calls=200)
@@ -590,8 +594,12 @@ def test_bench_times_the_generated_code_beside_pinocchio():
                                         "coriolis_matrix", "inverse_dynamics_ctypes",
                                         "mass_matrix_ctypes")]
     for key in [*keys, "pinocchio_rnea_python_ns", "pinocchio_crba_python_ns"]:
-        assert 0 < result[key] < 1e6, key  # ns per call: a real time, not a placeholder
-    assert result["codegen_gravity_ns"] < result["codegen_inverse_dynamics_ns"]
-    assert "pinocchio rnea from Python" in format_codegen_bench(result)
+        assert isinstance(result[key], float) and math.isfinite(result[key]), key
+        assert result[key] > 0, key  # a measured loop, not a placeholder
+    assert (result["calls"], result["pinocchio_calls"], result["repeat"]) == (2000, 200, 1)
+    lines = format_codegen_bench(result)
+    for key in keys[:2]:  # each figure reported as measured
+        assert f"{result[key]:.1f}" in lines, key
+    assert "pinocchio rnea from Python" in lines
     with pytest.raises(ValueError, match="`calls`"):
         codegen_bench(calls=0)

@@ -188,13 +188,22 @@ BILLION_LAUGHS = "\n".join(
 )
 
 
+# dynid's own checks are matched by their words; where PyYAML refuses the document itself, only
+# the behaviour (its words change between releases: the libyaml of PyYAML 6.0.4 stops a flow
+# 1000 levels deep with its own message): one line naming the file and the line
+ONE_LINE = r"[^\n]*\Z"
+
+
 @pytest.mark.parametrize(("text", "message"), [
-    (BILLION_LAUGHS, "aliases expanded|more than 64 aliases"),
-    ("[" * 10_000 + "]" * 10_000, "nested deeper than 64"),
-    ("a: 1\nb: 2\na: 3\n", r"doc.yaml:3: key 'a' appears twice"),
-    ("a: !!python/object:os.system ls\n", "doc.yaml:1:4: could not determine a constructor"),
-    ("a: [1, 2\nb: 3\n", r"doc.yaml:\d+:\d+: "),
-])
+    (BILLION_LAUGHS, rf"\Adoc\.yaml:\d+: (more than \d+ nodes with its aliases expanded|more "
+                     rf"than 64 aliases){ONE_LINE}"),
+    ("[" * 100 + "]" * 100, rf"\Adoc\.yaml:1: nested deeper than 64 levels{ONE_LINE}"),
+    ("[" * 10_000 + "]" * 10_000, rf"\Adoc\.yaml:1(:\d+)?: \S{ONE_LINE}"),  # ours or libyaml's
+    ("a: 1\nb: 2\na: 3\n", rf"\Adoc\.yaml:3: key 'a' appears twice{ONE_LINE}"),
+    ("a: !!python/object:os.system ls\n", rf"\Adoc\.yaml:1:4: \S{ONE_LINE}"),  # no Python tags
+    ("a: [1, 2\nb: 3\n", rf"\Adoc\.yaml:2:\d+: \S{ONE_LINE}"),
+], ids=["billion-laughs", "nested-100", "nested-10000", "repeated-key", "python-tag",
+        "unclosed-flow"])
 def test_hostile_yaml_is_refused_fast(text, message):
     with time_limit(5), pytest.raises(FileError, match=message):
         parse_yaml(text, source="doc.yaml")

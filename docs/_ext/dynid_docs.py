@@ -10,6 +10,10 @@
   the entry of the subpackage that exports it (``dynid.identification.identify``).
 - the ``dynid-cli`` directive: the ``--help`` of every ``dynid`` command, read from the parser
   when the documentation is built (``dynid.cli.main([..., "--help"])``).
+- data the repository does not carry: the real Panda log of Gaz et al. (GPL-3.0) is read from
+  the project's ``shared/reference`` folder beside the repository (``real_panda_log``); where
+  it is absent, ``conf.py`` leaves its example unrun and its page says so
+  (``note_missing_data``: what is missing and where to put it).
 """
 
 from __future__ import annotations
@@ -250,7 +254,55 @@ class CLIDirective(SphinxDirective):
                 self._command([*argv, sub], add if depth == 0 else section.append, depth + 1)
 
 
+# -- data the repository does not carry ---------------------------------------------------------
+
+#: The example that reads the real Panda log, and the log's folder under ``shared/reference``.
+REAL_LOG_EXAMPLE = "plot_2_real_panda_log"
+REAL_LOG = ("panda-gaz2019", "rbt_log_exciting_traj1")
+REAL_LOG_SOURCE = ("Gaz et al.'s repository, github.com/marcocognetti/FrankaEmikaPandaDynModel, "
+                   "folder ``matlab/data/Exciting_Traj/Trajectory_1/rbt_log`` (its four "
+                   "``exciting_traj_*.txt`` files: time, positions, velocity, torques)")
+
+
+def real_panda_log(start: Path) -> Path | None:
+    """The real log's folder in the first ``shared/reference`` at ``start`` or above it (the
+    search its example makes from where it runs), or None."""
+    for folder in (start, *start.parents):
+        if (folder / "shared" / "reference").is_dir():
+            log = folder.joinpath("shared", "reference", *REAL_LOG)
+            return log if log.is_dir() else None
+    return None
+
+
+def missing_data_note(repository: Path) -> str:
+    """The note on the real-log example's page when the log is absent (reST)."""
+    where = repository.resolve().parent.joinpath("shared", "reference", *REAL_LOG)
+    return (
+        ".. note::\n\n"
+        "   **This page was built without the real log**, so the code below is shown but was "
+        "not run: it has no printed output and no figure. The log is not part of dynid's "
+        "repository (it is GPL-3.0 data of Gaz et al.). To run this example, put the folder "
+        f"``{'/'.join(REAL_LOG)}`` in a ``shared/reference`` folder beside the repository, "
+        f"here ``{where}``, and build again (``make docs``). The log comes from "
+        f"{REAL_LOG_SOURCE}.\n"
+    )
+
+
+def note_missing_data(app, docname: str, source: list[str]) -> None:
+    """``source-read``: the note goes right under the title of the example's page."""
+    if docname != f"{app.config.sphinx_gallery_conf['gallery_dirs']}/{REAL_LOG_EXAMPLE}" or \
+            not app.config.dynid_missing_data_note:
+        return
+    title = re.search(r"^[^\n]+\n=+\n", source[0], flags=re.MULTILINE)
+    if title is None:
+        raise ValueError(f"{docname}: no title to put the missing-data note under")
+    at = title.end()
+    source[0] = f"{source[0][:at]}\n{app.config.dynid_missing_data_note}\n{source[0][at:]}"
+
+
 def setup(app):
+    app.add_config_value("dynid_missing_data_note", "", "env")
+    app.connect("source-read", note_missing_data)
     app.connect("config-inited", write_api_pages)
     app.connect("autodoc-process-docstring", drop_type_docstrings)
     _plain_type_aliases()

@@ -9,8 +9,10 @@ log and validate on the last 30 %, then find a physically consistent model (CLS-
 feasible full parameter set behind the OLS coefficients (the SDP retrieval), both within the
 search bounds of Gaz et al.'s Table VIII.
 
-The log is not part of the package: it lives in the project's ``shared/reference`` folder,
-beside the repository (GPL-3.0, from Gaz et al.'s repository).
+The log is not part of dynid: it is GPL-3.0 data from Gaz et al.'s repository
+(github.com/marcocognetti/FrankaEmikaPandaDynModel, folder
+``matlab/data/Exciting_Traj/Trajectory_1/rbt_log``). This example reads it from the folder
+``shared/reference/panda-gaz2019/rbt_log_exciting_traj1`` beside the repository.
 """
 
 from pathlib import Path
@@ -24,9 +26,12 @@ import dynid
 HERE = Path.cwd().resolve()
 REFERENCE = next((p / "shared" / "reference" for p in (HERE, *HERE.parents)
                   if (p / "shared" / "reference").is_dir()), None)
-if REFERENCE is None:
-    raise FileNotFoundError(f"no shared/reference folder above {HERE}: the log is not here")
-LOG = REFERENCE / "panda-gaz2019" / "rbt_log_exciting_traj1"
+LOG = REFERENCE / "panda-gaz2019" / "rbt_log_exciting_traj1" if REFERENCE else None
+if LOG is None or not LOG.is_dir():
+    raise FileNotFoundError(
+        f"the real Panda log is not here: put Gaz et al.'s rbt_log folder (four "
+        f"exciting_traj_*.txt files) at shared/reference/panda-gaz2019/rbt_log_exciting_traj1 "
+        f"beside the repository ({LOG or 'no shared/reference folder at or above ' + str(HERE)})")
 
 robot = dynid.load_robot("panda")  # MDH frames of Gaz Fig. 1
 raw = dynid.read_dataset(LOG)      # the Panda log folder format
