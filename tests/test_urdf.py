@@ -198,7 +198,7 @@ def test_malformed_and_missing_files(tmp_path):
         '</inertial></link><joint name="j" type="continuous"><parent link="base"/>'
         '<child link="a"/></joint>'
     ), "unparsable.urdf")
-    with pytest.raises(ValueError, match="Could not parse inertial element"):
+    with pytest.raises(ValueError, match=r"`path`: cannot parse URDF .*unparsable\.urdf'"):
         load_urdf(unparsable)
     path = _write(tmp_path, '<link name="base"/>', "still.urdf")
     with pytest.raises(ValueError, match="has no moving joint"):

@@ -60,11 +60,16 @@ def run_parallel(function: Callable, tasks: Iterable, *, executor: Executor | No
                 on_result(result)
         finished = True
     finally:
-        for future in futures:
-            future.cancel()
-        if own:
-            if not finished:  # a failure or Ctrl-C: stop the running tasks too, not wait
-                for worker in set(multiprocessing.active_children()) - before:
-                    worker.terminate()
-            pool.shutdown(wait=finished, cancel_futures=True)
+        if own and not finished:
+            # a failure or Ctrl-C: stop the running tasks too, not wait. The futures are not
+            # cancelled first: Python 3.11's pool then marks the cancelled ones failed when its
+            # workers die and prints InvalidStateError (CPython gh-107219)
+            for worker in set(multiprocessing.active_children()) - before:
+                worker.terminate()
+            pool.shutdown(wait=False)
+        else:
+            for future in futures:
+                future.cancel()
+            if own:
+                pool.shutdown(wait=True, cancel_futures=True)
     return results
