@@ -61,22 +61,27 @@ from dynid._validation import as_float_array, frozen_copy
 from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import triangular_factor
+from dynid.identification._compress import BLOCK_ROWS, triangular_factor
 from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 
 __all__ = [
     "LINK_ORDER",
+    "MAX_STRUCTURAL_JOINTS",
     "METHODS",
     "STRUCTURAL_RTOL",
     "BaseParameters",
     "base_parameters",
+    "group_scale",
     "model_columns",
     "model_names",
     "processing_order",
+    "regrouping_error",
     "regrouping_for",
     "robot_base_parameters",
+    "structural_factor",
     "structural_regressor",
+    "structural_samples",
 ]
 
 Method = Literal["rref", "qr"]
@@ -102,6 +107,7 @@ class BaseParameters:
     names: tuple[str, ...]  # (p,) standard parameter names
     tolerance: float  # absolute singular-value threshold of the rank decision
     method: str = "rref"
+    rtol: float | None = None  # the relative threshold behind ``tolerance`` (None: not known)
 
     def __post_init__(self) -> None:
         independent = np.array(self.independent, dtype=int)
@@ -261,7 +267,8 @@ def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
 
 def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
                     method: Method = "rref", rtol: float | None = None,
-                    order: Sequence[int] | None = None) -> BaseParameters:
+                    order: Sequence[int] | None = None,
+                    column_scale: ArrayLike | None = None) -> BaseParameters:
     """Base parameters of a stacked regressor ``(m, p)`` (or ``(N, rows, p)``, stacked here).
 
     ``method``: ``"rref"`` (representatives in processing ``order``, default column order,
@@ -271,7 +278,9 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
     ``max(m, p) * eps``, numpy's ``matrix_rank`` rule; ``robot_base_parameters`` passes
     ``STRUCTURAL_RTOL`` (1e-4), which also absorbs angles written rounded (module docstring).
     ValueError if the representatives cannot reach ``r`` (a tolerance inside a spread of
-    singular values, not at a gap).
+    singular values, not at a gap). ``column_scale`` ``(p,)`` (positive): the rank and the
+    representatives are decided on ``stacked * column_scale`` (``robot_base_parameters``
+    weighs each physical group of columns so), the regrouping returned is ``stacked``'s own.
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
@@ -294,17 +303,31 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
         order = np.arange(p) if order is None else np.asarray(order, dtype=int)
         if sorted(order.tolist()) != list(range(p)):
             raise ValueError(f"`order` must be a permutation of range({p})")
-    r_factor = triangular_factor(w)
-    if not np.abs(r_factor).max() > 0:
+    return _from_factor(triangular_factor(w), names=names, method=method, rtol=rtol,
+                        order=order, column_scale=column_scale)
+
+
+def _from_factor(r_factor: NDArray, *, names: tuple[str, ...], method: Method, rtol: float,
+                 order: NDArray | None, column_scale: ArrayLike | None) -> BaseParameters:
+    """``base_parameters`` on the triangular factor ``R`` of the stacked regressor."""
+    p = r_factor.shape[1]
+    scale = np.ones(p) if column_scale is None else as_float_array("column_scale",
+                                                                   column_scale)
+    if scale.shape != (p,) or not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise ValueError(f"`column_scale` must be {p} positive finite numbers, got "
+                         f"{scale.shape} values")
+    scaled = r_factor * scale
+    if not np.abs(scaled).max() > 0:
         raise ValueError("`stacked` is all zeros: no parameter is identifiable")
-    row_space, tolerance = _rank_space(r_factor, rtol)
+    row_space, tolerance = _rank_space(scaled, rtol)
     if method == "rref":
         independent = _rref_leading(row_space, tolerance, order)
     else:
-        independent = _qr_leading(r_factor, row_space.shape[0])
-    return BaseParameters(independent=independent,
-                          regrouping=regrouping_for(r_factor, independent), names=names,
-                          tolerance=float(tolerance), method=method)
+        independent = _qr_leading(scaled, row_space.shape[0])
+    # G of the scaled columns, back to the stacked ones: W_L (D_L G' D^-1) = W
+    regrouping = (regrouping_for(scaled, independent) * scale[independent, None]) / scale
+    return BaseParameters(independent=independent, regrouping=regrouping, names=names,
+                          tolerance=float(tolerance), method=method, rtol=float(rtol))
 
 
 def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDArray:
@@ -342,25 +365,98 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     """Stacked regressor at random states, for identifiability.
 
     ``kind="torque"``: the joint-torque regressor ``(n N, p)`` of ``model_columns``; positions
-    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
-    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
-    Generic states: only the structure can cause rank loss.
+    uniform within the limits (+-pi where unbounded), velocities ``s`` and accelerations
+    ``s^2`` times standard normal, with ``s = sqrt(|g| / 9.81)`` (1 without gravity): the time
+    scale on which inertial and gravity torques compare as on Earth, whatever the size of the
+    robot's gravity (any generic state distribution has the same structure; this one keeps
+    the rank decision's relative tolerance meaningful). ``kind="static"``: the
+    ``[M(q) lower triangle; g(q)]`` regressor at random poses, its gravity rows computed for a
+    gravity of the robot's direction and 9.81 m/s^2 (a row scaling: same structure).
+    Generic states: only the structure can cause rank loss. Default ``n_samples``:
+    ``structural_samples``; robots above ``MAX_STRUCTURAL_JOINTS`` joints are refused.
     """
+    return np.concatenate(list(_structural_blocks(
+        robot, friction=friction, kind=kind, drop_joint1_gravity=drop_joint1_gravity,
+        n_samples=n_samples, seed=seed, rotor_inertia=rotor_inertia)))
+
+
+def structural_factor(robot: Robot, **options) -> NDArray:
+    """The triangular factor ``R`` (p, p) of ``structural_regressor(robot, **options)``, built
+    block by block: memory of one block of states, never the whole stacked regressor."""
+    factor = None
+    for block in _structural_blocks(robot, **options):
+        factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
+    return factor
+
+
+# The structural rank decision costs about n_samples n p^2 ~ 1e3 n^4 flops and one (p, p) SVD:
+# seconds at 100 joints; beyond this many joints a robot is refused rather than left running.
+MAX_STRUCTURAL_JOINTS = 120
+STANDARD_GRAVITY = 9.81  # m/s^2: the gravity the structural states are scaled to
+
+
+def structural_samples(n_joints: int) -> int:
+    """Default number of random states of the structural regressor: ``max(200, 40 n)`` up to
+    10 joints (unchanged from before), then 400, i.e. 400 n rows for ~10 n columns — always
+    tens of rows per column, without growing as n^3 rows."""
+    return max(200, 40 * min(n_joints, 10))
+
+
+def _gravity_scale(robot: Robot) -> float:
+    size = float(np.linalg.norm(robot.gravity))
+    return size / STANDARD_GRAVITY if size > 0 else 1.0
+
+
+def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
+                       kind: Literal["torque", "static"] = "torque",
+                       drop_joint1_gravity: bool = False, n_samples: int | None = None,
+                       seed: int = 0, rotor_inertia: bool = False):
+    """The rows of ``structural_regressor`` in blocks of at most ~``BLOCK_ROWS`` rows."""
     n = robot.n_joints
-    n_samples = n_samples or max(200, 4 * n * 10)
+    if n > MAX_STRUCTURAL_JOINTS:
+        raise ValueError(f"`robot` {robot.name!r} has {n} joints: base parameters are decided "
+                         f"for at most {MAX_STRUCTURAL_JOINTS} joints")
+    if kind not in ("torque", "static"):
+        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
+    if kind == "static" and (friction is not None or rotor_inertia):
+        raise ValueError("`friction` and `rotor_inertia` have no columns in the static "
+                         "regressor (no motion)")
+    n_samples = n_samples or structural_samples(n)
     rng = np.random.default_rng(seed)
     q = _random_poses(robot, rng, n_samples)
+    scale = _gravity_scale(robot)
     if kind == "static":
-        if friction is not None or rotor_inertia:
-            raise ValueError("`friction` and `rotor_inertia` have no columns in the static "
-                             "regressor (no motion)")
-        y = static_regressor(robot, q, drop_joint1_gravity=drop_joint1_gravity)
-        return y.reshape(-1, y.shape[-1])
-    if kind != "torque":
-        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
+        gravity = np.asarray(robot.gravity, dtype=float) / scale
+        per = max(1, BLOCK_ROWS // (n * (n + 3) // 2))
+        for start in range(0, n_samples, per):
+            y = static_regressor(robot, q[start:start + per], gravity=gravity,
+                                 drop_joint1_gravity=drop_joint1_gravity)
+            yield y.reshape(-1, y.shape[-1])
+        return
     dq, ddq = rng.standard_normal((2, n_samples, n))
-    y = model_columns(robot, q, dq, ddq, friction=friction, rotor_inertia=rotor_inertia)
-    return y.reshape(n_samples * n, -1)
+    dq, ddq = np.sqrt(scale) * dq, scale * ddq
+    per = max(1, BLOCK_ROWS // n)
+    for start in range(0, n_samples, per):
+        block = slice(start, start + per)
+        y = model_columns(robot, q[block], dq[block], ddq[block], friction=friction,
+                          rotor_inertia=rotor_inertia)
+        yield y.reshape(-1, y.shape[-1])
+
+
+def group_scale(robot: Robot, r_factor: NDArray) -> NDArray:
+    """``(p,)`` column weights for the rank decision: 1 on the rigid-body columns (10 n; their
+    relative sizes are the geometry's, and a rounding-level column must stay small), and each
+    rotor-inertia and friction column weighed to the largest rigid-body column's norm (exact
+    functions of the joint motion, never rounding: their units must not decide the rank)."""
+    norms = np.linalg.norm(r_factor, axis=0)
+    rigid = N_LINK_PARAMETERS * robot.n_joints
+    scale = np.ones(norms.size)
+    top = norms[:rigid].max() if rigid else 0.0
+    extra = np.arange(norms.size) >= rigid
+    lift = extra & (norms > 0)
+    if top > 0:
+        scale[lift] = top / norms[lift]
+    return scale
 
 
 def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None,
@@ -375,14 +471,47 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
     ``rtol`` defaults to ``STRUCTURAL_RTOL`` (1e-4): a table with its angles rounded to 4-5
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
     under ~1 mm, some twists a few degrees off a multiple of pi/2) count as zero (module
-    docstring). Pass ``rtol`` to override."""
+    docstring). Pass ``rtol`` to override. The decision does not depend on the size of the
+    gravity (``structural_regressor`` scales the states to it) nor on the units of the
+    friction and rotor columns (``group_scale``)."""
     names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
-    stacked = structural_regressor(robot, friction=friction, kind=kind,
-                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed,
-                                   rotor_inertia=rotor_inertia)
-    return base_parameters(stacked, names=names, method=method,
-                           rtol=STRUCTURAL_RTOL if rtol is None else rtol,
-                           order=processing_order(robot, len(names)))
+    r_factor = structural_factor(robot, friction=friction, kind=kind,
+                                 drop_joint1_gravity=drop_joint1_gravity, seed=seed,
+                                 rotor_inertia=rotor_inertia)
+    rtol = STRUCTURAL_RTOL if rtol is None else rtol
+    if not (0 < rtol < 1):
+        raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    return _from_factor(r_factor, names=names, method=method, rtol=rtol,
+                        order=processing_order(robot, len(names)),
+                        column_scale=group_scale(robot, r_factor))
+
+
+def regrouping_error(robot: Robot, base: BaseParameters, *,
+                     friction: FrictionModel | None = None,
+                     rotor_inertia: bool = False) -> tuple[float, float]:
+    """How far ``base``'s rows are from regrouping ``robot``'s torque regressor, and how far
+    they may be: ``(error, allowed)``, both relative to the regressor's largest singular value.
+
+    ``error = |(R_L G - R) D|_2`` on the structural factor ``R`` weighed by ``group_scale``
+    ``D``, the weights of the rank decision. No rank-``r`` regrouping can do better than the
+    ``(r+1)``-th singular value ``sigma_{r+1}``, and the rank decision at ``base.rtol``
+    (``STRUCTURAL_RTOL`` when not recorded) calls everything below ``rtol sigma_1`` zero; so
+    ``allowed = max(10 sigma_{k+1}, 1e-8 sigma_1)`` with ``k`` the structural rank at that
+    ``rtol`` — the rounded-angle residue the decision ignored, times a margin for a regrouping
+    chosen on another regressor (static ``[M; g]``, the data's), and no more. A deleted row
+    (``error >= sigma_k``), a renamed or edited term larger than that residue fails.
+    """
+    r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
+    scale = group_scale(robot, r_factor)
+    singular = np.linalg.svd(r_factor * scale, compute_uv=False)
+    rtol = STRUCTURAL_RTOL if base.rtol is None else base.rtol
+    rank = int((singular > rtol * singular[0]).sum())
+    weakest = singular[rank] if rank < singular.size else 0.0
+    residual = (r_factor[:, base.independent] @ base.regrouping - r_factor) * scale
+    return (float(np.linalg.norm(residual, 2) / singular[0]),
+            float(max(10 * weakest / singular[0], 1e-8)))
 
 
 def processing_order(robot: Robot, n_columns: int) -> NDArray:
