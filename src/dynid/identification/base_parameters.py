@@ -72,6 +72,7 @@ __all__ = [
     "STRUCTURAL_RTOL",
     "BaseParameters",
     "base_parameters",
+    "column_groups",
     "group_scale",
     "model_columns",
     "model_names",
@@ -239,13 +240,24 @@ def _qr_leading(r_factor: NDArray, rank: int) -> NDArray:
     return np.sort(pivots[:rank])
 
 
-def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
+def regrouping_for(stacked: NDArray, independent: NDArray,
+                   groups: NDArray | None = None) -> NDArray:
     """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
 
+    ``groups`` ``(p,)`` (integers; ``column_groups``: rigid body 0, rotor inertias 1,
+    friction 2): each dependent column is a least-squares combination of the representatives
+    of its own and earlier groups only — exact on an exact table (rref keeps the rigid body
+    first, so a rigid-body column never depends on a friction one), and on a table with
+    rounded angles a rigid-body column is not propped up by friction columns by 1e-6 (a
+    friction row keeps its own term). Without: least squares on all representatives.
+
     A term is round-off, and set to zero, when its share of a dependent column is below the
-    least-squares error ``10 p eps cond(W_L)``; so are all terms of a column whose norm is
-    below that share of the largest column (an unidentifiable parameter). Real terms as small
-    as a sub-millimetre offset squared (1e-8 of a column) are kept.
+    least-squares error ``10 p eps cond(W_L)``, or its share ``|B_ij| |W_i|`` is below
+    ``10 p eps`` of the largest column (the round-off of the whole regressor: a friction row
+    must not carry ``2e-17 m2`` because the column of ``m2`` is itself 1e-6 of the largest);
+    so are all terms of a column whose norm is below that share of the largest column (an
+    unidentifiable parameter). Real terms as small as a sub-millimetre offset squared (1e-8 of
+    a column) are kept.
     """
     w = np.asarray(stacked, dtype=float)
     p = w.shape[1]
@@ -255,14 +267,44 @@ def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
     regrouping[:, independent] = np.eye(independent.size)
     if dependent.size:
         basis, targets = w[:, independent], w[:, dependent]
-        beta = np.linalg.lstsq(basis, targets, rcond=None)[0]
+        beta = (np.linalg.lstsq(basis, targets, rcond=None)[0] if groups is None
+                else _grouped_solve(basis, targets, groups[independent], groups[dependent]))
         singular = np.linalg.svd(basis, compute_uv=False)
         noise = 10 * p * np.finfo(float).eps * singular[0] / singular[-1]
         share = np.abs(beta) * column_norms[independent][:, None]
         beta[share <= noise * column_norms[dependent]] = 0.0
+        # a share at the round-off of the whole regressor: the lstsq residue of an exact 0
+        # (e.g. 2e-17 m2 in a friction row, from a column itself 1e-6 of the largest)
+        beta[share <= 10 * p * np.finfo(float).eps * column_norms.max()] = 0.0
         beta[:, column_norms[dependent] <= noise * column_norms.max()] = 0.0  # a zero column
         regrouping[:, dependent] = beta
     return regrouping
+
+
+def _grouped_solve(basis: NDArray, targets: NDArray, basis_groups: NDArray,
+                   target_groups: NDArray) -> NDArray:
+    """Least squares of each target on the basis columns of its group and earlier ones: one
+    QR of the basis sorted by group, then a triangular solve on its leading block."""
+    ranked = np.argsort(basis_groups, kind="stable")
+    q, t = np.linalg.qr(basis[:, ranked])
+    projected = q.T @ targets
+    prefix = np.searchsorted(basis_groups[ranked], target_groups, side="right")
+    beta = np.zeros((basis.shape[1], targets.shape[1]))
+    for k in np.unique(prefix):
+        columns = np.flatnonzero(prefix == k)
+        if k:
+            beta[ranked[:k, None], columns] = scipy.linalg.solve_triangular(
+                t[:k, :k], projected[:k, columns])
+    return beta
+
+
+def column_groups(robot: Robot, n_columns: int, *, rotor_inertia: bool = False) -> NDArray:
+    """``(p,)`` the physical group of each column of ``model_columns``: 0 rigid body (10 n),
+    1 rotor inertias (n, when identified), 2 friction."""
+    rigid = N_LINK_PARAMETERS * robot.n_joints
+    rotor = robot.n_joints if rotor_inertia else 0
+    index = np.arange(n_columns)
+    return np.where(index < rigid, 0, np.where(index < rigid + rotor, 1, 2))
 
 
 def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
@@ -308,7 +350,8 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
 
 
 def _from_factor(r_factor: NDArray, *, names: tuple[str, ...], method: Method, rtol: float,
-                 order: NDArray | None, column_scale: ArrayLike | None) -> BaseParameters:
+                 order: NDArray | None, column_scale: ArrayLike | None,
+                 groups: NDArray | None = None) -> BaseParameters:
     """``base_parameters`` on the triangular factor ``R`` of the stacked regressor."""
     p = r_factor.shape[1]
     scale = np.ones(p) if column_scale is None else as_float_array("column_scale",
@@ -325,7 +368,8 @@ def _from_factor(r_factor: NDArray, *, names: tuple[str, ...], method: Method, r
     else:
         independent = _qr_leading(scaled, row_space.shape[0])
     # G of the scaled columns, back to the stacked ones: W_L (D_L G' D^-1) = W
-    regrouping = (regrouping_for(scaled, independent) * scale[independent, None]) / scale
+    regrouping = (regrouping_for(scaled, independent, groups)
+                  * scale[independent, None]) / scale
     return BaseParameters(independent=independent, regrouping=regrouping, names=names,
                           tolerance=float(tolerance), method=method, rtol=float(rtol))
 
@@ -485,7 +529,9 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
     return _from_factor(r_factor, names=names, method=method, rtol=rtol,
                         order=processing_order(robot, len(names)),
-                        column_scale=group_scale(robot, r_factor))
+                        column_scale=group_scale(robot, r_factor),
+                        groups=column_groups(robot, len(names), rotor_inertia=rotor_inertia)
+                        if method == "rref" else None)
 
 
 def regrouping_error(robot: Robot, base: BaseParameters, *,
