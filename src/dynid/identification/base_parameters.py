@@ -40,6 +40,20 @@ lengths under ~1 mm count as zero). Twists within a few degrees of a multiple of
 genuine directions weaker than that (seen in 2% of random chains); pass a smaller ``rtol`` to
 keep them.
 
+The decision must not depend on units or on the size of gravity (issue 22: arm3 at
+1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15), yet a rounding-level column
+must stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
+columns by their own norms: (1) the structural states are scaled to the gravity's time scale
+(velocities ``sqrt(|g| / 9.81)``, accelerations ``|g| / 9.81`` times standard normal; the
+static regressor's gravity rows computed at 9.81 m/s^2) — the rigid-body regressor is then
+exactly ``|g| / 9.81`` times that of Earth's gravity, so ``rtol`` sees the same relative
+spectrum for any size of gravity, and a generic state distribution changes no structure; (2)
+the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
+each weighed to the largest rigid-body column (``group_scale``), so their units do not decide
+the rank. Inside the rigid body the geometry's own column sizes stay, and with them the
+rounded-angle guarantees above (gravity from 1e-3 to 1e8 m/s^2 gives the same rank,
+representatives and regrouping: ``tests/test_base_parameter_rank.py``).
+
 Both methods then take exactly ``r`` representatives: ``"rref"`` on the rank-r row space
 ``Sigma_r V_r^T`` (r, p) of ``R = U Sigma V^T``, whose columns have the dependencies of the
 numerically rank-r regressor (a column whose part left after eliminating the earlier leading
@@ -72,12 +86,12 @@ __all__ = [
     "STRUCTURAL_RTOL",
     "BaseParameters",
     "base_parameters",
+    "check_regrouping",
     "column_groups",
     "group_scale",
     "model_columns",
     "model_names",
     "processing_order",
-    "regrouping_error",
     "regrouping_for",
     "robot_base_parameters",
     "structural_factor",
@@ -433,17 +447,22 @@ def structural_factor(robot: Robot, **options) -> NDArray:
     return factor
 
 
-# The structural rank decision costs about n_samples n p^2 ~ 1e3 n^4 flops and one (p, p) SVD:
-# seconds at 100 joints; beyond this many joints a robot is refused rather than left running.
+# The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
+# and one (p, p) SVD: seconds at 100 joints; beyond this many a robot is refused rather than
+# left running.
 MAX_STRUCTURAL_JOINTS = 120
 STANDARD_GRAVITY = 9.81  # m/s^2: the gravity the structural states are scaled to
 
 
 def structural_samples(n_joints: int) -> int:
     """Default number of random states of the structural regressor: ``max(200, 40 n)`` up to
-    10 joints (unchanged from before), then 400, i.e. 400 n rows for ~10 n columns — always
-    tens of rows per column, without growing as n^3 rows."""
-    return max(200, 40 * min(n_joints, 10))
+    10 joints (unchanged from before), then ``max(60, 4000 // n)``: at least 4000 rows up to
+    66 joints and 60 n beyond, i.e. at least 4 rows per column (p <= 15 n with rotor and
+    friction columns) — generic states need p rows for the structural rank — where 40 n states
+    would give 40 n^2 rows, and an n^4 QR."""
+    if n_joints <= 10:
+        return max(200, 40 * n_joints)
+    return max(60, 4000 // n_joints)
 
 
 def _gravity_scale(robot: Robot) -> float:
@@ -534,30 +553,48 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
                         if method == "rref" else None)
 
 
-def regrouping_error(robot: Robot, base: BaseParameters, *,
-                     friction: FrictionModel | None = None,
-                     rotor_inertia: bool = False) -> tuple[float, float]:
-    """How far ``base``'s rows are from regrouping ``robot``'s torque regressor, and how far
-    they may be: ``(error, allowed)``, both relative to the regressor's largest singular value.
+def check_regrouping(robot: Robot, base: BaseParameters, *,
+                     friction: FrictionModel | None = None, rotor_inertia: bool = False,
+                     what: str = "`base`") -> None:
+    """ValueError unless ``base``'s rows regroup ``robot``'s torque regressor as the rank
+    decision that chose them would (whatever regressor it was taken on: torque, static
+    ``[M; g]``, the data's). Two tests on the structural factor ``R`` weighed by
+    ``group_scale`` ``D`` (the decision's weights), relative to its largest singular value:
 
-    ``error = |(R_L G - R) D|_2`` on the structural factor ``R`` weighed by ``group_scale``
-    ``D``, the weights of the rank decision. No rank-``r`` regrouping can do better than the
-    ``(r+1)``-th singular value ``sigma_{r+1}``, and the rank decision at ``base.rtol``
-    (``STRUCTURAL_RTOL`` when not recorded) calls everything below ``rtol sigma_1`` zero; so
-    ``allowed = max(10 sigma_{k+1}, 1e-8 sigma_1)`` with ``k`` the structural rank at that
-    ``rtol`` — the rounded-angle residue the decision ignored, times a margin for a regrouping
-    chosen on another regressor (static ``[M; g]``, the data's), and no more. A deleted row
-    (``error >= sigma_k``), a renamed or edited term larger than that residue fails.
+    - the representatives span the regressor: ``G_ref``, the regrouping ``regrouping_for``
+      computes on them, misses at most ``sqrt(p) rtol`` (each dependent column may keep up to
+      the rank tolerance ``rtol sigma_1`` after eliminating its representatives; rtol =
+      ``base.rtol``, ``STRUCTURAL_RTOL`` when not recorded). A deleted or renamed row leaves a
+      genuine direction out (>= sigma_k, >= 3e-2 for real structure) and fails here;
+    - the terms are those: ``|R_L (G - G_ref) D|_2 <= max(10 sigma_{k+1}, 1e-8)``, with
+      ``sigma_{k+1}`` the largest singular value the decision at ``rtol`` calls zero (the
+      rounded-angle residue: two regressors may disagree by that much, no more). An edited
+      term fails here.
     """
     r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
     scale = group_scale(robot, r_factor)
-    singular = np.linalg.svd(r_factor * scale, compute_uv=False)
+    scaled = r_factor * scale
+    singular = np.linalg.svd(scaled, compute_uv=False)
+    top, p = singular[0], singular.size
     rtol = STRUCTURAL_RTOL if base.rtol is None else base.rtol
-    rank = int((singular > rtol * singular[0]).sum())
-    weakest = singular[rank] if rank < singular.size else 0.0
-    residual = (r_factor[:, base.independent] @ base.regrouping - r_factor) * scale
-    return (float(np.linalg.norm(residual, 2) / singular[0]),
-            float(max(10 * weakest / singular[0], 1e-8)))
+    rank = int((singular > rtol * top).sum())
+    weakest = singular[rank] if rank < p else 0.0
+    groups = column_groups(robot, p, rotor_inertia=rotor_inertia) \
+        if base.method == "rref" else None
+    reference = regrouping_for(scaled, base.independent, groups)  # of the scaled columns
+    scaled_terms = base.regrouping / scale[base.independent, None] * scale
+    missed = np.linalg.norm(scaled[:, base.independent] @ reference - scaled, 2) / top
+    if not missed <= max(np.sqrt(p) * rtol, 1e-8):
+        raise ValueError(f"{what} are not a regrouping of this robot's parameters (a row "
+                         f"deleted or renamed?): their parameters miss {missed:.2g} of the "
+                         f"regressor (the rank decision at rtol {rtol:.2g} allows "
+                         f"{np.sqrt(p) * rtol:.2g})")
+    differ = np.linalg.norm(scaled[:, base.independent] @ (scaled_terms - reference), 2) / top
+    allowed = max(10 * weakest / top, 1e-8)
+    if not differ <= allowed:
+        raise ValueError(f"{what} are not a regrouping of this robot's parameters (a term "
+                         f"changed?): their terms miss {differ:.2g} of the regressor (the "
+                         f"rank decision at rtol {rtol:.2g} allows {allowed:.2g})")
 
 
 def processing_order(robot: Robot, n_columns: int) -> NDArray:

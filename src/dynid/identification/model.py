@@ -33,11 +33,10 @@ from dynid.dynamics._inputs import joint_arrays
 from dynid.friction.models import FrictionModel, friction_from_dict
 from dynid.identification._compress import BLOCK_ROWS
 from dynid.identification.base_parameters import (
-    STRUCTURAL_RTOL,
     BaseParameters,
+    check_regrouping,
     model_columns,
     model_names,
-    regrouping_error,
 )
 from dynid.identification.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
@@ -443,7 +442,7 @@ def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameter
                       rotor_inertia: bool) -> None:
     """The rows must regroup this robot's regressor, ``Y = Y[:, independent] @ regrouping`` at
     random states, within what the rank decision that chose them ignores
-    (``regrouping_error``), each representative with the term 1 in its own row, none twice."""
+    (``check_regrouping``), each representative with the term 1 in its own row, none twice."""
     independent = base.independent
     if len(set(independent.tolist())) != independent.size:
         raise ValueError("`base_parameters.coefficients` names a parameter twice")
@@ -452,10 +451,5 @@ def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameter
         raise ValueError("`base_parameters.coefficients`: each row's own parameter must have "
                          "the term 1")
     # a static model's rows regroup the torque regressor too (identify_static checks it)
-    error, allowed = regrouping_error(robot, base, friction=friction,
-                                      rotor_inertia=rotor_inertia)
-    if not error <= allowed:
-        raise ValueError("`base_parameters.coefficients` are not a regrouping of this robot's "
-                         "parameters (a row deleted, renamed or changed?): they miss "
-                         f"{error:.2g} of the regressor (the rank decision at rtol "
-                         f"{base.rtol or STRUCTURAL_RTOL:.2g} allows {allowed:.2g})")
+    check_regrouping(robot, base, friction=friction, rotor_inertia=rotor_inertia,
+                     what="`base_parameters.coefficients`")
