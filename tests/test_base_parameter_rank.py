@@ -249,3 +249,20 @@ def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
     with pytest.raises(ValueError, match=r"`robot` 'chain121' has 121 joints: base "
                                          r"parameters are decided for at most 120"):
         robot_base_parameters(_chain(MAX_STRUCTURAL_JOINTS + 1))
+
+
+def test_base_command_counts_the_rigid_body_as_robot_show_and_friction_apart(capsys):
+    """Issue 22: `dynid base ur5` said 54 of 78 (friction counted), `robot show` 36 of 60."""
+    from dynid.cli import main
+
+    for extra in ([], ["--gravity", "0", "0", "-1000"]):
+        assert main(["base", "arm3", *extra]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("arm3: 15 base parameters of 30 rigid-body parameters; with "
+                                "the 9 arctan friction columns: 24 of 39 in all"), first
+    assert main(["base", "arm3", "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert (payload["rigid_rank"], payload["n_rigid_parameters"], payload["rank"],
+            payload["friction_columns"]) == (15, 30, 24, 9)

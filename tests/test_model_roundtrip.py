@@ -204,10 +204,20 @@ ARMS = ("ur3", "ur5", "ur10", "example-robot-data:panda", "kinova", "xarm7", "z1
         "so101", "talos-left-arm")
 
 
-@pytest.mark.parametrize("name", ["gen3-like", "ur5-rounded", *ARMS])
+def _arm3_gravity(size: float) -> Robot:
+    """arm3 under another gravity (issue 22: `identify --gravity 0 0 -1000`)."""
+    return dataclasses.replace(load_robot("arm3"), gravity=np.array([0.0, 0.0, -size]))
+
+
+SPECIAL = {"gen3-like": _gen3_like, "ur5-rounded": _ur5_rounded,
+           "arm3-gravity-1e3": lambda: _arm3_gravity(1e3),
+           "arm3-gravity-1e8": lambda: _arm3_gravity(1e8),
+           "arm3-gravity-1e-3": lambda: _arm3_gravity(1e-3)}
+
+
+@pytest.mark.parametrize("name", [*SPECIAL, *ARMS])
 def test_deterministic_robots_round_trip(tmp_path, name):
-    robot = {"gen3-like": _gen3_like, "ur5-rounded": _ur5_rounded}.get(
-        name, lambda: _example_arm(name))()
+    robot = SPECIAL.get(name, lambda: _example_arm(name))()
     n = robot.n_joints
     rng = np.random.default_rng(7)
     friction = ViscousCoulomb(np.full(n, 0.2), np.full(n, 0.3), np.full(n, 0.05))
@@ -364,3 +374,37 @@ def test_huge_coefficients_are_never_validated_as_consistent(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "huge.yaml"), str(tmp_path / "log.csv"),
                  "--poses", "10"]) == 2
     assert "predictions are not finite" in capsys.readouterr().err
+
+
+def test_a_cls3_model_of_the_kinova_urdf_stays_a_full_set(tmp_path, capsys):
+    """Issue 22: Kinova (continuous joints) identified by cls3 printed "physically consistent:
+    yes", then export and validate called it a base-parameter estimate (friction rows with
+    2e-17 m2 terms; the full set failing a 1e-9 test on reading)."""
+    from dynid.cli import main
+    from dynid.data.io import write_dataset
+    from dynid.identification.constrained import identify_constrained
+
+    robot = _example_arm("kinova")
+    n = robot.n_joints
+    truth = ViscousCoulomb(np.full(n, 0.1), np.full(n, 0.2), np.full(n, 0.05))
+    data = _log(robot, np.random.default_rng(6), truth, n_samples=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = identify_constrained(robot, data, method="cls3",
+                                      friction=ViscousCoulomb.zeros(n))
+    assert result.consistency.consistent
+    rigid = 10 * n
+    friction_rows = result.model.base.independent >= rigid
+    assert not result.model.base.regrouping[friction_rows, :rigid].any()
+    loaded = _round_trip(result.model, tmp_path / "cls3.yaml")
+    assert_close(loaded.physical_parameters, result.parameters, rtol=1e-9, atol=1e-12)
+    write_dataset(tmp_path / "log.csv", data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["validate", str(tmp_path / "cls3.yaml"), str(tmp_path / "log.csv"),
+                     "--poses", "20", "--json"]) == 0
+        import json
+
+        assert json.loads(capsys.readouterr().out)["physical"] is True
+        assert main(["export", str(tmp_path / "cls3.yaml"), "-o",
+                     str(tmp_path / "kinova.urdf")]) == 0
