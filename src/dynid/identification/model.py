@@ -346,8 +346,10 @@ def load_model(path: str | Path) -> LinearModel:
     (but a ``std`` of ``.inf``: a coefficient the data did not determine);
     the parameter names must be the robot's and the friction's, and the coefficient rows must
     be a regrouping of exactly this robot (each row's representative its own, no name twice,
-    and the rows reproducing every column of the robot's regressor at random states): a
-    deleted, renamed or duplicated row would predict wrongly.
+    and the rows reproducing every column of the robot's regressor at random states, to the
+    tolerance of the rank decision that chose them, ``base_parameters.rtol``:
+    ``check_regrouping``): a deleted, renamed, duplicated or edited row would predict wrongly.
+    A negative ``std`` is refused.
     """
     path = Path(path)
     spec = load_yaml(path, what="model file")
