@@ -38,7 +38,7 @@ from dynid.robot import (
 )
 from dynid.robot.inertia import from_log_cholesky
 
-EXAMPLES = int(os.environ.get("DYNID_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("DYNID_FUZZ_EXAMPLES", "100"))
 HALF_PI = (1.5708, -1.5708, np.pi / 2, -np.pi / 2)
 
 
