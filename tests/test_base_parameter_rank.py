@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import assert_close
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -178,3 +179,90 @@ def test_rounded_tables_keep_the_exact_count(robots):
     assert np.array_equal(results["rounded"].independent, results["exact"].independent)
     # what the rank leaves out of the rounded table is below the tolerance
     assert _reproduction_error(rounded, results["rounded"]) < STRUCTURAL_RTOL
+
+
+GRAVITY_SIZES = (1e-3, 1e-1, 9.81, 1e3, 1e5, 1e8)
+
+
+@pytest.mark.parametrize("name", ["arm3", "panda", "jaco2"])
+def test_rank_does_not_depend_on_the_size_of_gravity(name):
+    """Issue 22: arm3 at 1000 m/s^2 lost its friction columns (21 instead of 24), a gravity of
+    1e8 left 4 of 15. Same rank and representatives from 1e-3 to 1e8, torque (with friction)
+    and static."""
+    robot = load_robot(name)
+    friction = default_friction(robot)
+    reference = {}
+    for size in GRAVITY_SIZES:
+        scaled = dataclasses.replace(robot, gravity=np.array([0.0, 0.0, -size]))
+        for kind, options in (("torque", {"friction": friction}), ("static", {"kind": "static"})):
+            base = robot_base_parameters(scaled, **options)
+            if kind not in reference:
+                reference[kind] = base
+            assert base.rank == reference[kind].rank, (size, kind)
+            assert np.array_equal(base.independent, reference[kind].independent), (size, kind)
+            assert_close(base.regrouping[:, :10 * robot.n_joints],
+                         reference[kind].regrouping[:, :10 * robot.n_joints],
+                         rtol=1e-6, atol=1e-9)
+    if name in ("arm3", "panda"):
+        assert reference["torque"].rank == {"arm3": 24, "panda": 64}[name]
+        assert reference["static"].rank == {"arm3": 15, "panda": 43}[name]
+
+
+def test_rank_does_not_depend_on_the_friction_columns_units():
+    """A friction column a million times smaller (its unit) is still a column."""
+    arm = load_robot("arm3")
+    friction = default_friction(arm)
+    base = robot_base_parameters(arm, friction=friction)
+    w = structural_regressor(arm, friction=friction)
+    scale = np.ones(w.shape[1])
+    scale[30:] = 1e-6
+    assert base_parameters(w * scale, rtol=STRUCTURAL_RTOL).rank < base.rank  # plain rule
+    from dynid.identification._compress import triangular_factor
+    from dynid.identification.base_parameters import group_scale
+
+    factor = triangular_factor(w * scale)
+    again = base_parameters(w * scale, rtol=STRUCTURAL_RTOL, order=processing_order(arm, 39),
+                            column_scale=group_scale(arm, factor))
+    assert again.rank == base.rank == 24
+
+
+def _chain(n: int) -> Robot:
+    rng = np.random.default_rng(n)
+    rows = [RevoluteMDH(a=float(rng.uniform(0.05, 0.3)),
+                        alpha=float(rng.choice([0.0, np.pi / 2, -np.pi / 2])),
+                        d=float(rng.uniform(0.0, 0.2))) for _ in range(n)]
+    return Robot.from_mdh(f"chain{n}", rows, from_log_cholesky(rng.normal(size=(n, 10))))
+
+
+def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
+    """The structural regressor stops growing with n^3 rows: at least 4 rows per column
+    beyond 10 joints (structural_samples), built block by block; over
+    MAX_STRUCTURAL_JOINTS, a named refusal."""
+    from dynid.identification.base_parameters import MAX_STRUCTURAL_JOINTS, structural_samples
+
+    assert structural_samples(7) == 280 and structural_samples(100) == 60
+    chain = _chain(100)
+    base = robot_base_parameters(chain)  # seconds, < 1 GB (the old 4000 states: 3.2 GB)
+    # a revolute chain of generic MDH rows: 7 per link, less the first links' unseen ones
+    assert 680 <= base.rank <= 700
+    assert _reproduction_error(chain, base) < 1e-6
+    with pytest.raises(ValueError, match=r"`robot` 'chain121' has 121 joints: base "
+                                         r"parameters are decided for at most 120"):
+        robot_base_parameters(_chain(MAX_STRUCTURAL_JOINTS + 1))
+
+
+def test_base_command_counts_the_rigid_body_as_robot_show_and_friction_apart(capsys):
+    """Issue 22: `dynid base ur5` said 54 of 78 (friction counted), `robot show` 36 of 60."""
+    from dynid.cli import main
+
+    for extra in ([], ["--gravity", "0", "0", "-1000"]):
+        assert main(["base", "arm3", *extra]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("arm3: 15 base parameters of 30 rigid-body parameters; with "
+                                "the 9 arctan friction columns: 24 of 39 in all"), first
+    assert main(["base", "arm3", "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert (payload["rigid_rank"], payload["n_rigid_parameters"], payload["rank"],
+            payload["friction_columns"]) == (15, 30, 24, 9)

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from conftest import gaz_reverse_engineered_model
+from conftest import assert_close, gaz_reverse_engineered_model
 
 from dynid.cli import main
 from dynid.identification.base_parameters import robot_base_parameters
@@ -153,12 +153,24 @@ def test_retrieve_command(capsys, tmp_path):
                                               g=gravity_torque(panda, q)))
     save_model(model, tmp_path / "coefficients.yaml")
     assert main(["retrieve", "panda", str(tmp_path / "coefficients.yaml"), "--prior",
-                 "panda-cad", "--json", "-o", str(tmp_path / "params.yaml")]) == 0
+                 "panda-cad", "--json", "-o", str(tmp_path / "p.yaml"), "--parameters-output",
+                 str(tmp_path / "params.yaml")]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert {"relative_error_percent", "consistent", "total_mass", "seconds"} <= set(payload)
     assert payload["consistent"] is True and payload["relative_error_percent"] < 1e-4
     retrieved = load_robot_file(tmp_path / "params.yaml")
     assert check_consistency(retrieved.parameters, retrieved.bounds).within_bounds
+    # -o: a model every model-reading command takes, carried by the retrieved full set
+    from dynid.identification.model import load_model
+
+    carried = load_model(tmp_path / "p.yaml")
+    assert carried.report["method"] == "retrieve-sdp"
+    assert_close(carried.physical_parameters, retrieved.parameters, rtol=1e-9, atol=1e-12)
+    assert main(["export", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "p.urdf")]) == 0
+    assert main(["retrieve", "panda", str(tmp_path / "coefficients.yaml"), "-o",
+                 str(tmp_path / "r.urdf"), "--parameters-output",
+                 str(tmp_path / "r.yaml")]) == 2
+    assert "give one of them" in capsys.readouterr().err
     assert main(["retrieve", "panda", str(tmp_path / "coefficients.yaml"), "--method",
                  "penalty", "--restarts", "2", "--stages", "3", "--json"]) == 0
     captured = capsys.readouterr()

@@ -60,8 +60,15 @@ def _base(args: argparse.Namespace) -> int:
     rows = [{"index": k + 1, "name": name, "expression": text, "value": float(value)}
             for k, (name, text, value) in enumerate(zip(base.base_names, base.expressions(),
                                                          values, strict=True))]
+    # the rigid body's count, as `robot show` gives it; friction columns counted apart
+    rigid = (base if friction is None else
+             robot_base_parameters(robot, method=args.method, kind=kind,
+                                   drop_joint1_gravity=drop))
     payload = {"robot": robot.name, "regressor": kind, "method": base.method, "rank": base.rank,
-               "n_parameters": base.n_parameters, "base_parameters": rows,
+               "n_parameters": base.n_parameters, "rigid_rank": rigid.rank,
+               "n_rigid_parameters": rigid.n_parameters,
+               "friction_columns": base.n_parameters - rigid.n_parameters,
+               "base_parameters": rows,
                "classification": base.classification()}
     if kind == "static":
         payload["joint1_gravity_dropped"] = drop
@@ -78,7 +85,11 @@ def _base(args: argparse.Namespace) -> int:
         print_json(payload)
         return 0
     classes = base.classification()
-    print(f"{robot.name}: {base.rank} base parameters of {base.n_parameters} ({kind} regressor"
+    extra = base.n_parameters - rigid.n_parameters
+    columns = (f"; with the {extra} {friction.name} friction columns: {base.rank} of "
+               f"{base.n_parameters} in all" if extra else "")
+    print(f"{robot.name}: {rigid.rank} base parameters of {rigid.n_parameters} rigid-body "
+          f"parameters{columns} ({kind} regressor"
           f"{', joint-1 gravity dropped' if drop else ''}; representatives by {base.method})")
     for label in ("alone", "combination", "unidentifiable"):
         names = [name for name, c in classes.items() if c == label]

@@ -483,7 +483,13 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
     if curve:
         lines.append(f"  prior weight chosen by held-out error: {curve['chosen']:.3g} "
                      f"({len(curve['weights'])} weights tried, "
-                     f"{curve['blocks']} time blocks)")
+                     f"{curve['blocks']} time blocks"
+                     + (f"; the grid extended by {curve['extended']} decades"
+                        if curve.get("extended") else "") + ")")
+        if curve.get("at_edge"):
+            lines.append(f"  the choice sits at the grid's top edge ({curve['chosen']:.0e}): the "
+                         "held-out error still falls towards the prior; give --prior-weight "
+                         "W to go further")
     return _show_identified(
         args, model, logs, checks, steps,
         f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "

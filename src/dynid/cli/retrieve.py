@@ -47,20 +47,32 @@ def register(commands: argparse._SubParsersAction) -> None:
     retrieve.add_argument("--prior-weight", type=Range(float, high=1e6, above=0), metavar="W",
                           help="penalty: the pull towards --prior against the relative fit "
                                "(default 1e-3)")
-    retrieve.add_argument("-o", "--output", metavar="PARAMS.yaml",
+    retrieve.add_argument("-o", "--output", metavar="MODEL.yaml",
+                          help="write the model carried by the retrieved parameters (.yaml: a "
+                               "dynid-model/1 file that validate, report, export, codegen "
+                               "read, its full link set checked for consistency); .urdf, .xml: "
+                               "the robot with them, as --parameters-output")
+    retrieve.add_argument("--parameters-output", metavar="PARAMS.yaml",
                           help="write the robot with the retrieved parameters: a dynid robot "
                                "file (.yaml; a URDF robot's points at its URDF), or URDF / "
                                "MJCF (.urdf, .xml)")
     scheduler_option(retrieve, "run the penalty restarts")
     output_options(retrieve, quiet=True)
     retrieve.set_defaults(handler=_retrieve, output_suffixes={
-        "-o": (".yaml", ".yml", ".urdf", ".xml", ".mjcf")})
+        "-o": ROBOT_SUFFIXES, "--parameters-output": ROBOT_SUFFIXES})
+
+
+ROBOT_SUFFIXES = (".yaml", ".yml", ".urdf", ".xml", ".mjcf")
+
+
+def _is_yaml(path: str) -> bool:
+    return Path(path).suffix.lower() in (".yaml", ".yml")
 
 
 def _retrieve(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from dynid.identification import load_model, retrieve_penalty, retrieve_sdp
+    from dynid.identification import load_model, retrieve_penalty, retrieve_sdp, save_model
     from dynid.robot import load_robot, save_robot
 
     robot = load_robot(args.robot, tip=args.tip)
@@ -90,17 +102,28 @@ def _retrieve(args: argparse.Namespace) -> int:
                 stages=10 if args.stages is None else args.stages, seed=args.seed or 0,
                 executor=None if client is None else client.get_executor(),
                 progress=stderr_progress(args))
-    if args.output:
+    if args.parameters_output and args.output and not _is_yaml(args.output):
+        raise ValueError("`-o` names a robot export (.urdf, .xml) and `--parameters-output` "
+                         "another: give one of them")
+    robot_output = args.parameters_output or (
+        args.output if args.output and not _is_yaml(args.output) else None)
+    if robot_output:
         retrieved = dataclasses.replace(robot, parameters=result.parameters,
                                         name=f"{robot.name}-retrieved")
-        if Path(args.output).suffix.lower() in (".yaml", ".yml"):
-            save_robot(retrieved, args.output)
+        if _is_yaml(robot_output):
+            save_robot(retrieved, robot_output)
         else:
             from dynid.export import export_robot
 
-            export_robot(retrieved, args.output)
+            export_robot(retrieved, robot_output)
+    model_output = args.output if args.output and _is_yaml(args.output) else None
+    if model_output:
+        save_model(model.with_physical_parameters(result.parameters,
+                                                  method=f"retrieve-{result.method}"),
+                   model_output)
     if args.json:
-        print_json({**result.to_json(), "output": args.output})
+        print_json({**result.to_json(), "output": args.output, "model": model_output,
+                    "parameters_output": robot_output})
         return 0
     left_out = (f" ({len(exclude)} dropped at identification left out: "
                 f"{', '.join(model.base.base_names[k] for k in exclude)})" if exclude else "")
@@ -109,6 +132,8 @@ def _retrieve(args: argparse.Namespace) -> int:
           f"error {result.relative_error_percent:.4g} % on {result.residual.size} "
           f"coefficients{left_out}")
     print("\n".join(result.consistency.lines()))
-    if args.output:
-        print(f"  parameters written to {args.output}")
+    if model_output:
+        print(f"  model with the retrieved parameters written to {model_output}")
+    if robot_output:
+        print(f"  robot with the retrieved parameters written to {robot_output}")
     return 0

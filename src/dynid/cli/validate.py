@@ -40,9 +40,13 @@ def _validate(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     data = prepared(args, args.data, model.robot)
     check_compatible(model, data)
-    report = validate_model(model, data, n_poses=args.poses,
-                            reestimate_offsets=args.reestimate_offsets,
-                            joints=joint_keys(args.joints))
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
+        report = validate_model(model, data, n_poses=args.poses,
+                                reestimate_offsets=args.reestimate_offsets,
+                                joints=joint_keys(args.joints))
+    _check_finite(report, args.model)
     if args.plot:
         from dynid.evaluation import plot_torques
 
@@ -61,3 +65,17 @@ def _validate(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"  plot written to {args.plot}")
     return 0
+
+
+def _check_finite(report, model: str) -> None:
+    """Predictions that overflow are no validation: refuse them rather than print inf errors
+    beside a consistency verdict (the verdict is about the parameters, not these torques)."""
+    import numpy as np
+
+    figures = {"rmse": report.rmse, "mae": report.mae, "rmse_rigid": report.rmse_rigid,
+               "w": report.w}
+    bad = [name for name, value in figures.items() if not np.all(np.isfinite(value))]
+    if bad:
+        raise ValueError(f"`model`: {model}'s predictions are not finite ({', '.join(bad)} "
+                         "overflow): its coefficients cannot be evaluated, so it is neither "
+                         "validated nor consistent")

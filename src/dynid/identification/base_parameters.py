@@ -40,6 +40,20 @@ lengths under ~1 mm count as zero). Twists within a few degrees of a multiple of
 genuine directions weaker than that (seen in 2% of random chains); pass a smaller ``rtol`` to
 keep them.
 
+The decision must not depend on units or on the size of gravity (issue 22: arm3 at
+1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15), yet a rounding-level column
+must stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
+columns by their own norms: (1) the structural states are scaled to the gravity's time scale
+(velocities ``sqrt(|g| / 9.81)``, accelerations ``|g| / 9.81`` times standard normal; the
+static regressor's gravity rows computed at 9.81 m/s^2) — the rigid-body regressor is then
+exactly ``|g| / 9.81`` times that of Earth's gravity, so ``rtol`` sees the same relative
+spectrum for any size of gravity, and a generic state distribution changes no structure; (2)
+the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
+each weighed to the largest rigid-body column (``group_scale``), so their units do not decide
+the rank. Inside the rigid body the geometry's own column sizes stay, and with them the
+rounded-angle guarantees above (gravity from 1e-3 to 1e8 m/s^2 gives the same rank,
+representatives and regrouping: ``tests/test_base_parameter_rank.py``).
+
 Both methods then take exactly ``r`` representatives: ``"rref"`` on the rank-r row space
 ``Sigma_r V_r^T`` (r, p) of ``R = U Sigma V^T``, whose columns have the dependencies of the
 numerically rank-r regressor (a column whose part left after eliminating the earlier leading
@@ -61,22 +75,28 @@ from dynid._validation import as_float_array, frozen_copy
 from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import triangular_factor
+from dynid.identification._compress import BLOCK_ROWS, triangular_factor
 from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 
 __all__ = [
     "LINK_ORDER",
+    "MAX_STRUCTURAL_JOINTS",
     "METHODS",
     "STRUCTURAL_RTOL",
     "BaseParameters",
     "base_parameters",
+    "check_regrouping",
+    "column_groups",
+    "group_scale",
     "model_columns",
     "model_names",
     "processing_order",
     "regrouping_for",
     "robot_base_parameters",
+    "structural_factor",
     "structural_regressor",
+    "structural_samples",
 ]
 
 Method = Literal["rref", "qr"]
@@ -102,6 +122,7 @@ class BaseParameters:
     names: tuple[str, ...]  # (p,) standard parameter names
     tolerance: float  # absolute singular-value threshold of the rank decision
     method: str = "rref"
+    rtol: float | None = None  # the relative threshold behind ``tolerance`` (None: not known)
 
     def __post_init__(self) -> None:
         independent = np.array(self.independent, dtype=int)
@@ -233,13 +254,24 @@ def _qr_leading(r_factor: NDArray, rank: int) -> NDArray:
     return np.sort(pivots[:rank])
 
 
-def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
+def regrouping_for(stacked: NDArray, independent: NDArray,
+                   groups: NDArray | None = None) -> NDArray:
     """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
 
+    ``groups`` ``(p,)`` (integers; ``column_groups``: rigid body 0, rotor inertias 1,
+    friction 2): each dependent column is a least-squares combination of the representatives
+    of its own and earlier groups only — exact on an exact table (rref keeps the rigid body
+    first, so a rigid-body column never depends on a friction one), and on a table with
+    rounded angles a rigid-body column is not propped up by friction columns by 1e-6 (a
+    friction row keeps its own term). Without: least squares on all representatives.
+
     A term is round-off, and set to zero, when its share of a dependent column is below the
-    least-squares error ``10 p eps cond(W_L)``; so are all terms of a column whose norm is
-    below that share of the largest column (an unidentifiable parameter). Real terms as small
-    as a sub-millimetre offset squared (1e-8 of a column) are kept.
+    least-squares error ``10 p eps cond(W_L)``, or its share ``|B_ij| |W_i|`` is below
+    ``10 p eps`` of the largest column (the round-off of the whole regressor: a friction row
+    must not carry ``2e-17 m2`` because the column of ``m2`` is itself 1e-6 of the largest);
+    so are all terms of a column whose norm is below that share of the largest column (an
+    unidentifiable parameter). Real terms as small as a sub-millimetre offset squared (1e-8 of
+    a column) are kept.
     """
     w = np.asarray(stacked, dtype=float)
     p = w.shape[1]
@@ -249,19 +281,50 @@ def regrouping_for(stacked: NDArray, independent: NDArray) -> NDArray:
     regrouping[:, independent] = np.eye(independent.size)
     if dependent.size:
         basis, targets = w[:, independent], w[:, dependent]
-        beta = np.linalg.lstsq(basis, targets, rcond=None)[0]
+        beta = (np.linalg.lstsq(basis, targets, rcond=None)[0] if groups is None
+                else _grouped_solve(basis, targets, groups[independent], groups[dependent]))
         singular = np.linalg.svd(basis, compute_uv=False)
         noise = 10 * p * np.finfo(float).eps * singular[0] / singular[-1]
         share = np.abs(beta) * column_norms[independent][:, None]
         beta[share <= noise * column_norms[dependent]] = 0.0
+        # a share at the round-off of the whole regressor: the lstsq residue of an exact 0
+        # (e.g. 2e-17 m2 in a friction row, from a column itself 1e-6 of the largest)
+        beta[share <= 10 * p * np.finfo(float).eps * column_norms.max()] = 0.0
         beta[:, column_norms[dependent] <= noise * column_norms.max()] = 0.0  # a zero column
         regrouping[:, dependent] = beta
     return regrouping
 
 
+def _grouped_solve(basis: NDArray, targets: NDArray, basis_groups: NDArray,
+                   target_groups: NDArray) -> NDArray:
+    """Least squares of each target on the basis columns of its group and earlier ones: one
+    QR of the basis sorted by group, then a triangular solve on its leading block."""
+    ranked = np.argsort(basis_groups, kind="stable")
+    q, t = np.linalg.qr(basis[:, ranked])
+    projected = q.T @ targets
+    prefix = np.searchsorted(basis_groups[ranked], target_groups, side="right")
+    beta = np.zeros((basis.shape[1], targets.shape[1]))
+    for k in np.unique(prefix):
+        columns = np.flatnonzero(prefix == k)
+        if k:
+            beta[ranked[:k, None], columns] = scipy.linalg.solve_triangular(
+                t[:k, :k], projected[:k, columns])
+    return beta
+
+
+def column_groups(robot: Robot, n_columns: int, *, rotor_inertia: bool = False) -> NDArray:
+    """``(p,)`` the physical group of each column of ``model_columns``: 0 rigid body (10 n),
+    1 rotor inertias (n, when identified), 2 friction."""
+    rigid = N_LINK_PARAMETERS * robot.n_joints
+    rotor = robot.n_joints if rotor_inertia else 0
+    index = np.arange(n_columns)
+    return np.where(index < rigid, 0, np.where(index < rigid + rotor, 1, 2))
+
+
 def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
                     method: Method = "rref", rtol: float | None = None,
-                    order: Sequence[int] | None = None) -> BaseParameters:
+                    order: Sequence[int] | None = None,
+                    column_scale: ArrayLike | None = None) -> BaseParameters:
     """Base parameters of a stacked regressor ``(m, p)`` (or ``(N, rows, p)``, stacked here).
 
     ``method``: ``"rref"`` (representatives in processing ``order``, default column order,
@@ -271,7 +334,9 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
     ``max(m, p) * eps``, numpy's ``matrix_rank`` rule; ``robot_base_parameters`` passes
     ``STRUCTURAL_RTOL`` (1e-4), which also absorbs angles written rounded (module docstring).
     ValueError if the representatives cannot reach ``r`` (a tolerance inside a spread of
-    singular values, not at a gap).
+    singular values, not at a gap). ``column_scale`` ``(p,)`` (positive): the rank and the
+    representatives are decided on ``stacked * column_scale`` (``robot_base_parameters``
+    weighs each physical group of columns so), the regrouping returned is ``stacked``'s own.
     """
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
@@ -294,17 +359,33 @@ def base_parameters(stacked: ArrayLike, *, names: Sequence[str] | None = None,
         order = np.arange(p) if order is None else np.asarray(order, dtype=int)
         if sorted(order.tolist()) != list(range(p)):
             raise ValueError(f"`order` must be a permutation of range({p})")
-    r_factor = triangular_factor(w)
-    if not np.abs(r_factor).max() > 0:
+    return _from_factor(triangular_factor(w), names=names, method=method, rtol=rtol,
+                        order=order, column_scale=column_scale)
+
+
+def _from_factor(r_factor: NDArray, *, names: tuple[str, ...], method: Method, rtol: float,
+                 order: NDArray | None, column_scale: ArrayLike | None,
+                 groups: NDArray | None = None) -> BaseParameters:
+    """``base_parameters`` on the triangular factor ``R`` of the stacked regressor."""
+    p = r_factor.shape[1]
+    scale = np.ones(p) if column_scale is None else as_float_array("column_scale",
+                                                                   column_scale)
+    if scale.shape != (p,) or not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise ValueError(f"`column_scale` must be {p} positive finite numbers, got "
+                         f"{scale.shape} values")
+    scaled = r_factor * scale
+    if not np.abs(scaled).max() > 0:
         raise ValueError("`stacked` is all zeros: no parameter is identifiable")
-    row_space, tolerance = _rank_space(r_factor, rtol)
+    row_space, tolerance = _rank_space(scaled, rtol)
     if method == "rref":
         independent = _rref_leading(row_space, tolerance, order)
     else:
-        independent = _qr_leading(r_factor, row_space.shape[0])
-    return BaseParameters(independent=independent,
-                          regrouping=regrouping_for(r_factor, independent), names=names,
-                          tolerance=float(tolerance), method=method)
+        independent = _qr_leading(scaled, row_space.shape[0])
+    # G of the scaled columns, back to the stacked ones: W_L (D_L G' D^-1) = W
+    regrouping = (regrouping_for(scaled, independent, groups)
+                  * scale[independent, None]) / scale
+    return BaseParameters(independent=independent, regrouping=regrouping, names=names,
+                          tolerance=float(tolerance), method=method, rtol=float(rtol))
 
 
 def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDArray:
@@ -342,25 +423,103 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     """Stacked regressor at random states, for identifiability.
 
     ``kind="torque"``: the joint-torque regressor ``(n N, p)`` of ``model_columns``; positions
-    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
-    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
-    Generic states: only the structure can cause rank loss.
+    uniform within the limits (+-pi where unbounded), velocities ``s`` and accelerations
+    ``s^2`` times standard normal, with ``s = sqrt(|g| / 9.81)`` (1 without gravity): the time
+    scale on which inertial and gravity torques compare as on Earth, whatever the size of the
+    robot's gravity (any generic state distribution has the same structure; this one keeps
+    the rank decision's relative tolerance meaningful). ``kind="static"``: the
+    ``[M(q) lower triangle; g(q)]`` regressor at random poses, its gravity rows computed for a
+    gravity of the robot's direction and 9.81 m/s^2 (a row scaling: same structure).
+    Generic states: only the structure can cause rank loss. Default ``n_samples``:
+    ``structural_samples``; robots above ``MAX_STRUCTURAL_JOINTS`` joints are refused.
     """
+    return np.concatenate(list(_structural_blocks(
+        robot, friction=friction, kind=kind, drop_joint1_gravity=drop_joint1_gravity,
+        n_samples=n_samples, seed=seed, rotor_inertia=rotor_inertia)))
+
+
+def structural_factor(robot: Robot, **options) -> NDArray:
+    """The triangular factor ``R`` (p, p) of ``structural_regressor(robot, **options)``, built
+    block by block: memory of one block of states, never the whole stacked regressor."""
+    factor = None
+    for block in _structural_blocks(robot, **options):
+        factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
+    return factor
+
+
+# The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
+# and one (p, p) SVD: seconds at 100 joints; beyond this many a robot is refused rather than
+# left running.
+MAX_STRUCTURAL_JOINTS = 120
+STANDARD_GRAVITY = 9.81  # m/s^2: the gravity the structural states are scaled to
+
+
+def structural_samples(n_joints: int) -> int:
+    """Default number of random states of the structural regressor: ``max(200, 40 n)`` up to
+    10 joints (unchanged from before), then ``max(60, 4000 // n)``: at least 4000 rows up to
+    66 joints and 60 n beyond, i.e. at least 4 rows per column (p <= 15 n with rotor and
+    friction columns) — generic states need p rows for the structural rank — where 40 n states
+    would give 40 n^2 rows, and an n^4 QR."""
+    if n_joints <= 10:
+        return max(200, 40 * n_joints)
+    return max(60, 4000 // n_joints)
+
+
+def _gravity_scale(robot: Robot) -> float:
+    size = float(np.linalg.norm(robot.gravity))
+    return size / STANDARD_GRAVITY if size > 0 else 1.0
+
+
+def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
+                       kind: Literal["torque", "static"] = "torque",
+                       drop_joint1_gravity: bool = False, n_samples: int | None = None,
+                       seed: int = 0, rotor_inertia: bool = False):
+    """The rows of ``structural_regressor`` in blocks of at most ~``BLOCK_ROWS`` rows."""
     n = robot.n_joints
-    n_samples = n_samples or max(200, 4 * n * 10)
+    if n > MAX_STRUCTURAL_JOINTS:
+        raise ValueError(f"`robot` {robot.name!r} has {n} joints: base parameters are decided "
+                         f"for at most {MAX_STRUCTURAL_JOINTS} joints")
+    if kind not in ("torque", "static"):
+        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
+    if kind == "static" and (friction is not None or rotor_inertia):
+        raise ValueError("`friction` and `rotor_inertia` have no columns in the static "
+                         "regressor (no motion)")
+    n_samples = n_samples or structural_samples(n)
     rng = np.random.default_rng(seed)
     q = _random_poses(robot, rng, n_samples)
+    scale = _gravity_scale(robot)
     if kind == "static":
-        if friction is not None or rotor_inertia:
-            raise ValueError("`friction` and `rotor_inertia` have no columns in the static "
-                             "regressor (no motion)")
-        y = static_regressor(robot, q, drop_joint1_gravity=drop_joint1_gravity)
-        return y.reshape(-1, y.shape[-1])
-    if kind != "torque":
-        raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
+        gravity = np.asarray(robot.gravity, dtype=float) / scale
+        per = max(1, BLOCK_ROWS // (n * (n + 3) // 2))
+        for start in range(0, n_samples, per):
+            y = static_regressor(robot, q[start:start + per], gravity=gravity,
+                                 drop_joint1_gravity=drop_joint1_gravity)
+            yield y.reshape(-1, y.shape[-1])
+        return
     dq, ddq = rng.standard_normal((2, n_samples, n))
-    y = model_columns(robot, q, dq, ddq, friction=friction, rotor_inertia=rotor_inertia)
-    return y.reshape(n_samples * n, -1)
+    dq, ddq = np.sqrt(scale) * dq, scale * ddq
+    per = max(1, BLOCK_ROWS // n)
+    for start in range(0, n_samples, per):
+        block = slice(start, start + per)
+        y = model_columns(robot, q[block], dq[block], ddq[block], friction=friction,
+                          rotor_inertia=rotor_inertia)
+        yield y.reshape(-1, y.shape[-1])
+
+
+def group_scale(robot: Robot, r_factor: NDArray) -> NDArray:
+    """``(p,)`` column weights for the rank decision: 1 on the rigid-body columns (10 n; their
+    relative sizes are the geometry's, and a rounding-level column must stay small), and each
+    rotor-inertia and friction column weighed to the largest rigid-body column's norm (exact
+    functions of the joint motion, never rounding: their units must not decide the rank)."""
+    norms = np.linalg.norm(r_factor, axis=0)
+    rigid = N_LINK_PARAMETERS * robot.n_joints
+    scale = np.ones(norms.size)
+    top = norms[:rigid].max() if rigid else 0.0
+    extra = np.arange(norms.size) >= rigid
+    lift = extra & (norms > 0)
+    if top > 0:
+        scale[lift] = top / norms[lift]
+    return scale
 
 
 def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None,
@@ -375,14 +534,67 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
     ``rtol`` defaults to ``STRUCTURAL_RTOL`` (1e-4): a table with its angles rounded to 4-5
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
     under ~1 mm, some twists a few degrees off a multiple of pi/2) count as zero (module
-    docstring). Pass ``rtol`` to override."""
+    docstring). Pass ``rtol`` to override. The decision does not depend on the size of the
+    gravity (``structural_regressor`` scales the states to it) nor on the units of the
+    friction and rotor columns (``group_scale``)."""
     names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
-    stacked = structural_regressor(robot, friction=friction, kind=kind,
-                                   drop_joint1_gravity=drop_joint1_gravity, seed=seed,
-                                   rotor_inertia=rotor_inertia)
-    return base_parameters(stacked, names=names, method=method,
-                           rtol=STRUCTURAL_RTOL if rtol is None else rtol,
-                           order=processing_order(robot, len(names)))
+    r_factor = structural_factor(robot, friction=friction, kind=kind,
+                                 drop_joint1_gravity=drop_joint1_gravity, seed=seed,
+                                 rotor_inertia=rotor_inertia)
+    rtol = STRUCTURAL_RTOL if rtol is None else rtol
+    if not (0 < rtol < 1):
+        raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
+    if method not in METHODS:
+        raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
+    return _from_factor(r_factor, names=names, method=method, rtol=rtol,
+                        order=processing_order(robot, len(names)),
+                        column_scale=group_scale(robot, r_factor),
+                        groups=column_groups(robot, len(names), rotor_inertia=rotor_inertia)
+                        if method == "rref" else None)
+
+
+def check_regrouping(robot: Robot, base: BaseParameters, *,
+                     friction: FrictionModel | None = None, rotor_inertia: bool = False,
+                     what: str = "`base`") -> None:
+    """ValueError unless ``base``'s rows regroup ``robot``'s torque regressor as the rank
+    decision that chose them would (whatever regressor it was taken on: torque, static
+    ``[M; g]``, the data's). Two tests on the structural factor ``R`` weighed by
+    ``group_scale`` ``D`` (the decision's weights), relative to its largest singular value:
+
+    - the representatives span the regressor: ``G_ref``, the regrouping ``regrouping_for``
+      computes on them, misses at most ``sqrt(p) rtol`` (each dependent column may keep up to
+      the rank tolerance ``rtol sigma_1`` after eliminating its representatives; rtol =
+      ``base.rtol``, ``STRUCTURAL_RTOL`` when not recorded). A deleted or renamed row leaves a
+      genuine direction out (>= sigma_k, >= 3e-2 for real structure) and fails here;
+    - the terms are those: ``|R_L (G - G_ref) D|_2 <= max(10 sigma_{k+1}, 1e-8)``, with
+      ``sigma_{k+1}`` the largest singular value the decision at ``rtol`` calls zero (the
+      rounded-angle residue: two regressors may disagree by that much, no more). An edited
+      term fails here.
+    """
+    r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
+    scale = group_scale(robot, r_factor)
+    scaled = r_factor * scale
+    singular = np.linalg.svd(scaled, compute_uv=False)
+    top, p = singular[0], singular.size
+    rtol = STRUCTURAL_RTOL if base.rtol is None else base.rtol
+    rank = int((singular > rtol * top).sum())
+    weakest = singular[rank] if rank < p else 0.0
+    groups = column_groups(robot, p, rotor_inertia=rotor_inertia) \
+        if base.method == "rref" else None
+    reference = regrouping_for(scaled, base.independent, groups)  # of the scaled columns
+    scaled_terms = base.regrouping / scale[base.independent, None] * scale
+    missed = np.linalg.norm(scaled[:, base.independent] @ reference - scaled, 2) / top
+    if not missed <= max(np.sqrt(p) * rtol, 1e-8):
+        raise ValueError(f"{what} are not a regrouping of this robot's parameters (a row "
+                         f"deleted or renamed?): their parameters miss {missed:.2g} of the "
+                         f"regressor (the rank decision at rtol {rtol:.2g} allows "
+                         f"{np.sqrt(p) * rtol:.2g})")
+    differ = np.linalg.norm(scaled[:, base.independent] @ (scaled_terms - reference), 2) / top
+    allowed = max(10 * weakest / top, 1e-8)
+    if not differ <= allowed:
+        raise ValueError(f"{what} are not a regrouping of this robot's parameters (a term "
+                         f"changed?): their terms miss {differ:.2g} of the regressor (the "
+                         f"rank decision at rtol {rtol:.2g} allows {allowed:.2g})")
 
 
 def processing_order(robot: Robot, n_columns: int) -> NDArray:

@@ -61,8 +61,8 @@ from dynid.robot.inertia import (
     pseudo_inertia,
 )
 
-__all__ = ["CONSTRAINED_METHODS", "ConstrainedResult", "InconsistentPriorWarning",
-           "identify_constrained"]
+__all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "ConstrainedResult",
+           "InconsistentPriorWarning", "PriorWeightEdgeWarning", "identify_constrained"]
 
 CONSTRAINED_METHODS = ("cls1", "cls2", "cls3", "log-cholesky")
 
@@ -111,10 +111,12 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     the divergence is of order one per link away from the prior, the fit of order
     (noise / torque)^2: larger weights trade fit for closeness to the prior). ``weight="auto"``
     chooses it among ``AUTO_WEIGHTS`` by the held-out error over ``AUTO_BLOCKS`` time blocks of
-    every log (each block held out in turn, the others fitted); the report's
-    ``prior_weight_curve`` holds the curve. ``rotor_inertia``: identify the drives' rotor
-    inertias too, kept >= 0 (default: when the robot states them). ``client``: a Dask
-    ``distributed.Client`` whose workers fold the logs (as ``identify``).
+    every log (each block held out in turn, the others fitted), extending the grid by decades
+    while its largest weight wins (``_auto_weight``; still at the edge: a
+    ``PriorWeightEdgeWarning``); the report's ``prior_weight_curve`` holds the curve.
+    ``rotor_inertia``: identify the drives' rotor inertias too, kept >= 0 (default: when the
+    robot states them). ``client``: a Dask ``distributed.Client`` whose workers fold the logs
+    (as ``identify``).
     """
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
@@ -234,12 +236,24 @@ def _stack(factors: Sequence[NDArray]) -> NDArray:
     return np.linalg.qr(np.vstack(factors), mode="r")
 
 
+class PriorWeightEdgeWarning(UserWarning):
+    """``weight="auto"`` chose the largest weight tried, even after extending the grid: the
+    held-out error still falls towards the prior; pass a weight explicitly to go further."""
+
+
+AUTO_EXTENSION = 3  # decades tried above AUTO_WEIGHTS when its largest weight wins
+
+
 def _auto_weight(problem: _Problem, blocks: list[NDArray],
                  progress: Callable[[str], None] | None) -> tuple[float, dict]:
-    """The weight of ``AUTO_WEIGHTS`` with the least held-out error over the time blocks."""
+    """The weight with the least held-out error over the time blocks: ``AUTO_WEIGHTS``, then,
+    while the largest weight tried wins, one decade more (up to ``AUTO_EXTENSION``); a choice
+    still at the grid's top edge warns (``PriorWeightEdgeWarning``) and is flagged in the
+    curve (``at_edge``). A choice at the bottom edge (1e-6) is the data's own fit: no edge."""
     say = progress or (lambda _line: None)
-    errors = []
-    for weight in AUTO_WEIGHTS:
+    weights, errors = [], []
+
+    def held_out(weight: float) -> None:
         total = 0.0
         for k, held in enumerate(blocks):
             parameters, linear, _ = problem.solve(
@@ -247,11 +261,28 @@ def _auto_weight(problem: _Problem, blocks: list[NDArray],
             unknowns = problem.unknowns(parameters, linear)
             r, z, rho = held[:-1, :-1], held[:-1, -1], held[-1, -1]
             total += float(np.sum((r @ unknowns - z) ** 2) + rho**2)
+        weights.append(float(weight))
         errors.append(total)
         say(f"prior weight {weight:.0e}: held-out squared error {total:.6g}")
-    chosen = float(AUTO_WEIGHTS[int(np.argmin(errors))])
-    return chosen, {"weights": [float(w) for w in AUTO_WEIGHTS], "held_out_squared_error": errors,
-                    "chosen": chosen, "blocks": AUTO_BLOCKS}
+
+    for weight in AUTO_WEIGHTS:
+        held_out(weight)
+    for _ in range(AUTO_EXTENSION):
+        if int(np.argmin(errors)) != len(weights) - 1:
+            break
+        held_out(10.0 * weights[-1])
+    best = int(np.argmin(errors))
+    chosen, at_edge = weights[best], best == len(weights) - 1
+    if at_edge:
+        warnings.warn(
+            f"prior weight auto: the held-out error is least at the largest weight tried, "
+            f"{chosen:.0e} (the grid {AUTO_WEIGHTS[0]:.0e}-{AUTO_WEIGHTS[-1]:.0e} extended by "
+            f"{len(weights) - len(AUTO_WEIGHTS)} decades): the data add little to the prior "
+            "there; give the weight explicitly (--prior-weight W) to go further",
+            PriorWeightEdgeWarning, stacklevel=3)
+    return chosen, {"weights": weights, "held_out_squared_error": errors, "chosen": chosen,
+                    "blocks": AUTO_BLOCKS, "at_edge": at_edge,
+                    "extended": len(weights) - len(AUTO_WEIGHTS)}
 
 
 @dataclass

@@ -34,9 +34,9 @@ from dynid.friction.models import FrictionModel, friction_from_dict
 from dynid.identification._compress import BLOCK_ROWS
 from dynid.identification.base_parameters import (
     BaseParameters,
+    check_regrouping,
     model_columns,
     model_names,
-    structural_regressor,
 )
 from dynid.identification.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
@@ -143,13 +143,15 @@ class LinearModel:
         coefficients (models from constrained, NLS or retrieval: a full set to check and to
         export), else None (a base-parameter estimate, e.g. OLS, whose robot holds the prior)."""
         stop = self.n_rigid + self.n_rotor
-        rigid = self.base.regrouping[:, :stop]
-        rows = np.flatnonzero(np.abs(rigid).max(axis=1) > 0)
+        rows = np.flatnonzero(self.base.independent < stop)  # the rigid-body base parameters
+        rigid = self.base.regrouping[rows, :stop]
         own = np.concatenate([self.robot.parameters.ravel(),
                               self.robot.rotor_inertia if self.rotor_inertia else []])
-        implied = rigid[rows] @ own
-        target = self.coefficients[rows]
-        if np.linalg.norm(implied - target) <= 1e-9 * max(np.linalg.norm(target), 1e-300):
+        implied = rigid @ own
+        # each row to the round-off of its own terms (a set written to a file as m, c, I_com
+        # and read back moves each parameter by ~1e-16 of the largest term it enters)
+        size = np.abs(rigid) @ np.abs(own)
+        if np.all(np.abs(implied - self.coefficients[rows]) <= 1e-9 * size + 1e-300):
             return np.array(self.robot.parameters)
         return None
 
@@ -276,6 +278,7 @@ def model_to_dict(model: LinearModel, *, folder: str | Path | None = None) -> di
         "base_parameters": {
             "method": base.method,
             "tolerance": base.tolerance,
+            **({"rtol": base.rtol} if base.rtol is not None else {}),
             "parameters": list(base.names),
             "coefficients": [
                 {"name": row["name"], "expression": row["expression"],
@@ -332,7 +335,7 @@ def save_model(model: LinearModel, path: str | Path) -> Path:
 
 _KEYS = ("schema", "robot", "friction", "rotor_inertia", "drive_gains", "base_parameters",
          "report", "fitted_friction")
-_BLOCK_KEYS = ("method", "tolerance", "parameters", "coefficients")
+_BLOCK_KEYS = ("method", "tolerance", "rtol", "parameters", "coefficients")
 _ROW_KEYS = ("name", "expression", "terms", "value", "std", "relative_std_percent")
 
 
@@ -343,8 +346,10 @@ def load_model(path: str | Path) -> LinearModel:
     (but a ``std`` of ``.inf``: a coefficient the data did not determine);
     the parameter names must be the robot's and the friction's, and the coefficient rows must
     be a regrouping of exactly this robot (each row's representative its own, no name twice,
-    and the rows reproducing every column of the robot's regressor at random states): a
-    deleted, renamed or duplicated row would predict wrongly.
+    and the rows reproducing every column of the robot's regressor at random states, to the
+    tolerance of the rank decision that chose them, ``base_parameters.rtol``:
+    ``check_regrouping``): a deleted, renamed, duplicated or edited row would predict wrongly.
+    A negative ``std`` is refused.
     """
     path = Path(path)
     spec = load_yaml(path, what="model file")
@@ -414,10 +419,16 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
         values.append(_finite(row.get("value"), f"{where}.value"))
         std = row.get("std")  # inf: a coefficient the data did not determine
         stds.append(np.inf if std == np.inf else _finite(std, f"{where}.std"))
+        if not stds[-1] >= 0:
+            raise ValueError(f"`{where}.std` must be >= 0 (a standard deviation), got {std!r}")
+    rtol = block.get("rtol")  # absent in files written before it was recorded
+    if rtol is not None and not 0 < _finite(rtol, "base_parameters.rtol") < 1:
+        raise ValueError(f"`base_parameters.rtol` must be in (0, 1), got {rtol!r}")
     base = BaseParameters(independent=np.array(independent), regrouping=regrouping,
                           names=tuple(names),
                           tolerance=_finite(block.get("tolerance"), "base_parameters.tolerance"),
-                          method=str(block.get("method")))
+                          method=str(block.get("method")),
+                          rtol=None if rtol is None else float(rtol))
     _check_regrouping(robot, friction, base, rotor)
     report = spec.get("report") or {}
     fitted = spec.get("fitted_friction")
@@ -432,7 +443,8 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
 def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameters,
                       rotor_inertia: bool) -> None:
     """The rows must regroup this robot's regressor, ``Y = Y[:, independent] @ regrouping`` at
-    random states, each representative with the term 1 in its own row, none twice."""
+    random states, within what the rank decision that chose them ignores
+    (``check_regrouping``), each representative with the term 1 in its own row, none twice."""
     independent = base.independent
     if len(set(independent.tolist())) != independent.size:
         raise ValueError("`base_parameters.coefficients` names a parameter twice")
@@ -441,11 +453,5 @@ def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameter
         raise ValueError("`base_parameters.coefficients`: each row's own parameter must have "
                          "the term 1")
     # a static model's rows regroup the torque regressor too (identify_static checks it)
-    stacked = structural_regressor(robot, friction=friction, rotor_inertia=rotor_inertia)
-    scale = np.linalg.norm(stacked, axis=0).max()
-    error = np.abs(stacked[:, independent] @ base.regrouping - stacked).max()
-    if not error <= 1e-8 * scale:
-        raise ValueError("`base_parameters.coefficients` are not a regrouping of this robot's "
-                         "parameters (a row deleted, renamed or changed?): they miss "
-                         f"{error / scale:.2g} of the regressor")
-
+    check_regrouping(robot, base, friction=friction, rotor_inertia=rotor_inertia,
+                     what="`base_parameters.coefficients`")
