@@ -41,11 +41,13 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(BIN)/python -m pytest
 
-# the hostile-input properties of tests/test_hostile_inputs.py with a large budget; the counts of
-# tried inputs by outcome go to fuzz-report.json
+# the hostile-input properties of tests/test_hostile_inputs.py and the model round trips of
+# tests/test_model_roundtrip.py with a large budget; the counts of tried inputs by outcome go to
+# fuzz-report.json
 fuzz: $(VENV)/.installed-test
 	DYNID_FUZZ_EXAMPLES=$${DYNID_FUZZ_EXAMPLES:-500} DYNID_FUZZ_REPORT=fuzz-report.json \
-		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile_inputs.py
+		$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_hostile_inputs.py \
+		tests/test_model_roundtrip.py
 	cat fuzz-report.json
 
 bench: $(VENV)/.installed

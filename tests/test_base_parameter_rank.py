@@ -236,9 +236,10 @@ def _chain(n: int) -> Robot:
 
 def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
     """The structural regressor stops growing with n^3 rows: at least 4 rows per column
-    beyond 10 joints (structural_samples), built block by block; over
-    MAX_STRUCTURAL_JOINTS, a named refusal."""
-    from dynid.identification.base_parameters import MAX_STRUCTURAL_JOINTS, structural_samples
+    beyond 10 joints (structural_samples), built block by block; a chain over
+    dynid.robot.MAX_JOINTS is refused by name before any work."""
+    from dynid.identification.base_parameters import structural_samples
+    from dynid.robot import MAX_JOINTS
 
     assert structural_samples(7) == 280 and structural_samples(100) == 60
     chain = _chain(100)
@@ -246,9 +247,8 @@ def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
     # a revolute chain of generic MDH rows: 7 per link, less the first links' unseen ones
     assert 680 <= base.rank <= 700
     assert _reproduction_error(chain, base) < 1e-6
-    with pytest.raises(ValueError, match=r"`robot` 'chain121' has 121 joints: base "
-                                         r"parameters are decided for at most 120"):
-        robot_base_parameters(_chain(MAX_STRUCTURAL_JOINTS + 1))
+    with pytest.raises(ValueError, match=rf"MAX_JOINTS = {MAX_JOINTS}"):
+        _chain(MAX_JOINTS + 1)
 
 
 def test_base_command_counts_the_rigid_body_as_robot_show_and_friction_apart(capsys):

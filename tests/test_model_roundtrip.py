@@ -244,11 +244,7 @@ def so100_log():
     return robot, _log(robot, np.random.default_rng(3), truth, n_samples=400)
 
 
-# identify_static refuses the rounded SO-100 with its own 1e-8 test of the regrouping
-# (reverse_engineering.py, not yet on regrouping_error): strict, so the fix flips it
-STATIC = pytest.param("static", marks=pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="identify_static's own 1e-8 regrouping test"))
-METHODS = ("cls1", "cls2", "cls3", "log-cholesky", "nls", STATIC, "drive-gains")
+METHODS = ("cls1", "cls2", "cls3", "log-cholesky", "nls", "static", "drive-gains")
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -369,7 +369,7 @@ def test_nls_runs_on_a_bare_urdf(cad_urdf):
 
 
 def test_retrieve_sdp_runs_on_a_bare_urdf_and_saves(cad_urdf, tmp_path, capsys):
-    from dynid.identification import identify, retrieve_sdp, save_model
+    from dynid.identification import identify, load_model, retrieve_sdp, save_model
     from dynid.identification.consistency import check_consistency
 
     robot, data, folder = cad_urdf
@@ -391,8 +391,9 @@ def test_retrieve_sdp_runs_on_a_bare_urdf_and_saves(cad_urdf, tmp_path, capsys):
         assert main(["retrieve", str(folder / "cad.yaml"), str(folder / "ols.yaml"), "-o",
                      str(out), "--quiet"]) == 0, capsys.readouterr().err
         assert out.exists()
-    back = load_robot(tmp_path / "retrieved.yaml")
-    assert back.convention == "urdf" and back.name == "panda-cad-retrieved"
+    # -o .yaml writes a model carried by the retrieved set: its robot holds them
+    back = load_model(tmp_path / "retrieved.yaml").robot
+    assert back.convention == "urdf"
     assert check_consistency(back.parameters).consistent
     exported = load_urdf(tmp_path / "retrieved.urdf", tool_frame="tool")
     assert_close(exported.parameters, back.parameters, rtol=1e-9, atol=1e-12)

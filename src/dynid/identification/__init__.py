@@ -43,6 +43,7 @@ from dynid.identification.constrained import ConstrainedResult as ConstrainedRes
 from dynid.identification.constrained import (
     InconsistentPriorWarning as InconsistentPriorWarning,
 )
+from dynid.identification.constrained import PriorWeightEdgeWarning as PriorWeightEdgeWarning
 from dynid.identification.constrained import identify_constrained as identify_constrained
 from dynid.identification.drive_gains import KnownPayload as KnownPayload
 from dynid.identification.drive_gains import identify_drive_gains as identify_drive_gains
@@ -116,6 +117,7 @@ __all__ = [
     "Moments",
     "NLSResult",
     "PayloadResult",
+    "PriorWeightEdgeWarning",
     "RankDeficiencyWarning",
     "RetrievalResult",
     "SymbolicRegrouping",

@@ -81,7 +81,6 @@ from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 
 __all__ = [
     "LINK_ORDER",
-    "MAX_STRUCTURAL_JOINTS",
     "METHODS",
     "STRUCTURAL_RTOL",
     "BaseParameters",
@@ -431,7 +430,7 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     ``[M(q) lower triangle; g(q)]`` regressor at random poses, its gravity rows computed for a
     gravity of the robot's direction and 9.81 m/s^2 (a row scaling: same structure).
     Generic states: only the structure can cause rank loss. Default ``n_samples``:
-    ``structural_samples``; robots above ``MAX_STRUCTURAL_JOINTS`` joints are refused.
+    ``structural_samples``.
     """
     return np.concatenate(list(_structural_blocks(
         robot, friction=friction, kind=kind, drop_joint1_gravity=drop_joint1_gravity,
@@ -448,9 +447,7 @@ def structural_factor(robot: Robot, **options) -> NDArray:
 
 
 # The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
-# and one (p, p) SVD: seconds at 100 joints; beyond this many a robot is refused rather than
-# left running.
-MAX_STRUCTURAL_JOINTS = 120
+# and one (p, p) SVD: seconds at 100 joints; a robot has at most dynid.robot.MAX_JOINTS (128).
 STANDARD_GRAVITY = 9.81  # m/s^2: the gravity the structural states are scaled to
 
 
@@ -476,9 +473,6 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
                        seed: int = 0, rotor_inertia: bool = False):
     """The rows of ``structural_regressor`` in blocks of at most ~``BLOCK_ROWS`` rows."""
     n = robot.n_joints
-    if n > MAX_STRUCTURAL_JOINTS:
-        raise ValueError(f"`robot` {robot.name!r} has {n} joints: base parameters are decided "
-                         f"for at most {MAX_STRUCTURAL_JOINTS} joints")
     if kind not in ("torque", "static"):
         raise ValueError(f"`kind` must be 'torque' or 'static', got {kind!r}")
     if kind == "static" and (friction is not None or rotor_inertia):

@@ -13,10 +13,9 @@ import numpy as np
 from dynid.data.dataset import StaticData, lower_triangle
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import NoFriction
-from dynid.identification._compress import triangular_factor
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, from_arrays
-from dynid.identification.base_parameters import Method, robot_base_parameters, structural_regressor
+from dynid.identification.base_parameters import Method, check_regrouping, robot_base_parameters
 from dynid.identification.estimators import OLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
@@ -46,15 +45,15 @@ def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: b
     drop = joint1_gravity_is_zero(robot) if drop_joint1_gravity is None else drop_joint1_gravity
     base = robot_base_parameters(robot, kind="static", drop_joint1_gravity=drop, method=method)
     # the static base must regroup like the torque regressor to predict torques: the torque
-    # regressor's dependent columns must follow from its representatives with the static B
-    torque = triangular_factor(structural_regressor(robot))
-    reproduced = torque[:, base.independent] @ base.regrouping
-    scale = np.linalg.norm(torque, axis=0).max()
-    if np.abs(reproduced - torque).max() > 1e-8 * scale:
+    # regressor's dependent columns must follow from its representatives with the static B,
+    # within what the rank decision calls zero (the test the model loader makes)
+    try:
+        check_regrouping(robot, base, what="the static base parameters")
+    except ValueError as error:
         raise ValueError(
             f"`robot`: {robot.name!r}'s M(q), g(q) regroup its parameters differently from its "
-            "joint torques; static identification cannot rebuild the inverse dynamics"
-        )
+            f"joint torques; static identification cannot rebuild the inverse dynamics ({error})"
+        ) from None
     n = robot.n_joints
     rows, cols = lower_triangle(n)
     targets = np.concatenate([samples.M[:, rows, cols],

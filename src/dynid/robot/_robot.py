@@ -34,7 +34,7 @@ STANDARD_GRAVITY = (0.0, 0.0, -9.81)  # m/s^2 in the base frame, unless a robot 
 # most MAX_LENGTH m, inertia about the link origin at most MAX_MASS MAX_LENGTH^2.
 MAX_MASS = 1e6  # kg
 MAX_LENGTH = 1e3  # m
-MAX_GRAVITY = 1e3  # m/s^2 (about 100 g)
+MAX_GRAVITY = 1e9  # m/s^2: past any unit slip (mm/s^2: 9810), and m g L <= 1e18: no overflow
 # joints of one chain: robot show, the base parameters and the excitation are bounded in time
 # and memory up to here (a 100-joint chain shows in seconds; each joint more costs O(n^3))
 MAX_JOINTS = 128
