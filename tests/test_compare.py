@@ -108,13 +108,15 @@ def test_constrained_methods_need_bounds_before_any_work(poor_logs):
         compare_methods(unbounded, logs, methods=["ols", "cls1", "cls3"])
 
 
-def test_compare_bench_on_a_robot_without_bounds_or_cad():
-    """The bench leaves out what the robot cannot do (no bounds: no CLS; no CAD twin: no
-    prior) and runs the demo for the Panda only."""
+def test_compare_bench_on_a_robot_without_cad():
+    """The bench leaves out what the robot cannot do (no CAD twin: no prior; arm3's bounds are
+    derived from its description, so the constrained methods run) and runs the demo for the
+    Panda only."""
     from dynid.bench import format_compare, run_compare_bench
 
     result = run_compare_bench(robot="arm3", n_logs=2, n_samples=14_001)
-    assert result["compare_methods"] == ["cad", "ols", "wls", "nls"]
+    assert result["compare_methods"] == ["cad", "ols", "wls", "cls1", "cls2", "cls3",
+                                         "log-cholesky", "nls"]
     assert result["compare_prior"] is None and "demo_seconds" not in result
     assert result["compare_seconds"] > 0 and "arm3, 2 logs" in format_compare(result)
 

@@ -223,7 +223,8 @@ def test_identify_nls_without_friction_command(capsys, tmp_path):
                  "--friction", "none", "--quiet", "-o", str(tmp_path / "model.yaml")]) == 0
     out = capsys.readouterr().out
     assert "friction none: no friction parameters fitted" in out
-    assert "within the bounds: not checked (the robot has no bounds)" in out
+    # arm3's bounds are derived from its description: checked
+    assert "within the bounds: yes" in out
     assert load_model(tmp_path / "model.yaml").fitted_friction is None
 
 

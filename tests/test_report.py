@@ -97,7 +97,7 @@ def test_report_of_a_robot_without_limits_bounds_or_torques_claims_nothing_unche
 
     arm = load_robot("arm3")
     inf = np.full(3, np.inf)
-    free = dataclasses.replace(arm, limits=dataclasses.replace(
+    free = dataclasses.replace(arm, bounds=None, limits=dataclasses.replace(
         arm.limits, velocity=inf, acceleration=inf, torque=inf))
     log = simulate_open_loop(arm, random_fourier(arm, seed=1), duration=4.0, rate=100.0)
     model = identify(free, log).with_physical_parameters(arm.parameters, method="cad")
