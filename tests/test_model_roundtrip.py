@@ -371,6 +371,7 @@ def test_huge_coefficients_are_never_validated_as_consistent(tmp_path, capsys):
                  "--poses", "10"]) == 2
     error = capsys.readouterr().err
     assert "cannot be validated" in error and len(error.strip().splitlines()) == 1, error
+    assert "huge.yaml: " in error and "log.csv: " in error  # which model, on which log
 
 
 def test_a_cls3_model_of_the_kinova_urdf_stays_a_full_set(tmp_path, capsys):

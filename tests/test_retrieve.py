@@ -135,6 +135,10 @@ def test_bad_arguments_are_named(panda_static):
         retrieve_penalty(panda, base, coefficients, stages=3, weights=[0.0, 1.0])
     with pytest.raises(ValueError, match="`restarts` and `stages` must be >= 1"):
         retrieve_penalty(panda, base, coefficients, restarts=0)
+    arm = load_robot("arm3")
+    for retrieve in (retrieve_sdp, retrieve_penalty):  # not scipy's "function create NaN"
+        with pytest.raises(ValueError, match="every rigid-body coefficient is zero"):
+            retrieve(arm, robot_base_parameters(arm), np.zeros(robot_base_parameters(arm).rank))
     with pytest.raises(ValueError, match="has no parameter bounds"):
         arm = dataclasses.replace(load_robot("arm3"), bounds=None)  # the built-in's are derived
         retrieve_penalty(arm, robot_base_parameters(arm), np.zeros(robot_base_parameters(

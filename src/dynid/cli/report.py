@@ -59,7 +59,10 @@ def _report(args: argparse.Namespace) -> int:
             model, read_dataset(args.collisions, joint_names=joints),
             calibration=read_dataset(args.calibration, joint_names=joints))
         sections.append(detection_section(detection, contacts, log_name=args.collisions))
-    validation = validate_model(model, data, n_poses=args.poses)
+    try:
+        validation = validate_model(model, data, n_poses=args.poses)
+    except ValueError as error:  # named by the log: say which model too
+        raise ValueError(f"{args.model}: {error}") from None
     text = build_report(model, data, validation, identification=identification,
                         data_name=args.data, command=args.command_line, title=args.title,
                         sections=sections)

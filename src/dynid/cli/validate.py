@@ -43,9 +43,12 @@ def _validate(args: argparse.Namespace) -> int:
     import numpy as np
 
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
-        report = validate_model(model, data, n_poses=args.poses,
-                                reestimate_offsets=args.reestimate_offsets,
-                                joints=joint_keys(args.joints))
+        try:
+            report = validate_model(model, data, n_poses=args.poses,
+                                    reestimate_offsets=args.reestimate_offsets,
+                                    joints=joint_keys(args.joints))
+        except ValueError as error:  # named by the log: say which model too
+            raise ValueError(f"{args.model}: {error}") from None
     _check_finite(report, args.model)
     if args.plot:
         from dynid.evaluation import plot_torques

@@ -149,6 +149,10 @@ def _setup(robot: Robot, base: BaseParameters, coefficients: ArrayLike,
     rows = np.flatnonzero((np.abs(base.regrouping[:, :rigid]).max(axis=1) > 0) & ~excluded)
     if rows.size == 0:
         raise ValueError("`exclude` leaves no rigid-body coefficient to fit")
+    if not np.abs(target[rows]).max() > 0:
+        raise ValueError("`coefficients`: every rigid-body coefficient is zero, which no arm "
+                         "with mass has (a model of a log that never loaded the joints?); "
+                         "identify it again from a log that moves the arm")
     regrouping = base.regrouping[np.ix_(rows, np.arange(rigid))]
     return bounds, total, regrouping, target[rows], rows
 
