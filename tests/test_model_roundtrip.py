@@ -406,3 +406,20 @@ def test_a_cls3_model_of_the_kinova_urdf_stays_a_full_set(tmp_path, capsys):
         assert json.loads(capsys.readouterr().out)["physical"] is True
         assert main(["export", str(tmp_path / "cls3.yaml"), "-o",
                      str(tmp_path / "kinova.urdf")]) == 0
+
+
+@pytest.mark.parametrize("name", ["arm3", "jaco2", "ur5"])
+def test_derived_bounds_survive_the_round_trip(tmp_path, name):
+    """A model keeps the bounds derived from its description (a table robot's robot file drops
+    them, to derive them again): validate and report on a saved model still check them."""
+    from dynid.identification.linear import robot_model
+
+    robot = SPECIAL.get(name, lambda: _example_arm(name))() if name == "ur5" else \
+        load_robot(name)
+    assert robot.bounds is not None and robot.bounds.derived
+    loaded = _round_trip(robot_model(robot), tmp_path / "model.yaml")
+    assert loaded.robot.bounds is not None
+    for before, after in zip(robot.bounds.links, loaded.robot.bounds.links, strict=True):
+        assert before.mass == after.mass
+        assert_close(after.com_lower, before.com_lower)
+        assert_close(after.com_upper, before.com_upper)

@@ -85,3 +85,10 @@ def as_link_table(name: str, value: ArrayLike, n_links: int) -> NDArray:
         raise ValueError(f"`{name}` must be ({n_links}, 10) link parameters, got shape "
                          f"{table.shape}")
     return table.reshape(n_links, 10)
+
+
+def is_index(text: str) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits (a joint or link number): ``str.isdigit``
+    also takes ``²``, ``１`` and ``١``, which ``int`` reads as 2, 1, 1 (a column ``q²`` is not
+    joint 2)."""
+    return text.isascii() and text.isdigit()

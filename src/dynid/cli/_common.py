@@ -381,7 +381,9 @@ def joint_keys(texts: list[str] | None) -> list[int | str] | None:
     """--joints as typed: numbers (from 1) as ints, names as text."""
     if texts is None:
         return None
-    return [int(text) if text.isascii() and text.isdigit() else text for text in texts]
+    from dynid._validation import is_index
+
+    return [int(text) if is_index(text) else text for text in texts]
 
 
 def bounds_file(path: str, n_links: int):

@@ -303,7 +303,9 @@ def _known_gain(text: str) -> tuple:
     gain = Range(float, -1e6, 1e6)(value)
     if gain == 0:
         raise argparse.ArgumentTypeError("a drive gain must be nonzero")
-    return (int(joint) if joint.isdigit() else joint, gain)
+    from dynid._validation import is_index
+
+    return (int(joint) if is_index(joint) else joint, gain)
 
 
 def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) -> None:

@@ -66,6 +66,7 @@ from dynid._reading import (
     read_npz,
     read_text,
 )
+from dynid._validation import is_index
 from dynid.data.dataset import EFFORTS, Dataset, StaticData, lower_triangle, static_rows
 from dynid.data.rosbag import read_rosbag
 
@@ -246,12 +247,6 @@ def _listed(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
 
 
-def _decimal(text: str) -> bool:
-    """ASCII digits only: ``str.isdigit`` also takes ``²`` and ``１`` (a column ``q²`` is not
-    joint 2, nor ``q１`` joint 1)."""
-    return text.isascii() and text.isdigit()
-
-
 def _natural(text: str) -> list:
     """Sort key: ASCII digit runs compared as numbers (``joint2`` before ``joint10``); the
     split alternates text and digit runs, so keys compare position by position."""
@@ -282,7 +277,7 @@ def _joint_columns(header: list[str], field: str, columns: str | tuple[str, ...]
         raise ValueError(f"`columns`: the `{field}` pattern {columns!r:.60} matches no column of "
                          f"{path.name} (its columns: {_listed(header)})")
     labels = [label for label, _ in matches]
-    if all(_decimal(label) for label in labels):
+    if all(is_index(label) for label in labels):
         numbers = [int(label) for label in labels]
         if len(set(numbers)) != len(numbers):
             listed = _listed([header[k] for _, k in matches])
@@ -355,7 +350,7 @@ def _columns(header: list[str], prefix: str, path: Path) -> list[int]:
     """Indices of ``prefix1, prefix2, ...`` in order (ValueError if absent or with gaps)."""
     found = {}
     for c, name in enumerate(header):
-        if name.startswith(prefix) and _decimal(name[len(prefix):]):
+        if name.startswith(prefix) and is_index(name[len(prefix):]):
             found[int(name[len(prefix):])] = c
     if sorted(found) != list(range(1, len(found) + 1)):
         raise ValueError(

@@ -266,10 +266,15 @@ def model_to_dict(model: LinearModel, *, folder: str | Path | None = None) -> di
     """The ``dynid-model/1`` mapping; ``folder``: where the file goes (a URDF robot is then
     referenced relative to it)."""
     base = model.base
+    robot = (robot_to_dict(model.robot) if model.robot.table is not None
+             else _urdf_reference(model.robot, folder))
+    if model.robot.bounds is not None and "bounds" not in robot:
+        # bounds derived from the description are kept as written: a model's robot holds the
+        # identified parameters, which bounds derived again on loading would be centred on
+        robot["bounds"] = model.robot.bounds.to_dict()
     return {
         "schema": MODEL_SCHEMA,
-        "robot": (robot_to_dict(model.robot) if model.robot.table is not None
-                  else _urdf_reference(model.robot, folder)),
+        "robot": robot,
         "friction": model.friction.to_dict(),
         "rotor_inertia": model.rotor_inertia,
         **({"drive_gains": {"value": model.drive_gains.tolist(),

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._jit import kernel
-from dynid._validation import as_float_array, as_vector
+from dynid._validation import as_float_array, as_vector, is_index
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics.kinematics import forward_kinematics
 from dynid.robot import Robot
@@ -284,7 +284,7 @@ def parse_contact(text: str) -> Contact:
         raise ValueError(f"{text!r:.60}: give 3 force components (or 3 force and 3 moment), "
                          f"got {len(wrench)}")
     link: int | str | None = match["link"]
-    if link is not None and link.isascii() and link.isdigit():
+    if link is not None and is_index(link):
         link = int(link)
     if link == 0:
         raise ValueError(f"{text!r:.60}: links count from 1")
