@@ -75,6 +75,9 @@ def _retrieve(args: argparse.Namespace) -> int:
     from dynid.identification import load_model, retrieve_penalty, retrieve_sdp, save_model
     from dynid.robot import load_robot, save_robot
 
+    if args.parameters_output and args.output and not _is_yaml(args.output):
+        raise ValueError("`-o` names a robot export (.urdf, .xml) and `--parameters-output` "
+                         "another: give one of them")
     robot = load_robot(args.robot, tip=args.tip)
     model = load_model(args.coefficients)
     if model.robot.n_joints != robot.n_joints:
@@ -102,9 +105,6 @@ def _retrieve(args: argparse.Namespace) -> int:
                 stages=10 if args.stages is None else args.stages, seed=args.seed or 0,
                 executor=None if client is None else client.get_executor(),
                 progress=stderr_progress(args))
-    if args.parameters_output and args.output and not _is_yaml(args.output):
-        raise ValueError("`-o` names a robot export (.urdf, .xml) and `--parameters-output` "
-                         "another: give one of them")
     robot_output = args.parameters_output or (
         args.output if args.output and not _is_yaml(args.output) else None)
     if robot_output:

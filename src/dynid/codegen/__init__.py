@@ -7,7 +7,6 @@ from dynid.codegen.generate import LANGUAGES as LANGUAGES
 from dynid.codegen.generate import SUFFIXES as SUFFIXES
 from dynid.codegen.generate import GeneratedCode as GeneratedCode
 from dynid.codegen.generate import generate as generate
-from dynid.codegen.generate import has_friction as has_friction
 from dynid.codegen.generate import output_files as output_files
 
-__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "has_friction", "output_files"]
+__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "output_files"]

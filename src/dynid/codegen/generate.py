@@ -32,7 +32,7 @@ from dynid.dynamics._chain import chain_arrays
 from dynid.friction.models import FRICTION_MODELS, LuGre, NoFriction
 from dynid.identification.model import LinearModel
 
-__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "has_friction", "output_files"]
+__all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "output_files"]
 
 Language = Literal["c", "cpp"]
 ParameterSet = Literal["equivalent", "physical"]
@@ -107,7 +107,8 @@ def _check_path(path: Path, language: Language) -> None:
 
 def check_model(model: LinearModel) -> None:
     """ValueError with the reason for a model codegen refuses: not a LinearModel, NaN or inf
-    in its numbers (a model without friction is accepted: see ``has_friction``)."""
+    in its numbers (a model without friction, ``LinearModel.has_friction`` False, gives code
+    without friction terms)."""
     if not isinstance(model, LinearModel):
         raise TypeError(f"`model` must be an identified LinearModel (dynid.load_model), got "
                         f"{type(model).__name__}")
@@ -127,16 +128,6 @@ def check_model(model: LinearModel) -> None:
             index = int(np.flatnonzero(~np.isfinite(values.ravel()))[0])
             raise ValueError(f"`model`: NaN or inf in {what} (first at flat index "
                              f"{index}); generated code would compute NaN")
-
-
-def has_friction(model: LinearModel) -> bool:
-    """Whether ``model`` has any friction: linear friction columns or a fitted model. Code for
-    a model without (friction ``none``, nothing fitted: the controller model of
-    ``identify-static``, an OLS fit without friction columns) has no friction terms and no
-    friction functions."""
-    return not (isinstance(model.friction, NoFriction)
-                and (model.fitted_friction is None
-                     or isinstance(model.fitted_friction, NoFriction)))
 
 
 def output_files(path: str | Path, language: str | None = None) -> tuple[Path, ...]:
@@ -191,7 +182,7 @@ class _Writer:
                                      abs="detail::abs" if cpp else "dynid_abs")
         self.prefix = prefix
         self.stateful = isinstance(model.fitted_friction, LuGre)
-        self.friction = has_friction(model)
+        self.friction = model.has_friction
         self.gains = (None if model.drive_gains is None
                       else np.asarray(model.drive_gains, dtype=float))
         self._functions: list[tuple[str, str, str, list[str]]] | None = None

@@ -30,7 +30,7 @@ from dynid._validation import as_vector, frozen_copy
 from dynid.data.dataset import Dataset
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
 from dynid.dynamics._inputs import joint_arrays
-from dynid.friction.models import FrictionModel, friction_from_dict
+from dynid.friction.models import FrictionModel, NoFriction, friction_from_dict
 from dynid.identification._compress import BLOCK_ROWS
 from dynid.identification.base_parameters import (
     BaseParameters,
@@ -96,6 +96,16 @@ class LinearModel:
         if extra is not None and extra.n_joints != self.robot.n_joints:
             raise ValueError(f"`fitted_friction` has {extra.n_joints} joints, the robot "
                              f"{self.robot.n_joints}")
+
+    @property
+    def has_friction(self) -> bool:
+        """Whether the model has any friction: linear friction columns or a fitted model (not
+        so the controller model of ``identify-static``, or an OLS fit of a description without
+        friction): generated code then has no friction terms, and the momentum observer's
+        residual holds the arm's friction."""
+        return not (isinstance(self.friction, NoFriction)
+                    and (self.fitted_friction is None
+                         or isinstance(self.fitted_friction, NoFriction)))
 
     @property
     def n_rigid(self) -> int:

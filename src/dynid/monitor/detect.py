@@ -137,7 +137,7 @@ def detect_collisions(model: LinearModel, data: Dataset, *,
     check_monitorable(model, data)
     n = model.robot.n_joints
     notes: list[str] = []
-    if model.friction.name == "none" and model.fitted_friction is None:
+    if not model.has_friction:
         note = ("the model has no friction: on an arm with friction the observer's residual "
                 "holds the joints' friction torques (thresholds calibrated on a free log "
                 "absorb them, less sensitive); identify with friction for a real arm (e.g. "
