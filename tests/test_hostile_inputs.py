@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import zipfile
 from collections import Counter
@@ -627,7 +628,8 @@ def test_npz_member_that_inflates_beyond_its_declared_size(tmp_path):
     assert patched == 8
     path.write_bytes(bytes(data))
     message = outcome(read_dataset, path)
-    assert message.startswith("liar.npz: array 't' is corrupt: Bad CRC-32"), message
+    # the file, the array and zipfile's reason, on one line (not zipfile's words)
+    assert re.fullmatch(r"liar\.npz: array 't' is corrupt: \S[^\n]*", message), message
 
 
 # -- YAML 1.2 numbers: no octal, sexagesimal or yes/no surprises ---------------------------------
@@ -669,8 +671,8 @@ def test_yaml_plain_scalars_are_read_as_yaml_1_2(scalar):
     ("a: !!int 1:30", "doc.yaml:1:4: '1:30' is not a YAML 1.2 integer"),
     ("a: !!bool yes", "doc.yaml:1:4: 'yes' is not a YAML 1.2 boolean"),
     ("a: !!float 1_0", "doc.yaml:1:4: '1_0' is not a YAML 1.2 float"),
-    ("a: !!timestamp 2001-12-14", "doc.yaml:1:4: could not determine a constructor"),
-    ("a: !!binary aGVsbG8=", "doc.yaml:1:4: could not determine a constructor"),
+    ("a: !!timestamp 2001-12-14", r"^doc\.yaml:1:4: \S[^\n]*$"),
+    ("a: !!binary aGVsbG8=", r"^doc\.yaml:1:4: \S[^\n]*$"),
     ("10: a\n010: b\n", "doc.yaml:2:1: key 10 appears twice in one mapping .first at line 1"),
 ])
 def test_yaml_explicit_tags_and_retyped_keys(text, message):
