@@ -566,14 +566,9 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
             total += headers[key][3] if key not in mmap else 0
             if members[key].compress_type != zipfile.ZIP_STORED:
                 inflated += headers[key][3]
-        on_disk = max(path.stat().st_size, 1)
-        if inflated > max(INFLATION_FLOOR, max_ratio * on_disk):
-            raise FileError(
-                f"{name}: its compressed arrays would inflate to {_size(inflated)} from "
-                f"{_size(on_disk)} on disk ({inflated / on_disk:.0f}x), beyond the limit of "
-                f"{max_ratio:g}x above {_size(INFLATION_FLOOR)}: a compression bomb, or a log "
-                "of constants; if it is a real log, save it uncompressed (np.savez) and read it "
-                "memory-mapped (--mmap)")
+        check_inflation(inflated, path, f"{name}: its compressed arrays would inflate",
+                        "save it uncompressed (np.savez) and read it memory-mapped (--mmap)",
+                        max_ratio=max_ratio)
         try:
             check_allocation(total, f"the arrays of {name} (inflated)", limit,
                              share=NPZ_MEMORY_SHARE)
@@ -583,6 +578,23 @@ def read_npz(path: str | Path, *, required: tuple[str, ...], optional: tuple[str
         return {key: _npy_mapped(path, members[key], headers[key], key) if key in mmap
                 else _npy_array(archive, members[key], headers[key], name, key)
                 for key in wanted}
+
+
+def check_inflation(inflated: int, path: Path, what: str, remedy: str, *,
+                    max_ratio: float | None = None) -> None:
+    """FileError unless ``inflated`` bytes (what a file's compressed parts declare) stay within
+    ``max_ratio`` times the file's size on disk, or ``INFLATION_FLOOR``: a compression bomb is
+    refused before anything is inflated. ``what`` starts the message (``"x.npz: its arrays
+    would inflate"``), ``remedy`` says what to do with a real file that compresses so well;
+    ``max_ratio`` defaults to ``MAX_INFLATION_RATIO``."""
+    max_ratio = MAX_INFLATION_RATIO if max_ratio is None else max_ratio
+    on_disk = max(path.stat().st_size, 1)
+    if inflated > max(INFLATION_FLOOR, max_ratio * on_disk):
+        raise FileError(
+            f"{what} to {_size(inflated)} from {_size(on_disk)} on disk "
+            f"({inflated / on_disk:.0f}x), beyond the limit of {max_ratio:g}x above "
+            f"{_size(INFLATION_FLOOR)}: a compression bomb, or a log of constants; if it is "
+            f"a real log, {remedy}")
 
 
 def _npy_mapped(path: Path, info: zipfile.ZipInfo, header: tuple, key: str) -> np.memmap:

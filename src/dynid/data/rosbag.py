@@ -78,15 +78,9 @@ def _check_inflation(summary, path: Path) -> None:
     ``dynid._reading.MAX_INFLATION_RATIO`` of the file's size (beyond ``INFLATION_FLOOR``: a
     compression bomb) and, decoded, within half the available memory."""
     inflated = sum(int(index.uncompressed_size) for index in summary.chunk_indexes)
-    on_disk = max(path.stat().st_size, 1)
-    if inflated > max(_reading.INFLATION_FLOOR, _reading.MAX_INFLATION_RATIO * on_disk):
-        raise FileError(
-            f"{path.name}: its chunks would decompress to {_reading._size(inflated)} from "
-            f"{_reading._size(on_disk)} on disk ({inflated / on_disk:.0f}x), beyond the limit "
-            f"of {_reading.MAX_INFLATION_RATIO:g}x above "
-            f"{_reading._size(_reading.INFLATION_FLOOR)}: a compression bomb, or a recording "
-            "of constants; if it is a real log, rewrite it without chunk compression (the "
-            "mcap CLI) or record it in pieces")
+    _reading.check_inflation(inflated, path, f"{path.name}: its chunks would decompress",
+                             "rewrite it without chunk compression (the mcap CLI) or record "
+                             "it in pieces")
     check_allocation(DECODED_PER_BYTE * inflated,
                      f"the messages of {path.name} (decoded, ~{DECODED_PER_BYTE}x their "
                      "uncompressed bytes)", DECODED_PER_BYTE * MAX_TABLE_BYTES)

@@ -90,7 +90,8 @@ class CompletedLimits:
                                for j in self.derived["acceleration"])
             out.append(f"acceleration limits derived (dynid.excitation.limits: "
                        f"{ACCELERATION_SAFETY:g} x (effort - gravity) / max M_jj, at most "
-                       f"{ACCELERATION_CAP:g} rad/s^2): {values}")
+                       f"{ACCELERATION_CAP:g} rad/s^2, {PRISMATIC_ACCELERATION_CAP:g} m/s^2 on "
+                       f"a prismatic joint): {values}")
         if self.derived["velocity"]:
             out.append("velocity limits assumed (none given): " + ", ".join(
                 f"{names[j]} {limits.velocity[j]:g}" for j in self.derived["velocity"]))

@@ -76,7 +76,7 @@ from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regres
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel
 from dynid.identification._compress import BLOCK_ROWS, triangular_factor
-from dynid.robot import Robot
+from dynid.robot import STANDARD_GRAVITY, Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 
 __all__ = [
@@ -119,7 +119,8 @@ class BaseParameters:
     independent: NDArray  # (r,) representative columns, ascending; base parameter k <-> column k
     regrouping: NDArray  # (r, p) G with pi_b = G pi
     names: tuple[str, ...]  # (p,) standard parameter names
-    tolerance: float  # absolute singular-value threshold of the rank decision
+    tolerance: float  # absolute singular-value threshold of the rank decision (on the factor
+    # R times the decision's column weights, ``column_scale``, when it had any)
     method: str = "rref"
     rtol: float | None = None  # the relative threshold behind ``tolerance`` (None: not known)
 
@@ -448,7 +449,8 @@ def structural_factor(robot: Robot, **options) -> NDArray:
 
 # The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
 # and one (p, p) SVD: seconds at 100 joints; a robot has at most dynid.robot.MAX_JOINTS (128).
-STANDARD_GRAVITY = 9.81  # m/s^2: the gravity the structural states are scaled to
+# m/s^2: the size of gravity the structural states are scaled to (the standard one's)
+_EARTH = float(np.linalg.norm(STANDARD_GRAVITY))
 
 
 def structural_samples(n_joints: int) -> int:
@@ -464,7 +466,7 @@ def structural_samples(n_joints: int) -> int:
 
 def _gravity_scale(robot: Robot) -> float:
     size = float(np.linalg.norm(robot.gravity))
-    return size / STANDARD_GRAVITY if size > 0 else 1.0
+    return size / _EARTH if size > 0 else 1.0
 
 
 def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,

@@ -19,6 +19,7 @@ from dynid.robot._robot import MAX_GRAVITY as MAX_GRAVITY
 from dynid.robot._robot import MAX_JOINTS as MAX_JOINTS
 from dynid.robot._robot import MAX_LENGTH as MAX_LENGTH
 from dynid.robot._robot import MAX_MASS as MAX_MASS
+from dynid.robot._robot import STANDARD_GRAVITY as STANDARD_GRAVITY
 from dynid.robot._robot import JointLimits as JointLimits
 from dynid.robot._robot import Robot as Robot
 from dynid.robot._robot import Source as Source
@@ -35,6 +36,7 @@ __all__ = [
     "MAX_JOINTS",
     "MAX_LENGTH",
     "MAX_MASS",
+    "STANDARD_GRAVITY",
     "ExampleRobot",
     "Joint",
     "JointLimits",
