@@ -283,3 +283,14 @@ def with_physical_margin(parameters: np.ndarray, margin: float) -> np.ndarray:
     out = from_pseudo_inertia(shifted)
     assert_close(physical_margin(out), margin, rtol=1e-6)
     return out
+
+
+def table_row(convention: str, prismatic: bool, *, a: float, d: float, alpha: float,
+              theta: float):
+    """One MDH or DH row: revolute (``theta`` its joint variable, ``d`` kept) or prismatic
+    (``d`` its joint variable, ``theta`` kept)."""
+    if convention == "mdh":
+        return (PrismaticMDH(a=a, alpha=alpha, theta=theta) if prismatic
+                else RevoluteMDH(a=a, alpha=alpha, d=d))
+    return (PrismaticDH(theta=theta, a=a, alpha=alpha) if prismatic
+            else RevoluteDH(d=d, a=a, alpha=alpha))

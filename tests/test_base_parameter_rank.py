@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import assert_close
+from conftest import assert_close, table_row
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +20,6 @@ from dynid.identification.base_parameters import (
     structural_regressor,
 )
 from dynid.robot import (
-    PrismaticDH,
-    PrismaticMDH,
     RevoluteDH,
     RevoluteMDH,
     Robot,
@@ -127,13 +125,8 @@ def _pair(convention: str, joints, digits: int, seed: int) -> tuple[Robot, Robot
                         (lambda x: round(x, digits), lambda x: round(x, 4))):
         rows = []
         for prismatic, alpha, theta, a, d in joints:
-            alpha, theta, a, d = angle(alpha), angle(theta), size(a), size(d)
-            if convention == "mdh":
-                rows.append(PrismaticMDH(a=a, alpha=alpha, theta=theta) if prismatic
-                            else RevoluteMDH(a=a, alpha=alpha, d=d))
-            else:
-                rows.append(PrismaticDH(theta=theta, a=a, alpha=alpha) if prismatic
-                            else RevoluteDH(d=d, a=a, alpha=alpha))
+            rows.append(table_row(convention, prismatic, a=size(a), d=size(d),
+                                  alpha=angle(alpha), theta=angle(theta)))
         tables.append(rows)
     parameters = from_log_cholesky(np.random.default_rng(seed).normal(size=(len(joints), 10)))
     build = Robot.from_mdh if convention == "mdh" else Robot.from_dh

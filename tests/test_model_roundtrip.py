@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 import yaml
-from conftest import assert_close
+from conftest import assert_close, table_row
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -28,8 +28,6 @@ from dynid.identification.estimators import OLS, WLS
 from dynid.identification.linear import identify
 from dynid.identification.model import load_model, save_model
 from dynid.robot import (
-    PrismaticDH,
-    PrismaticMDH,
     RevoluteDH,
     RevoluteMDH,
     Robot,
@@ -63,13 +61,8 @@ def _table_robot(rng: np.random.Generator, convention: str, n: int) -> Robot:
     rows = []
     for _ in range(n):
         prismatic = rng.random() < 0.2
-        a, d, alpha, theta = _length(rng), _length(rng), _twist(rng), _twist(rng)
-        if convention == "mdh":
-            rows.append(PrismaticMDH(a=a, alpha=alpha, theta=theta) if prismatic
-                        else RevoluteMDH(a=a, alpha=alpha, d=d))
-        else:
-            rows.append(PrismaticDH(theta=theta, a=a, alpha=alpha) if prismatic
-                        else RevoluteDH(d=d, a=a, alpha=alpha))
+        rows.append(table_row(convention, prismatic, a=_length(rng), d=_length(rng),
+                              alpha=_twist(rng), theta=_twist(rng)))
     parameters = from_log_cholesky(rng.normal(size=(n, 10)))
     build = Robot.from_mdh if convention == "mdh" else Robot.from_dh
     return build(f"random-{convention}", rows, parameters)
