@@ -191,3 +191,32 @@ def test_compare_command_runs_its_fits_on_a_dask_scheduler(poor_logs, capsys, tm
     assert main([*command, "--scheduler", cluster.scheduler.address]) == 0
     remote = json.loads(capsys.readouterr().out)
     assert remote["rows"] == local["rows"]
+
+
+def test_friction_is_spelt_as_in_identify(poor_logs, monkeypatch, capsys, tmp_path):
+    """One spelling across commands (issue 23): `--friction` names the NLS row's model as it
+    does for `identify --method nls`; a nonlinear one leaves the linear methods their default
+    columns; the old `--nls-friction` is refused with the new spelling."""
+    import dynid.evaluation
+    from dynid.friction import ViscousCoulomb
+
+    _, logs = poor_logs
+    paths = []
+    for k, log in enumerate(logs[:2]):
+        paths.append(str(tmp_path / f"traj{k + 1}.csv"))
+        write_dataset(paths[-1], log)
+    seen = {}
+
+    def capture(robot, datasets, **options):
+        seen.update(options)
+        raise ValueError("captured")
+
+    monkeypatch.setattr(dynid.evaluation, "compare_methods", capture)
+    for model, columns in (("sigmoid", ViscousCoulomb), ("viscous-coulomb", ViscousCoulomb)):
+        assert main(["compare", "panda", *paths, "--methods", "ols", "nls", "--friction",
+                     model, "--quiet"]) == 2
+        assert "captured" in capsys.readouterr().err
+        assert seen["nls_friction"] == model and isinstance(seen["friction"], columns)
+    assert main(["compare", "panda", *paths, "--nls-friction", "lugre"]) == 2
+    error = capsys.readouterr().err
+    assert "`--nls-friction` is spelt `--friction` now" in error and "--friction lugre" in error

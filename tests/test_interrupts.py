@@ -137,7 +137,7 @@ def interrupt(argv: list[str], folder: Path, *, started: str) -> tuple[int, str]
                   "lugre", "--max-samples", "10000", "--max-evaluations", "1000000",
                   "-o", "out.yaml"], r"^nls: 10000 of 10000 samples", id="identify-nls"),
     pytest.param(["compare", "panda", "{panda-long-1}", "{panda-long-2}", "--methods", "ols",
-                  "nls", "--nls-friction", "lugre", "-o", "out.md"], r"^compare: 1/4 fits done",
+                  "nls", "--friction", "lugre", "-o", "out.md"], r"^compare: 1/4 fits done",
                  id="compare"),
 ])
 def test_ctrl_c_stops_cleanly(inputs, tmp_path, argv, started):

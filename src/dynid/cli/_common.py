@@ -412,15 +412,17 @@ def validation_options(parser: argparse.ArgumentParser) -> None:
     preprocessing_options(parser, split=False)
 
 
-def friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = False) -> None:
-    """--friction, and the arctan shape constants --kv and --delta (see `linear_friction`)."""
+def friction_options(parser: argparse.ArgumentParser, *, nonlinear: bool = False,
+                     nls: str = "with --method nls (default there: the robot file's, else "
+                                "stribeck)") -> None:
+    """--friction, and the arctan shape constants --kv and --delta (see `linear_friction`);
+    ``nonlinear``: sigmoid, stribeck and lugre too, for NLS (``nls`` says when and its
+    default)."""
     if nonlinear:
         parser.add_argument("--friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
                             help="friction model: linear columns (default: the robot file's "
                                  "model when linear, else viscous-coulomb, as for a URDF); "
-                                 "sigmoid, stribeck "
-                                 "and lugre with --method nls (default there: the robot "
-                                 "file's, else stribeck)")
+                                 f"sigmoid, stribeck and lugre {nls}")
     else:
         parser.add_argument("--friction", choices=LINEAR_FRICTION,
                             help="linear friction columns (default: the robot file's model "

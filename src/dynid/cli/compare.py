@@ -7,7 +7,6 @@ from pathlib import Path
 
 from dynid.cli._common import (
     FIGURE_SUFFIXES,
-    LINEAR_FRICTION,
     NONLINEAR_FRICTION,
     bounds_file,
     dask_client,
@@ -44,9 +43,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                               "(default: the robot's own parameters)")
     compare.add_argument("--references", nargs="+", metavar="TRAJ",
                          help="iv: the trajectory each log tracked, in the order of DATA")
-    compare.add_argument("--nls-friction", choices=[*LINEAR_FRICTION, *NONLINEAR_FRICTION],
-                         help="nls: the friction model (default: the robot file's, else "
-                              "viscous-coulomb)")
+    # the old spelling, refused with the new one (one spelling across commands: --friction)
+    compare.add_argument("--nls-friction", dest="old_nls_friction", help=argparse.SUPPRESS)
     compare.add_argument("--bounds", metavar="BOUNDS.yaml",
                          help="constrained, nls: parameter bounds (the robot file's `bounds:` "
                               "block form; default the robot's own, or derived from a URDF)")
@@ -56,7 +54,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="validate with each log's own torque offsets (its mean residual "
                               "per joint): torque sensors drift between runs")
     bootstrap_options(compare, "every fit but cad (each method's own refits)")
-    friction_options(compare)
+    friction_options(compare, nonlinear=True,
+                     nls="for the nls row, the linear methods keeping their default (the "
+                         "nls row's default: the robot file's, else viscous-coulomb)")
     robot_options(compare)
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
@@ -72,6 +72,9 @@ def _compare(args: argparse.Namespace) -> int:
     from dynid.evaluation import compare_methods, write_table
 
     check_bootstrap_options(args)
+    if args.old_nls_friction is not None:
+        raise ValueError(f"`--nls-friction` is spelt `--friction` now, as in `dynid identify`: "
+                         f"--friction {args.old_nls_friction}")
     robot = loaded_robot(args)
     prior = loaded_robot(args, args.prior) if args.prior else None
     references = None
@@ -86,8 +89,8 @@ def _compare(args: argparse.Namespace) -> int:
     with dask_client(args) as client:
         table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
                                 methods=args.methods, prior=prior, references=references,
-                                nls_friction=args.nls_friction,
-                                friction=linear_friction(robot, args),
+                                nls_friction=args.friction,
+                                friction=_linear_columns(robot, args),
                                 bounds=None if args.bounds is None else bounds_file(
                                     args.bounds, robot.n_joints),
                                 joints=joint_keys(args.joints),
@@ -120,3 +123,11 @@ def _compare(args: argparse.Namespace) -> int:
         if path:
             print(f"  written to {path}")
     return 0
+
+
+def _linear_columns(robot, args: argparse.Namespace):
+    """The linear methods' friction columns: --friction when it is linear; for a nonlinear
+    model (which NLS fits) the default, as without --friction."""
+    if args.friction in NONLINEAR_FRICTION:
+        return linear_friction(robot, argparse.Namespace(**{**vars(args), "friction": None}))
+    return linear_friction(robot, args)
