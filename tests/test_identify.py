@@ -433,3 +433,32 @@ def test_prior_weight_auto_extends_its_grid_and_says_when_the_edge_wins():
     chosen, report = _auto_weight(inner, held, None)
     assert chosen == pytest.approx(1e-2) and report["extended"] == 0
     assert report["weights"] == list(AUTO_WEIGHTS)
+
+
+def test_identify_says_whether_the_estimate_is_a_body(tmp_path, capsys):
+    """Issue 23: every estimate is checked for M(q) > 0 over sampled poses; one that is not a
+    body says which command gives a consistent model."""
+    import dataclasses
+    import json
+
+    from dynid.cli import main
+    from dynid.cli.identify import _body_check, _body_line
+    from dynid.data.io import write_dataset
+    from dynid.evaluation import model_mass_matrix_check
+    from dynid.identification.linear import robot_model
+
+    arm = load_robot("arm3")
+    log = simulate_open_loop(arm, random_fourier(arm, seed=2), duration=4.0, rate=200.0)
+    write_dataset(tmp_path / "log.csv", log)
+    assert main(["identify", "arm3", str(tmp_path / "log.csv"), "--as-is"]) == 0
+    assert "sampled poses (smallest eigenvalue" in capsys.readouterr().out
+    assert main(["identify", "arm3", str(tmp_path / "log.csv"), "--as-is", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mass_matrix"]["positive"] is True
+    # an estimate whose M^ is negative everywhere: not a body, and the way out named
+    model = robot_model(arm)
+    negative = dataclasses.replace(model, coefficients=-model.coefficients)
+    body = _body_check(negative)
+    assert body == model_mass_matrix_check(negative, n_samples=body["n_samples"])
+    assert not body["positive"] and body["positive_fraction"] == 0.0
+    line = _body_line(body, type("Args", (), {"robot": "arm3"}))
+    assert "NOT a body" in line and "--method cls3" in line and "dynid retrieve arm3" in line

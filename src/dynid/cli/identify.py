@@ -359,6 +359,39 @@ def _errors(model, logs) -> tuple:
     return np.sqrt(squares / count), np.sqrt(torques / count), count
 
 
+# poses of the M(q) > 0 check after a fit (as `dynid validate --poses`' default)
+BODY_POSES = 1000
+
+
+def _body_check(model) -> dict:
+    """Whether the estimate is a body: ``M^(q) > 0`` on ``BODY_POSES`` poses (dynid.evaluation.
+    model_mass_matrix_check); a model whose M^ is not finite is none."""
+    import numpy as np
+
+    from dynid.evaluation import model_mass_matrix_check
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            return model_mass_matrix_check(model, n_samples=BODY_POSES)
+        except np.linalg.LinAlgError:  # inf or NaN in M^
+            return {"n_samples": BODY_POSES, "positive_fraction": 0.0,
+                    "min_eigenvalue": float("nan"), "positive": False}
+
+
+def _body_line(body: dict, args) -> str:
+    """One line: M^(q) > 0 on the sampled poses, and when not, which command gives a body."""
+    from dynid.metrics import cell
+
+    line = (f"  M(q) > 0 on {100 * body['positive_fraction']:.1f} % of {body['n_samples']} "
+            f"sampled poses (smallest eigenvalue {cell(body['min_eigenvalue'], '.3g')})")
+    if body["positive"]:
+        return line + ": a body, to simulate and to control with"
+    return (line + ": NOT a body (it cannot be simulated, exported as a physical URDF or "
+            f"trusted in a controller); `dynid identify {args.robot} ... --method cls3` "
+            f"identifies a consistent model, `dynid retrieve {args.robot} MODEL.yaml` finds a "
+            "feasible set behind these coefficients")
+
+
 def _show_identified(args, model, logs, checks, steps, title: str, *,
                      extra: dict | None = None, lines: tuple[str, ...] = (),
                      parameters=None, spread=None) -> int:
@@ -376,9 +409,11 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
         held_out, rms, count = _errors(model, checks)
     offsets = model.report.get("log_offsets")
     band = None if spread is None else _torque_band(spread, logs, checks)
+    body = _body_check(model)
     if args.json:
         payload = {"robot": model.robot.name, "friction": model.friction.name,
                    "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
+                   "mass_matrix": body,
                    "validation": None if checks is None else {
                        "n_samples": count, "rmse": held_out, "rms_torque": rms},
                    "model_file": args.output, **(extra or {})}
@@ -403,6 +438,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
         text.append(f"  predicted torque, mean half-width of its {band['level']:.0%} bootstrap "
                     f"band per joint [N m], {band['data']}: "
                     + " ".join(f"{v:.3g}" for v in band["mean_half_width"]))
+    text.append(_body_line(body, args))
     text.extend(lines)
     if args.output:
         text.append(f"  model written to {args.output}")

@@ -23,6 +23,7 @@ from dynid.evaluation.report import write_report as write_report
 from dynid.evaluation.validate import ValidationReport as ValidationReport
 from dynid.evaluation.validate import check_compatible as check_compatible
 from dynid.evaluation.validate import mass_matrix_check as mass_matrix_check
+from dynid.evaluation.validate import model_mass_matrix_check as model_mass_matrix_check
 from dynid.evaluation.validate import validate_model as validate_model
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "fit_method",
     "friction_figure",
     "mass_matrix_check",
+    "model_mass_matrix_check",
     "parameters_figure",
     "plot_torques",
     "save_figure",

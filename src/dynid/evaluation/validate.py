@@ -14,6 +14,7 @@ from dynid.data.dataset import release_pages
 from dynid.dynamics import mass_matrix
 from dynid.excitation.trajectory import random_poses
 from dynid.identification.consistency import check_consistency
+from dynid.identification.model import LinearModel
 from dynid.metrics import NOT_FINITE_NOTE, ResidualSums, cell
 
 # Samples predicted at a time: validation of a log of any length in constant memory
@@ -23,6 +24,7 @@ __all__ = [
     "ValidationReport",
     "check_compatible",
     "mass_matrix_check",
+    "model_mass_matrix_check",
     "validate_model",
 ]
 
@@ -221,8 +223,7 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
         residuals=with_friction.statistics(p95),
         rms_torque=np.sqrt(with_friction.torque_squares / data.n_samples),
         physical=parameters is not None, consistency=consistency,
-        mass_matrix=mass_matrix_check(model._geometry, model._links, n_samples=n_poses,
-                                      seed=seed),
+        mass_matrix=model_mass_matrix_check(model, n_samples=n_poses, seed=seed),
         undefined=undefined, joints=[j + 1 for j in picked],
         offsets=None if offsets is None else offsets.tolist())
 
@@ -264,9 +265,21 @@ def mass_matrix_check(robot, parameters: ArrayLike | None = None, *, n_samples: 
                       seed: int = 0) -> dict:
     """``M(q) > 0`` on ``n_samples`` random poses within the limits: the fraction of poses where
     it holds and the smallest eigenvalue found (one counterexample is enough to fail)."""
+    return _positive_definite(lambda q: mass_matrix(robot, q, parameters=parameters), robot,
+                              n_samples, seed)
+
+
+def model_mass_matrix_check(model: LinearModel, *, n_samples: int = 2000,
+                            seed: int = 0) -> dict:
+    """``mass_matrix_check`` of an identified model's ``M^(q)`` (its rotor inertias on the
+    diagonal included): whether the estimate is a body that can be simulated and controlled."""
+    return _positive_definite(model.mass_matrix, model.robot, n_samples, seed)
+
+
+def _positive_definite(mass, robot, n_samples: int, seed: int) -> dict:
     poses = random_poses(robot, n_samples, seed=seed) if np.isfinite(
         robot.limits.lower).all() else np.random.default_rng(seed).uniform(
         -np.pi, np.pi, (n_samples, robot.n_joints))
-    smallest = np.linalg.eigvalsh(mass_matrix(robot, poses, parameters=parameters))[:, 0]
+    smallest = np.linalg.eigvalsh(mass(poses))[:, 0]
     return {"n_samples": n_samples, "positive_fraction": float(np.mean(smallest > 0)),
             "min_eigenvalue": float(smallest.min()), "positive": bool((smallest > 0).all())}
