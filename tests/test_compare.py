@@ -217,6 +217,12 @@ def test_friction_is_spelt_as_in_identify(poor_logs, monkeypatch, capsys, tmp_pa
                      model, "--quiet"]) == 2
         assert "captured" in capsys.readouterr().err
         assert seen["nls_friction"] == model and isinstance(seen["friction"], columns)
-    assert main(["compare", "panda", *paths, "--nls-friction", "lugre"]) == 2
+    with pytest.raises(SystemExit) as stop:
+        main(["compare", "panda", *paths, "--nls-friction", "lugre"])
     error = capsys.readouterr().err
+    assert stop.value.code == 2
     assert "`--nls-friction` is spelt `--friction` now" in error and "--friction lugre" in error
+    # without --friction, the nls row fits what identify's nls would: stribeck for a robot
+    # file whose friction NLS does not fit (the panda's is sigmoid, its own)
+    assert main(["compare", "panda", *paths, "--methods", "nls", "--quiet"]) == 2
+    assert seen["nls_friction"] == "sigmoid"

@@ -404,6 +404,36 @@ def bounds_file(path: str, n_links: int):
         raise ValueError(f"`--bounds`: {path}: {error}") from None
 
 
+class _Renamed(argparse.Action):
+    """An option's old spelling: refused, naming the new one (one spelling across commands)."""
+
+    def __init__(self, option_strings, dest, *, new: str, **kwargs) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = " ".join(values) if isinstance(values, list) else (values or "")
+        parser.error(f"`{option_string}` is spelt `{self.new}` now, as in every dynid "
+                     f"command: {self.new} {given}".rstrip())
+
+
+def renamed_option(parser: argparse.ArgumentParser, old: str, new: str, *,
+                   nargs: str | None = None) -> None:
+    """Refuse ``old``, an earlier spelling of ``new``, with the new spelling."""
+    parser.add_argument(old, action=_Renamed, new=new, nargs=nargs,
+                        dest=f"renamed_{old.lstrip('-').replace('-', '_')}")
+
+
+def nls_friction(robot, given: str | None) -> str:
+    """The friction model NLS fits: ``given`` (--friction), else the robot file's when NLS
+    fits it, else stribeck — one default for identify and compare."""
+    from dynid.identification import NLS_FRICTION_MODELS
+
+    if given is not None:
+        return given
+    return robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else "stribeck"
+
+
 def validation_options(parser: argparse.ArgumentParser) -> None:
     """What validating a model on a log takes: the M(q) > 0 sampling and the log's
     preprocessing."""

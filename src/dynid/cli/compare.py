@@ -14,10 +14,12 @@ from dynid.cli._common import (
     joint_keys,
     linear_friction,
     loaded_robot,
+    nls_friction,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    renamed_option,
     robot_options,
     scheduler_option,
     stderr_progress,
@@ -41,10 +43,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--prior", metavar="ROBOT",
                          help="the CAD values: the cad row, the CLS prior, the NLS start "
                               "(default: the robot's own parameters)")
-    compare.add_argument("--references", nargs="+", metavar="TRAJ",
-                         help="iv: the trajectory each log tracked, in the order of DATA")
-    # the old spelling, refused with the new one (one spelling across commands: --friction)
-    compare.add_argument("--nls-friction", dest="old_nls_friction", help=argparse.SUPPRESS)
+    compare.add_argument("--reference", metavar="TRAJ", nargs="+",
+                         help="iv: the trajectory the computed-torque controller tracked (one "
+                              "for all logs, or one per log, in the order of DATA)")
+    renamed_option(compare, "--references", "--reference", nargs="+")
+    renamed_option(compare, "--nls-friction", "--friction", nargs="?")
     compare.add_argument("--bounds", metavar="BOUNDS.yaml",
                          help="constrained, nls: parameter bounds (the robot file's `bounds:` "
                               "block form; default the robot's own, or derived from a URDF)")
@@ -56,7 +59,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     bootstrap_options(compare, "every fit but cad (each method's own refits)")
     friction_options(compare, nonlinear=True,
                      nls="for the nls row, the linear methods keeping their default (the "
-                         "nls row's default: the robot file's, else viscous-coulomb)")
+                         "nls row's default: the robot file's, else stribeck, as in "
+                         "`dynid identify`)")
     robot_options(compare)
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
@@ -72,24 +76,22 @@ def _compare(args: argparse.Namespace) -> int:
     from dynid.evaluation import compare_methods, write_table
 
     check_bootstrap_options(args)
-    if args.old_nls_friction is not None:
-        raise ValueError(f"`--nls-friction` is spelt `--friction` now, as in `dynid identify`: "
-                         f"--friction {args.old_nls_friction}")
     robot = loaded_robot(args)
     prior = loaded_robot(args, args.prior) if args.prior else None
     references = None
-    if args.references:
+    if args.reference:
         from dynid.excitation import load_trajectory
 
-        if len(args.references) != len(args.data):
-            raise ValueError(f"`--references` needs one trajectory per log ({len(args.data)}), "
-                             f"got {len(args.references)}")
-        references = [load_trajectory(path) for path in args.references]
+        if len(args.reference) not in (1, len(args.data)):
+            raise ValueError(f"`--reference` needs one trajectory for all logs or one per log "
+                             f"({len(args.data)}), got {len(args.reference)}")
+        references = [load_trajectory(path) for path in args.reference]
+        references = references * len(args.data) if len(references) == 1 else references
     datasets = [prepared(args, path, robot) for path in args.data]
     with dask_client(args) as client:
         table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
                                 methods=args.methods, prior=prior, references=references,
-                                nls_friction=args.friction,
+                                nls_friction=nls_friction(robot, args.friction),
                                 friction=_linear_columns(robot, args),
                                 bounds=None if args.bounds is None else bounds_file(
                                     args.bounds, robot.n_joints),

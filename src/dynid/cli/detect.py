@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import FIGURE_SUFFIXES, Range, output_options, print_json
+from dynid.cli._common import (
+    FIGURE_SUFFIXES,
+    Range,
+    output_options,
+    print_json,
+    renamed_option,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -21,10 +27,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "times --margin")
     detect.add_argument("--calibration", metavar="LOG",
                         help="a collision-free log of the same robot, for --threshold auto")
-    detect.add_argument("--gain", type=Range(float, high=1e5, above=0), nargs="+",
+    detect.add_argument("--observer-gain", type=Range(float, high=1e5, above=0), nargs="+",
                         metavar="K", help="observer gain [1/s], one value or one per joint "
                                           "(default 50: r follows a contact's torque with a "
                                           "20 ms time constant)")
+    renamed_option(detect, "--gain", "--observer-gain", nargs="+")
     detect.add_argument("--quantile", type=Range(float, 0.5, 1), default=None,
                         help="--threshold auto: quantile of |r| on the calibration log "
                              "(default 0.9999)")
@@ -83,8 +90,8 @@ def _detect(args: argparse.Namespace) -> int:
     calibration = (read_dataset(args.calibration, joint_names=joints)
                    if args.calibration is not None else None)
     contacts = contacts_from(args.contact or [], model.robot)
-    gain = DEFAULT_GAIN if args.gain is None else (args.gain[0] if len(args.gain) == 1
-                                                   else args.gain)
+    gain = DEFAULT_GAIN if args.observer_gain is None else (
+        args.observer_gain[0] if len(args.observer_gain) == 1 else args.observer_gain)
     # a log without velocities warns (NoVelocityWarning): one line on stderr
     detection = detect_collisions(
         model, data, thresholds=thresholds, calibration=calibration, gain=gain,

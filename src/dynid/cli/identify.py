@@ -15,10 +15,12 @@ from dynid.cli._common import (
     friction_options,
     linear_friction,
     loaded_robot,
+    nls_friction,
     output_options,
     prepared,
     preprocessing_options,
     print_json,
+    renamed_option,
     robot_options,
     scheduler_option,
     stderr_progress,
@@ -93,7 +95,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                           default=20.0, metavar="W",
                           help="iv: the controller's gains, Kp = W^2, Kd = 2 W (default "
                                "%(default)g)")
-    identify.add_argument("--noise-std", type=Range(float, high=1e6, above=0),
+    renamed_option(identify, "--noise-std", "--noise", nargs="+")
+    identify.add_argument("--noise", type=Range(float, high=1e6, above=0),
                           nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
@@ -191,14 +194,14 @@ def _identify(args: argparse.Namespace) -> int:
     if args.method in CONSTRAINED_METHODS:
         return _identify_constrained(args, robot, logs, checks, steps)
     options = {"drop_above_percent": args.drop_above}
-    if args.method == "wls" and args.noise_std is not None:
-        if len(args.noise_std) != robot.n_joints:
-            raise ValueError(f"`--noise-std` needs {robot.n_joints} values (one per joint), "
-                             f"got {len(args.noise_std)}")
+    if args.method == "wls" and args.noise is not None:
+        if len(args.noise) != robot.n_joints:
+            raise ValueError(f"`--noise` needs {robot.n_joints} values (one per joint), "
+                             f"got {len(args.noise)}")
         if len(logs) > 1:
-            raise ValueError("`--noise-std` gives one level per joint; with several logs WLS "
+            raise ValueError("`--noise` gives one level per joint; with several logs WLS "
                              "estimates each log's own: leave it out")
-        options["noise_std"] = args.noise_std
+        options["noise_std"] = args.noise
     fit = {"friction": linear_friction(robot, args),
            "estimator": ESTIMATORS[args.method](**options),
            "rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
@@ -312,7 +315,7 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
     """Each method-specific option of `dynid identify` with a method that uses it."""
     uses = {
         "--reference": ("reference", ("iv",)),
-        "--noise-std": ("noise_std", ("wls",)),
+        "--noise": ("noise", ("wls",)),
         "--drop-above": ("drop_above", ("ols", "wls")),
         "--prior": ("prior", tuple(constrained)),
         "--regulariser": ("regulariser", tuple(constrained)),
@@ -548,13 +551,12 @@ def _identify_nls(args, robot, logs, checks, steps) -> int:
     """Physical parameters and a friction model fitted jointly (Gilbert et al.)."""
     import dataclasses
 
-    from dynid.identification import NLS_FRICTION_MODELS, identify_nls
+    from dynid.identification import identify_nls
 
     if args.kv is not None or args.delta is not None:
         raise ValueError("`--kv` and `--delta` shape the linear arctan columns; --method nls "
                          "fits its friction models' own parameters")
-    own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else "stribeck"
-    name = args.friction or own
+    name = nls_friction(robot, args.friction)
     if args.max_samples is not None and args.max_samples < 10:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
     fit = {"friction": name, "lasso": args.lasso or 0.0,
