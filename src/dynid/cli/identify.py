@@ -180,19 +180,19 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:  # the final fraction of every log is held out
         pairs = [split(log, 1.0 - args.validate) for log in logs]
         logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
-    efforts = {log.effort for log in logs}
-    if "current" in efforts:
-        return _identify_currents(args, robot, logs, checks, steps, efforts)
-    if args.payload_log or args.gain or args.payload_mass is not None:
-        raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
-                         "motor-current logs; these logs hold torques (a current log says so "
-                         "in its columns, or give --effort current)")
+    currents = _current_scale(args, robot, logs)
     if args.method == "iv":
+        if currents:
+            raise ValueError("`--method iv` fits torque logs: motor currents are identified "
+                             "with their drive gains by ols, cls1, cls2, cls3, log-cholesky or "
+                             "nls")
         return _identify_iv(args, robot, logs, checks, steps)
     if args.method == "nls":
-        return _identify_nls(args, robot, logs, checks, steps)
+        return _identify_nls(args, robot, logs, checks, steps, currents)
     if args.method in CONSTRAINED_METHODS:
-        return _identify_constrained(args, robot, logs, checks, steps)
+        return _identify_constrained(args, robot, logs, checks, steps, currents)
+    if currents:
+        return _identify_currents(args, robot, logs, checks, steps, currents)
     options = {"drop_above_percent": args.drop_above}
     if args.method == "wls" and args.noise is not None:
         if len(args.noise) != robot.n_joints:
@@ -245,18 +245,25 @@ def _names(args) -> str:
         f"{len(args.data)} logs ({args.data[0]}, ...)"
 
 
-def _identify_currents(args, robot, logs, checks, steps, efforts) -> int:
-    """Motor-current logs: the drive gains with the dynamics (Gautier & Briot 2014)."""
-    from dynid.identification import KnownPayload, identify_drive_gains
+def _current_scale(args, robot, logs) -> dict:
+    """For motor-current logs, what fixes their scale (Gautier & Briot 2014): the payload log
+    and its known payload, and the known gains, as keywords of the fits; ``{}`` for torque
+    logs."""
+    from dynid.identification import KnownPayload
 
+    efforts = {log.effort for log in logs}
+    if "current" not in efforts:
+        if args.payload_log or args.gain or args.payload_mass is not None:
+            raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
+                             "motor-current logs; these logs hold torques (a current log says "
+                             "so in its columns, or give --effort current)")
+        return {}
     if efforts != {"current"}:
         raise ValueError("the logs mix torques and motor currents: give logs of one kind")
-    if args.bootstrap is not None:
-        raise ValueError("`--bootstrap` resamples torque residuals; motor-current logs are "
-                         "identified with their drive gains (no bootstrap)")
-    if args.method != "ols":
-        raise ValueError(f"`--method {args.method}`: motor currents are identified with their "
-                         "drive gains by least squares (--method ols)")
+    if args.method == "wls":
+        raise ValueError("`--method wls`: motor currents are fitted with each joint weighted "
+                         "by its own current noise already (--method ols), or with a "
+                         "consistent method (cls1, cls2, cls3, log-cholesky, nls)")
     if (args.payload_log is None) != (args.payload_mass is None):
         raise ValueError("`--payload-log` and `--payload-mass` come together: the log with "
                          "the payload, and its known mass")
@@ -270,24 +277,38 @@ def _identify_currents(args, robot, logs, checks, steps, efforts) -> int:
                              "motor currents like the other logs")
         payload = KnownPayload(args.payload_mass, args.payload_com)
     if payload is None and not args.gain:
-        raise ValueError("motor currents fix the dynamics only up to a scale: give "
-                         "`--payload-log LOG --payload-mass KG` (a log with a known payload) "
-                         "or `--gain JOINT=K` (a known drive gain)")
-    model = identify_drive_gains(robot, _one_or_all(logs), payload_data=payload_log,
-                                 payload=payload, gains=dict(args.gain or []),
-                                 friction=linear_friction(robot, args),
-                                 rotor_inertia=args.rotor_inertia, offsets=args.offsets)
-    gains = model.report["drive_gains"]
-    lines = ["  drive gains [N m/A] (relative std %):"] + [
-        f"    {name:<16} {value:>10.5g}  "
-        + ("known" if std == 0 else f"{100 * std / abs(value):>8.3g}")
-        for name, value, std in zip(robot.joint_names, gains["value"], gains["std"],
-                                    strict=True)]
+        raise ValueError("motor currents fix the dynamics only up to a scale: from currents "
+                         "alone only the ratios of the parameters and drive gains are "
+                         "identifiable. Fix the scale with `--payload-log LOG --payload-mass "
+                         "KG` (a log with a known payload on the last link) or `--gain "
+                         "JOINT=K` (one known drive gain, e.g. from the drive's datasheet)")
+    return {"payload_data": payload_log, "payload": payload, "gains": dict(args.gain or [])}
+
+
+def _identify_currents(args, robot, logs, checks, steps, currents: dict) -> int:
+    """Motor-current logs by least squares: the drive gains with the base parameters
+    (Gautier & Briot 2014)."""
+    from dynid.identification import identify_drive_gains
+
+    fit = {"friction": linear_friction(robot, args), "rotor_inertia": args.rotor_inertia,
+           "offsets": args.offsets, **currents}
+    model = identify_drive_gains(robot, _one_or_all(logs), **fit)
+    model, spread = _bootstrapped(args, robot, logs, model, fit)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: drive gains and base parameters from motor "
                             f"currents on {_names(args)} (Gautier & Briot; friction "
-                            f"{model.friction.name})",
-                            extra={"drive_gains": gains}, lines=tuple(lines))
+                            f"{model.friction.name})", spread=spread)
+
+
+def _gain_lines(model) -> list[str]:
+    """The drive gains of a model from motor currents, with their relative std."""
+    if model.drive_gains is None:
+        return []
+    return ["  drive gains [N m/A] (relative std %):"] + [
+        f"    {name:<16} {value:>10.5g}  "
+        + ("known" if std == 0 else f"{100 * std / abs(value):>8.3g}")
+        for name, value, std in zip(model.robot.joint_names, model.drive_gains,
+                                    model.drive_gains_std, strict=True)]
 
 
 def _prior_weight(text: str):
@@ -413,6 +434,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     offsets = model.report.get("log_offsets")
     band = None if spread is None else _torque_band(spread, logs, checks)
     body = _body_check(model)
+    gains = None if model.drive_gains is None else abs(model.drive_gains)
     if args.json:
         payload = {"robot": model.robot.name, "friction": model.friction.name,
                    "preprocessing": steps, **_coefficient_payload(model), "rmse": error,
@@ -420,6 +442,11 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
                    "validation": None if checks is None else {
                        "n_samples": count, "rmse": held_out, "rms_torque": rms},
                    "model_file": args.output, **(extra or {})}
+        if gains is not None:  # a model from motor currents: its gains, errors in A too
+            payload["drive_gains"] = model.report["drive_gains"]
+            payload["rmse_current"] = error / gains
+            if checks is not None:
+                payload["validation"]["rmse_current"] = held_out / gains
         if band is not None:
             payload["bootstrap_torque_band"] = band
         _write(args, model, parameters)
@@ -434,14 +461,21 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
             f"{v:.3g} ({s:.2g})" for v, s in zip(entry["offsets"], entry["std"], strict=True))
             for entry in offsets]
     text.append("  RMSE per joint [N m], identification: " + " ".join(f"{v:.4g}" for v in error))
+    if gains is not None:
+        text.append("  RMSE per joint [A], identification: "
+                    + " ".join(f"{v:.4g}" for v in error / gains))
     if held_out is not None:
         text.append(f"  RMSE per joint [N m], validation ({count} held-out samples): "
                     + " ".join(f"{v:.4g}" for v in held_out))
+        if gains is not None:
+            text.append("  RMSE per joint [A], validation: "
+                        + " ".join(f"{v:.4g}" for v in held_out / gains))
     if band is not None:
         text.append(f"  predicted torque, mean half-width of its {band['level']:.0%} bootstrap "
                     f"band per joint [N m], {band['data']}: "
                     + " ".join(f"{v:.3g}" for v in band["mean_half_width"]))
     text.append(_body_line(body, args))
+    text.extend(_gain_lines(model))
     text.extend(lines)
     if args.output:
         text.append(f"  model written to {args.output}")
@@ -500,9 +534,10 @@ def _identify_iv(args, robot, logs, checks, steps) -> int:
                             f"({model.report['iterations']} iterations)", spread=spread)
 
 
-def _identify_constrained(args, robot, logs, checks, steps) -> int:
+def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> int:
     """CLS-1/2/3 or log-Cholesky: the model predicts with the constrained parameters; the
-    full link parameters go to ``--parameters-output`` as a robot file."""
+    full link parameters go to ``--parameters-output`` as a robot file. Motor-current logs
+    (``currents``: what fixes their scale) give the drive gains with them."""
     import dataclasses
 
     from dynid.identification import identify_constrained
@@ -514,7 +549,7 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
     fit = {"friction": linear_friction(robot, args), "prior": prior,
            "regulariser": args.regulariser or "euclidean", "weight": args.prior_weight,
            "bounds": _bounds(args, robot), "rotor_inertia": args.rotor_inertia,
-           "offsets": args.offsets}
+           "offsets": args.offsets, **currents}
     with dask_client(args) as client:
         result = identify_constrained(robot, _one_or_all(logs), method=args.method,
                                       progress=stderr_progress(args), client=client, **fit)
@@ -533,8 +568,10 @@ def _identify_constrained(args, robot, logs, checks, steps) -> int:
                          "W to go further")
     return _show_identified(
         args, model, logs, checks, steps,
-        f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
-        f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
+        f"{robot.name}: {args.method.upper()} on {_names(args)}"
+        + (" (motor currents, drive gains identified with the links; friction " if currents
+           else " (friction ")
+        + f"{result.model.friction.name}; solver {result.status}, {result.seconds:.2f} s)",
         extra={"constrained": {**result.to_json(),
                                "parameters_file": args.parameters_output}},
         lines=tuple(lines), spread=spread,
@@ -547,8 +584,9 @@ def _bounds(args, robot):
     return None if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
 
 
-def _identify_nls(args, robot, logs, checks, steps) -> int:
-    """Physical parameters and a friction model fitted jointly (Gilbert et al.)."""
+def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
+    """Physical parameters and a friction model fitted jointly (Gilbert et al.); with
+    motor-current logs (``currents``: what fixes their scale), the drive gains too."""
     import dataclasses
 
     from dynid.identification import identify_nls
@@ -562,13 +600,15 @@ def _identify_nls(args, robot, logs, checks, steps) -> int:
     fit = {"friction": name, "lasso": args.lasso or 0.0,
            "max_samples": args.max_samples or 10_000,
            "max_iterations": args.max_evaluations or 200, "bounds": _bounds(args, robot),
-           "rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+           "rotor_inertia": args.rotor_inertia, "offsets": args.offsets, **currents}
     result = identify_nls(robot, _one_or_all(logs), progress=stderr_progress(args), **fit)
     model, spread = _bootstrapped(args, robot, logs, result.model, fit)
     return _show_identified(
         args, model, logs, checks, steps,
         f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
-        "jointly; "
+        + ("jointly with the links and the drive gains from motor currents; " if currents
+           else "jointly; ")
+        + 
         f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
         lines=tuple(result.lines()), spread=spread,
