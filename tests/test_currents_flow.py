@@ -180,3 +180,102 @@ def test_a_wrong_count_of_gains_names_the_option(written, tmp_path, capsys):
     assert "`--drive-gains` takes one value for every joint or one per joint (3" in \
         capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
+
+
+# --- errors in A and in N m ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def current_logs(arm):
+    logs = [_log(arm, seed, noise=0.02) for seed in (1, 2)]
+    payload_log = _log(with_payload(arm, PAYLOAD_MASS, PAYLOAD_COM), 3, noise=0.02)
+    check = _log(arm, 4, noise=0.02)
+    return logs, payload_log, check
+
+
+@pytest.fixture(scope="module")
+def current_model(arm, current_logs):
+    logs, payload_log, _ = current_logs
+    return identify_drive_gains(arm, logs, payload_data=payload_log,
+                                payload=KnownPayload(PAYLOAD_MASS, PAYLOAD_COM))
+
+
+def test_validation_on_a_current_log_gives_errors_in_amperes_and_newton_metres(
+        current_model, current_logs):
+    from dynid.evaluation.validate import validate_model
+
+    _, _, check = current_logs
+    report = validate_model(current_model, check, n_poses=50)
+    gains = current_model.drive_gains
+    predicted = current_model.predict(check.q, check.dq, check.ddq, check.t)
+    amperes = check.tau - predicted / gains  # the residual in current units, computed here
+    assert_close(report.rmse, np.sqrt(np.mean((check.tau * gains - predicted) ** 2, axis=0)))
+    assert_close(report.currents["rmse_current"], np.sqrt(np.mean(amperes**2, axis=0)))
+    assert_close(report.currents["mae_current"], np.mean(np.abs(amperes), axis=0))
+    assert_close(report.currents["rms_current"], np.sqrt(np.mean(check.tau**2, axis=0)))
+    assert_close(report.currents["rmse_current"], 0.02 / np.abs(GAINS), rtol=0.25)  # the noise
+    payload = json.loads(json.dumps(report.to_json()))
+    assert payload["effort"] == "current"
+    for key in ("rmse_current", "mae_current", "rmse_rigid_current", "rms_current"):
+        assert len(payload[key]) == 3
+    assert_close(payload["drive_gains"]["value"], gains)
+    text = "\n".join(report.lines())
+    assert "errors in N m and in A" in text
+    for label in ("RMSE [N m]", "RMSE [A]", "MAE [A]", "drive gain K [N m/A]"):
+        assert label in text
+    scored = validate_model(current_model, check, n_poses=10, joints=[2])
+    assert_close(scored.currents["rmse_current"], report.currents["rmse_current"][1:2])
+
+
+def test_a_torque_log_has_no_errors_in_amperes(arm, current_model):
+    from dynid.evaluation.validate import validate_model
+
+    torques = simulate_open_loop(arm, random_fourier(arm, seed=4), duration=6.0, rate=100.0)
+    report = validate_model(current_model, torques, n_poses=10)
+    assert report.currents is None and "rmse_current" not in report.to_json()
+    assert "[A]" not in "\n".join(report.lines())
+
+
+def test_a_torque_model_on_a_current_log_says_it_has_no_gains(arm, current_logs, tmp_path,
+                                                               capsys):
+    from dynid.evaluation.validate import validate_model
+    from dynid.identification.linear import identify
+    from dynid.identification.model import save_model
+
+    _, _, check = current_logs
+    model = identify(arm, [simulate_open_loop(arm, random_fourier(arm, seed=seed),
+                                              duration=6.0, rate=100.0) for seed in (1, 2)])
+    with pytest.raises(ValueError, match=r"`data` holds motor currents \[A\], and the model "
+                                         r"has no drive gains"):
+        validate_model(model, check, n_poses=10)
+    save_model(model, tmp_path / "torque.yaml")
+    write_dataset(tmp_path / "check.csv", check)
+    assert main(["validate", str(tmp_path / "torque.yaml"), str(tmp_path / "check.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "torque.yaml" in err and "the model has no drive gains" in err
+    assert main(["report", str(tmp_path / "torque.yaml"), str(tmp_path / "check.csv"), "-o",
+                 str(tmp_path / "r.html"), "--poses", "10"]) == 2
+    assert "the model has no drive gains" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_validate_and_report_commands_on_a_current_log(current_model, current_logs, tmp_path,
+                                                       capsys):
+    from dynid.identification.model import save_model
+
+    _, _, check = current_logs
+    save_model(current_model, tmp_path / "model.yaml")
+    write_dataset(tmp_path / "check.csv", check)
+    common = [str(tmp_path / "model.yaml"), str(tmp_path / "check.csv"), "--poses", "20"]
+    assert main(["validate", *common, "--as-is", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["effort"] == "current" and len(payload["rmse_current"]) == 3
+    assert main(["validate", *common, "--as-is"]) == 0
+    text = capsys.readouterr().out
+    assert "RMSE [A]" in text and "RMSE [N m]" in text
+    assert main(["report", *common, "--as-is", "-o", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text()
+    for label in ("K [N m/A]", "σ [N m/A]", "RMSE [A]", "RMSE [N m]", "RMS i [A]",
+                  "A motor-current log"):
+        assert label in html
+    for value in current_model.drive_gains:
+        assert f"{value:.6g}" in html
