@@ -4,7 +4,10 @@ and refit current logs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pinocchio as pin
@@ -279,3 +282,100 @@ def test_validate_and_report_commands_on_a_current_log(current_model, current_lo
         assert label in html
     for value in current_model.drive_gains:
         assert f"{value:.6g}" in html
+
+
+# --- codegen: currents or torques ------------------------------------------------------------
+
+def _compiled(code_dir, name, model, tmp_path, **options):
+    import ctypes
+
+    from dynid.codegen import generate
+
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no system C compiler `cc` on PATH")
+    code = generate(model, tmp_path / f"{name}.h", effort="current", **options)
+    library = tmp_path / f"lib{name}.so"
+    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                    "-shared", "-fPIC", "-O0", str(tmp_path / f"{name}.c"), "-o",
+                    str(library), "-lm"], check=True, capture_output=True, text=True)
+    return code, ctypes.CDLL(str(library))
+
+
+def _call(lib, function, *arrays, n):
+    import ctypes
+
+    fn = getattr(lib, function)
+    fn.restype = None
+    rows = arrays[0].shape[0]
+    out = np.zeros((rows, n))
+    for k in range(rows):
+        row = [None if a is None else np.ascontiguousarray(a[k], dtype=float) for a in arrays]
+        fn(*[None if r is None else r.ctypes.data_as(ctypes.c_void_p) for r in row],
+           out[k].ctypes.data_as(ctypes.c_void_p))
+    return out
+
+
+def test_generated_inverse_dynamics_in_currents_is_the_models_torque_over_its_gains(
+        current_model, tmp_path):
+    from dynid.identification.linear import linear_template
+    from dynid.friction.models import NoFriction
+
+    rng = np.random.default_rng(3)
+    q, dq, ddq = rng.uniform(-2, 2, (3, 10, 3))
+    dq[0, 0] = 0.0
+    code, lib = _compiled(tmp_path, "arm", current_model, tmp_path, prefix="arm")
+    assert code.effort == "current"
+    assert {"inverse_dynamics_current", "gravity_current"} <= set(code.functions)
+    assert "#define ARM_HAS_CURRENT_DYNAMICS 1" in code.files["arm.h"]
+    gains = current_model.drive_gains
+    expected = current_model.predict(q, dq, ddq) / gains
+    scale = np.abs(expected).max()
+    assert np.abs(current_model.friction_torque(dq)).max() > 0.1  # friction is in it
+    assert_close(_call(lib, "arm_inverse_dynamics_current", q, dq, ddq, None, n=3), expected,
+                 rtol=1e-12, atol=1e-12 * scale)
+    assert_close(_call(lib, "arm_gravity_current", q, n=3),
+                 current_model.gravity_torque(q) / gains, rtol=1e-12, atol=1e-12 * scale)
+    # a model without friction: no state argument
+    robot = load_robot("arm3")
+    template = linear_template(robot, NoFriction(3))
+    bare = dataclasses.replace(template, coefficients=template.base.regrouping
+                               @ robot.parameters.ravel(), drive_gains=GAINS,
+                               drive_gains_std=GAINS / 100)
+    code, lib = _compiled(tmp_path, "bare", bare, tmp_path, prefix="bare")
+    assert_close(_call(lib, "bare_inverse_dynamics_current", q, dq, ddq, n=3),
+                 bare.predict(q, dq, ddq) / GAINS, rtol=1e-12,
+                 atol=1e-12 * np.abs(bare.predict(q, dq, ddq) / GAINS).max())
+
+
+def test_torque_code_has_no_current_dynamics_and_a_torque_model_is_refused(
+        current_model, arm, tmp_path, capsys):
+    from dynid.codegen import generate
+    from dynid.identification.linear import robot_model
+    from dynid.identification.model import save_model
+
+    torques = generate(current_model)
+    assert torques.effort == "torque" and "inverse_dynamics_current" not in torques.functions
+    torque_model = robot_model(arm)
+    with pytest.raises(ValueError, match="`effort`: 'current' needs a model with drive gains"):
+        generate(torque_model, tmp_path / "x.h", effort="current")
+    with pytest.raises(ValueError, match="`effort` must be 'torque' or 'current', got 'amps'"):
+        generate(current_model, effort="amps")
+    assert not list(tmp_path.iterdir())  # nothing written
+    save_model(torque_model, tmp_path / "torque.yaml")
+    assert main(["codegen", str(tmp_path / "torque.yaml"), "-o", str(tmp_path / "t.c"),
+                 "--effort", "current"]) == 2
+    err = capsys.readouterr().err
+    assert "`--effort current`" in err and "has no drive gains" in err
+    assert not (tmp_path / "t.c").exists() and not (tmp_path / "t.h").exists()
+    save_model(current_model, tmp_path / "current.yaml")
+    assert main(["codegen", str(tmp_path / "current.yaml"), "-o", str(tmp_path / "c.hpp"),
+                 "--effort", "current", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["effort"] == "current"
+    assert any(name.endswith("::inverse_dynamics_current") for name in payload["functions"])
+    assert "constexpr bool has_current_dynamics = true;" in (tmp_path / "c.hpp").read_text()
+    compiler = shutil.which("c++")
+    if compiler is not None:  # the header-only C++ compiles, warnings as errors
+        subprocess.run([compiler, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                        "-fsyntax-only", "-x", "c++", str(tmp_path / "c.hpp")], check=True)
