@@ -379,3 +379,122 @@ def test_torque_code_has_no_current_dynamics_and_a_torque_model_is_refused(
     if compiler is not None:  # the header-only C++ compiles, warnings as errors
         subprocess.run([compiler, "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pedantic",
                         "-fsyntax-only", "-x", "c++", str(tmp_path / "c.hpp")], check=True)
+
+
+# --- bootstrap and compare with currents -----------------------------------------------------
+
+def _short_logs(arm, noise):
+    logs = [_log(arm, seed, noise=noise, duration=4.0) for seed in (1, 2)]
+    return logs, _log(with_payload(arm, PAYLOAD_MASS, PAYLOAD_COM), 3, noise=noise,
+                      duration=4.0)
+
+
+def test_noise_free_current_replicates_are_the_point_estimate(arm):
+    """Residuals of every log, the payload log included (its payload's torque rebuilt from the
+    fit), are zero on noise-free currents: every replicate refits the point estimate. Also when
+    the fit reports no identified payload part (it is then fitted on the payload log)."""
+    import dataclasses as dc
+
+    from dynid.identification.bootstrap import _current_residuals, bootstrap
+
+    logs, payload_log = _short_logs(arm, 0.0)
+    payload = KnownPayload(PAYLOAD_MASS, PAYLOAD_COM)
+    spread = bootstrap(arm, logs, method="ols", replicates=3, seed=2, payload_data=payload_log,
+                       payload=payload)
+    model = spread.model
+    assert model.report["kind"] == "current" and spread.drive_gains.shape == (3, 3)
+    assert_close(spread.drive_gains, np.tile(model.drive_gains, (3, 1)), rtol=1e-7, atol=0)
+    assert_close(spread.coefficients, np.tile(model.coefficients, (3, 1)), rtol=1e-6,
+                 atol=1e-7 * np.abs(model.coefficients).max())
+    assert_close(model.drive_gains, GAINS, rtol=1e-7)
+    _, residuals = _current_residuals(model, arm, logs, payload_log, payload)
+    assert len(residuals) == 3
+    assert max(np.abs(e).max() for e in residuals) < 1e-8
+    bare = dc.replace(model, report={k: v for k, v in model.report.items() if k != "payload"})
+    _, residuals = _current_residuals(bare, arm, logs, payload_log, payload)
+    assert max(np.abs(e).max() for e in residuals) < 1e-8
+    wrong = KnownPayload(PAYLOAD_MASS / 2, PAYLOAD_COM)  # the check can fail
+    _, residuals = _current_residuals(model, arm, logs, payload_log, wrong)
+    assert np.abs(residuals[2]).max() > 1e-3
+
+
+def test_bootstrap_of_current_logs_gives_the_gains_spread(arm, tmp_path):
+    from dynid.identification.bootstrap import bootstrap, bootstrap_table
+    from dynid.identification.model import load_model, save_model
+
+    logs, payload_log = _short_logs(arm, 0.02)
+    spread = bootstrap(arm, logs, method="ols", replicates=16, seed=5,
+                       payload_data=payload_log, payload=KnownPayload(PAYLOAD_MASS, PAYLOAD_COM))
+    model = spread.model
+    ratio = spread.gain_std / model.drive_gains_std  # white noise: the formula holds
+    assert ((ratio > 0.4) & (ratio < 2.5)).all(), ratio
+    low, high = spread.gain_interval(0.9)
+    assert (low < high).all() and (low <= np.median(spread.drive_gains, axis=0)).all()
+    assert (np.abs(model.drive_gains - GAINS) < 5 * spread.gain_std).all()
+    entry = spread.to_report()
+    assert set(entry["drive_gains"]) == {"std", "lower", "upper"}
+    back = load_model(save_model(spread.annotate(), tmp_path / "m.yaml"))
+    assert_close(back.report["bootstrap"]["drive_gains"]["std"], spread.gain_std)
+    assert bootstrap_table(back) is not None
+    # known gains instead of a payload log, and the same seed: the same replicates
+    known = {1: float(GAINS[0])}
+    first = bootstrap(arm, logs, method="ols", replicates=2, seed=7, gains=known)
+    again = bootstrap(arm, logs, method="ols", replicates=2, seed=7, gains=known)
+    np.testing.assert_array_equal(first.drive_gains, again.drive_gains)
+    assert (first.drive_gains[:, 0] == GAINS[0]).all()  # a known gain stays known
+
+
+def test_bootstrap_of_current_logs_refuses_what_cannot_work(arm):
+    from dynid.identification.bootstrap import bootstrap
+
+    logs, payload_log = _short_logs(arm, 0.02)
+    payload = KnownPayload(PAYLOAD_MASS)
+    torques = simulate_open_loop(arm, random_fourier(arm, seed=1), duration=4.0, rate=100.0)
+    with pytest.raises(ValueError, match=r"`method` must be one of \('ols', 'cls1'"):
+        bootstrap(arm, logs, method="wls", replicates=2, gains={1: 1.0})
+    with pytest.raises(ValueError, match="only up to a scale: give `payload_data`"):
+        bootstrap(arm, logs, replicates=2)
+    with pytest.raises(ValueError, match="`payload_data` and `payload` come together"):
+        bootstrap(arm, logs, replicates=2, payload_data=payload_log)
+    with pytest.raises(ValueError, match="`payload_data` must be a motor-current Dataset"):
+        bootstrap(arm, logs, replicates=2, payload_data=torques, payload=payload)
+    with pytest.raises(ValueError, match="`payload`, `gains`: these fix the drive gains"):
+        bootstrap(arm, torques, replicates=2, payload=payload, gains={1: 1.0})
+    with pytest.raises(ValueError, match="mixes joint-torque and motor-current logs"):
+        bootstrap(arm, [logs[0], torques], replicates=2, gains={1: 1.0})
+
+
+def test_compare_current_logs_with_ols(arm):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dynid.evaluation.compare import compare_methods
+
+    logs, payload_log = _short_logs(arm, 0.02)
+    payload = KnownPayload(PAYLOAD_MASS, PAYLOAD_COM)
+    with ThreadPoolExecutor(2) as pool:
+        table = compare_methods(arm, logs, methods=["ols"], payload_data=payload_log,
+                                payload=payload, bootstrap=4, seed=1, executor=pool)
+    assert table.effort == "current"
+    for i, log in enumerate(logs):
+        model = table.models[("ols", i)]
+        assert np.abs(model.drive_gains / GAINS - 1).max() < 0.02
+        for j, other in enumerate(logs):  # errors in N m: K i of the model's own gains
+            predicted = model.predict(other.q, other.dq, other.ddq, other.t)
+            error = other.tau * model.drive_gains - predicted
+            assert table.w[i, j, 0] == pytest.approx(np.linalg.norm(error) / other.n_samples,
+                                                     rel=1e-10)
+    assert table.w[0, 1, 0] < 0.02 * 2 * np.sqrt(3) / np.sqrt(logs[1].n_samples)
+    payload_json = json.loads(json.dumps(table.to_json()))
+    assert payload_json["effort"] == "current"
+    fits = payload_json["drive_gains"]["ols"]
+    assert [fit["identification"] for fit in fits] == table.names
+    assert_close(fits[1]["value"], table.models[("ols", 1)].drive_gains)
+    assert "drive_gains" in payload_json["bootstrap"]["fits"][0]
+    assert (table.w_r_std[..., 0] > 0).all()
+    assert "drive gains K [N m/A]" in "\n".join(table.lines())
+    assert "Motor-current logs" in table.to_markdown()
+    with pytest.raises(ValueError, match="`methods` cad, wls identify no drive gains"):
+        compare_methods(arm, logs, methods=["cad", "ols", "wls"], payload_data=payload_log,
+                        payload=payload)
+    with pytest.raises(ValueError, match="only up to a scale"):
+        compare_methods(arm, logs, methods=["ols"])
