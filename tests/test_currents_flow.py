@@ -318,8 +318,8 @@ def _call(lib, function, *arrays, n):
 
 def test_generated_inverse_dynamics_in_currents_is_the_models_torque_over_its_gains(
         current_model, tmp_path):
-    from dynid.identification.linear import linear_template
     from dynid.friction.models import NoFriction
+    from dynid.identification.linear import linear_template
 
     rng = np.random.default_rng(3)
     q, dq, ddq = rng.uniform(-2, 2, (3, 10, 3))
@@ -475,7 +475,7 @@ def test_compare_current_logs_with_ols(arm):
         table = compare_methods(arm, logs, methods=["ols"], payload_data=payload_log,
                                 payload=payload, bootstrap=4, seed=1, executor=pool)
     assert table.effort == "current"
-    for i, log in enumerate(logs):
+    for i in range(len(logs)):
         model = table.models[("ols", i)]
         assert np.abs(model.drive_gains / GAINS - 1).max() < 0.02
         for j, other in enumerate(logs):  # errors in N m: K i of the model's own gains

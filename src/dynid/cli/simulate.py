@@ -91,7 +91,6 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.excitation import FourierTrajectory, load_trajectory
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
-
     from dynid.simulate.twin import with_payload
 
     robot = loaded_robot(args)

@@ -182,9 +182,10 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     metrics above, the physical consistency of the model's link parameters when it has a full
     set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
     on ``n_poses`` random poses within the limits. A current log is turned into torques by the
-    model's drive gains, and the report gives the errors in A too (``ValidationReport.currents``);
-    a model without drive gains cannot read one (an error that says so). Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time
-    (a stateful friction's state carried from chunk to chunk), the figures accumulated.
+    model's drive gains, and the report gives the errors in A too
+    (``ValidationReport.currents``); a model without drive gains cannot read one (an error
+    that says so). Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time (a
+    stateful friction's state carried from chunk to chunk), the figures accumulated.
 
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
