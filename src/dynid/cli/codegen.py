@@ -13,6 +13,7 @@ from dynid.cli._common import output_options, print_json
 # dynid.codegen.LANGUAGES and SUFFIXES
 _LANGUAGES = ("c", "cpp")
 _SUFFIXES = (".h", ".c", ".hpp", ".hh")
+_EFFORTS = ("torque", "current")  # dynid.codegen.EFFORTS
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -38,6 +39,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                               "coefficients as an equivalent parameter vector (default, what "
                               "dynid evaluates) or the full link parameters of a constrained, "
                               "NLS or retrieved model (the same torques to rounding)")
+    codegen.add_argument("--effort", choices=_EFFORTS, default="torque",
+                         help="torque (default): the dynamics in joint torques; current: also "
+                              "inverse_dynamics_current and gravity_current, the motor currents "
+                              "[A] = torque / K (friction included), for a model with drive "
+                              "gains (identified from motor currents)")
     output_options(codegen)
     codegen.set_defaults(handler=_codegen, output_suffixes={"-o": _SUFFIXES},
                          derived_outputs=_beside)
@@ -61,8 +67,13 @@ def _codegen(args: argparse.Namespace) -> int:
     from dynid.identification import load_model
 
     model = load_model(args.model)
+    if args.effort == "current" and model.drive_gains is None:
+        raise ValueError(f"`--effort current`: {args.model} has no drive gains (it was "
+                         "identified from joint torques), so there is no K to turn its torques "
+                         "into motor currents: generate torques (--effort torque), or identify "
+                         "the model from current logs")
     code = generate(model, args.output, language=args.language, prefix=args.prefix,
-                    parameters=args.parameters)
+                    parameters=args.parameters, effort=args.effort)
     def named(function: str) -> str:
         return f"{code.prefix}::{function}" if code.language == "cpp" else \
             f"{code.prefix}_{function}"
@@ -77,7 +88,7 @@ def _codegen(args: argparse.Namespace) -> int:
         print_json({"robot": model.robot.name, "language": code.language,
                     "prefix": code.prefix, "files": [str(p) for p in code.paths],
                     "functions": names, "friction": code.friction,
-                    "drive_gains": code.drive_gains,
+                    "drive_gains": code.drive_gains, "effort": code.effort,
                     "lines": {name: text.count("\n") for name, text in code.files.items()}})
         return 0
     friction = (f"friction {model.friction.name}"
@@ -85,6 +96,8 @@ def _codegen(args: argparse.Namespace) -> int:
                 if code.friction else "no friction")
     print(f"{model.robot.name}: {'C99' if code.language == 'c' else 'C++'} written to {files} "
           f"({model.robot.n_joints} joints, {friction}, "
+          + ("effort: motor currents, inverse_dynamics_current and gravity_current [A]; "
+             if code.effort == "current" else "")
           + ("drive gains: torque_from_current, current_from_torque" if code.drive_gains
              else "torques only, no drive gains")
           + f"; {named('inverse_dynamics')}, {named('mass_matrix')}, ...)")

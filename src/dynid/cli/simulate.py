@@ -60,6 +60,18 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="time-stamp jitter std (default %(default)g)")
     simulate.add_argument("--drop", type=Range(float, 0, 0.99), default=0.0, metavar="P",
                           help="probability of losing each sample (default %(default)g)")
+    simulate.add_argument("--drive-gains", type=_drive_gain, nargs="+", metavar="K",
+                          help="log motor currents i = tau / K [A] instead of torques: the "
+                               "drive gains K [N m/A] (torque per current; nonzero, a sign "
+                               "allowed), one value for every joint or one per joint; --noise "
+                               "and --bias stay in N m. The log's columns are current1..n, "
+                               "which `dynid identify` reads as currents")
+    simulate.add_argument("--payload", type=_payload, metavar="MASS[@CX,CY,CZ]",
+                          help="a known payload rigidly on the last link (the payload log of "
+                               "drive gains from currents): MASS [kg], its centre of mass "
+                               "CX,CY,CZ [m] in the tool frame (default the tool point 0,0,0); "
+                               "its inertia a uniform solid sphere of radius 5 cm about its "
+                               "centre of mass. E.g. 3 or 3@0.05,0,0.04")
     simulate.add_argument(
         "--contact", action="append", metavar="SPEC",
         help="an external force on the arm, repeatable: START[+DURATION]:FX,FY,FZ[,MX,MY,MZ]"
@@ -79,8 +91,14 @@ def _simulate(args: argparse.Namespace) -> int:
     from dynid.data import write_dataset
     from dynid.excitation import FourierTrajectory, load_trajectory
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
+    from dynid.simulate.twin import with_payload
 
     robot = loaded_robot(args)
+    if args.drive_gains is not None and len(args.drive_gains) not in (1, robot.n_joints):
+        raise ValueError(f"`--drive-gains` takes one value for every joint or one per joint "
+                         f"({robot.n_joints} for {robot.name!r}), got {len(args.drive_gains)}")
+    if args.payload is not None:
+        robot = with_payload(robot, *args.payload)
     contacts = contacts_from(args.contact or [], robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
@@ -104,7 +122,7 @@ def _simulate(args: argparse.Namespace) -> int:
         torque_noise_std=per_joint(args.noise), torque_bias=per_joint(args.bias),
         position_resolution=args.position_resolution,
         velocity_from_positions=args.velocity_from_positions, jitter_std=args.jitter,
-        drop_probability=args.drop)
+        drop_probability=args.drop, drive_gains=per_joint(args.drive_gains, None))
     loop_options = {"--natural-frequency": args.natural_frequency,
                     "--stiffness": args.stiffness, "--damping": args.damping,
                     "--controller": args.controller, "--substeps": args.substeps}
@@ -126,7 +144,12 @@ def _simulate(args: argparse.Namespace) -> int:
     write_dataset(args.output, data)
     summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
                "closed_loop": args.closed_loop, "output": args.output,
-               "contacts": data.metadata.get("contacts", []),
+               "contacts": data.metadata.get("contacts", []), "effort": data.effort,
+               "drive_gains": data.metadata["sensor"].get("drive_gains"),
+               "payload": None if args.payload is None else
+               {"mass": args.payload[0], "com_tool": (None if args.payload[1] is None
+                                                      else list(args.payload[1])),
+                "inertia": "uniform solid sphere, radius 0.05 m"},
                **({"control_law": data.metadata["source"],
                    "controller": data.metadata["controller"],
                    "rk4_substeps": data.metadata["rk4_substeps"],
@@ -135,8 +158,16 @@ def _simulate(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         loop = "closed loop" if args.closed_loop else "open loop"
-        print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}) "
-              f"written to {args.output}")
+        effort = ("motor currents [A], drive gains "
+                  + " ".join(f"{k:g}" for k in data.metadata["sensor"]["drive_gains"])
+                  + " N m/A" if data.effort == "current" else "joint torques [N m]")
+        print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}, "
+              f"{effort}) written to {args.output}")
+        if args.payload is not None:
+            mass, com = args.payload
+            print(f"  payload on the last link: {mass:g} kg, centre of mass "
+                  + ("at the tool point" if com is None else
+                     "(" + ", ".join(f"{c:g}" for c in com) + ") m in the tool frame"))
         if args.closed_loop:
             print(f"  RK4 steps per control period: {data.metadata['rk4_substeps']}")
             print("  tracking RMS per joint [rad]: "
@@ -145,6 +176,44 @@ def _simulate(args: argparse.Namespace) -> int:
             print(f"  contact on {contact['link_name']} from {contact['start']:g} s to "
                   f"{contact['stop']:g} s, force {contact['force']} N")
     return 0
+
+
+def _drive_gain(text: str) -> float:
+    """An argparse type: a finite, nonzero drive gain [N m/A]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number [N m/A], got {text!r}") from None
+    if not (abs(value) > 0 and abs(value) < float("inf")):  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a finite nonzero gain [N m/A] (torque per "
+                                         f"current), got {text!r}")
+    return value
+
+
+def _payload(text: str) -> tuple[float, tuple[float, float, float] | None]:
+    """An argparse type: ``MASS[@CX,CY,CZ]`` -> (mass [kg], CoM [m] in the tool frame or
+    None)."""
+    mass_text, at, com_text = text.partition("@")
+    try:
+        mass = float(mass_text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected MASS[@CX,CY,CZ] (kg; m in the tool frame), got {text!r}") from None
+    if not 0 < mass <= 1000:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a payload mass in (0, 1000] kg, got "
+                                         f"{mass_text!r}")
+    if not at:
+        return mass, None
+    parts = com_text.split(",")
+    try:
+        com = tuple(float(part) for part in parts)
+    except ValueError:
+        com = ()
+    if len(com) != 3 or not all(abs(c) <= 10 for c in com):  # NaN and inf fail too
+        raise argparse.ArgumentTypeError(
+            f"expected the centre of mass as three numbers CX,CY,CZ within 10 m (tool frame) "
+            f"after '@', got {com_text!r}")
+    return mass, com
 
 
 def _named_robot(flag: str, name_or_path: str, tip: str | None):

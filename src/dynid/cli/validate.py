@@ -57,7 +57,9 @@ def _validate(args: argparse.Namespace) -> int:
                      model.predict(data.q, data.dq, data.ddq, data.t)
                      + (0 if report.offsets is None else report.offsets),
                      args.plot, rigid=model.rigid_torque(data.q, data.dq, data.ddq),
-                     title=f"{model.robot.name}: {args.data}, measured vs model")
+                     title=f"{model.robot.name}: {args.data}, measured "
+                           + ("(K i, the model's drive gains) " if data.effort == "current"
+                              else "") + "vs model")
     if args.json:
         print_json({"model": args.model, "data": args.data,
                     "preprocessing": data.metadata.get("preprocessing", []),

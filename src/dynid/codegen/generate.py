@@ -67,6 +67,7 @@ class GeneratedCode:
     functions: tuple[str, ...] = field(default=())
     friction: bool = True
     drive_gains: bool = False
+    effort: str = "torque"
 
 
 def _prefix(model: LinearModel, prefix: str | None) -> str:
@@ -170,8 +171,8 @@ class _Writer:
     """Every function of one model in one language."""
 
     def __init__(self, model: LinearModel, prefix: str, language: Language,
-                 parameters: str) -> None:
-        self.model, self.language = model, language
+                 parameters: str, effort: str = "torque") -> None:
+        self.model, self.language, self.effort = model, language, effort
         self.n = model.robot.n_joints
         self.chain = chain_arrays(model.robot)
         self.pi, self.rotor = _link_parameters(model, parameters)
@@ -301,6 +302,8 @@ class _Writer:
                     "The Coriolis matrix C(q, dq) of the Christoffel symbols: C dq = c(q, dq), "
                     f"dM/dt - 2 C skew-symmetric; row-major: C[i * {n} + j].",
                     self._unused(body.lines(), ("q", "dq"))))
+        if self.effort == "current":
+            out += self._current_functions(vec)
         if self.gains is not None:
             what = "an identified drive gain"
             gains = [literal(k, what) for k in self.gains]
@@ -313,6 +316,27 @@ class _Writer:
                         "tau / K, K the identified drive gains [N m/A | N/A].",
                         [f"current[{i}] = tau[{i}] / {k};" for i, k in enumerate(gains)]))
         return out
+
+    def _current_functions(self, vec: str) -> list[tuple[str, str, str, list[str]]]:
+        """``effort="current"``: the inverse dynamics and gravity in motor currents, the
+        torque functions' results over the drive gains (friction included)."""
+        gains = [literal(k, "an identified drive gain") for k in self.gains]
+        state = "z, " if self.friction else ""
+        divide = [f"current[{i}] = current[{i}] / {k};" for i, k in enumerate(gains)]
+        return [
+            ("inverse_dynamics_current",
+             f"const double q{vec}, const double dq{vec}, const double ddq{vec}, "
+             + ("const double *z, " if self.friction else "") + f"double current{vec}",
+             "Motor currents [A] that realise the motion: current = (M(q) ddq + c(q, dq) + "
+             "g(q)" + (" + friction(dq, z)" if self.friction else "") + ") / K, K the "
+             "identified drive gains [N m/A | N/A]"
+             + ("; z as for friction (NULL: steady-state friction)." if self.friction
+                else "."),
+             [f"{self.name('inverse_dynamics')}(q, dq, ddq, {state}current);", *divide]),
+            ("gravity_current", f"const double q{vec}, double current{vec}",
+             "The motor currents [A] that hold the arm still at q: g(q) / K.",
+             [f"{self.name('gravity')}(q, current);", *divide]),
+        ]
 
     @staticmethod
     def _unused(lines: list[str], arguments: tuple[str, ...]) -> list[str]:
@@ -400,6 +424,12 @@ class _Writer:
                     "interface: convert motor currents with your drives' own torque "
                     "constants and gear ratios.")
         gains = ", ".join(repr(float(k)) for k in self.gains)
+        if self.effort == "current":
+            return (f"Drive gains: identified from motor currents, K = ({gains}) [N m/A | N/A] "
+                    "per joint. Effort: motor currents. inverse_dynamics_current and "
+                    "gravity_current return currents [A] (the torques over K, friction "
+                    "included); the other functions take and return joint torques; "
+                    "torque_from_current and current_from_torque convert (tau = K current).")
         return (f"Drive gains: identified from motor currents, K = ({gains}) [N m/A | N/A] "
                 "per joint. The dynamics take and return joint torques; torque_from_current "
                 "and current_from_torque convert (tau = K current).")
@@ -417,7 +447,9 @@ class _Writer:
                   f"#define {upper}_HAS_FRICTION {int(self.friction)} "
                   "/* 0: no friction terms, no friction functions */",
                   f"#define {upper}_HAS_DRIVE_GAINS {int(self.gains is not None)} "
-                  "/* 1: torque_from_current, current_from_torque */", ""]
+                  "/* 1: torque_from_current, current_from_torque */",
+                  f"#define {upper}_HAS_CURRENT_DYNAMICS {int(self.effort == 'current')} "
+                  "/* 1: inverse_dynamics_current, gravity_current [A] */", ""]
         for name, arguments, doc, _ in functions:
             header += [*_doc(doc), f"void {self.name(name)}({arguments});", ""]
         header += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
@@ -440,7 +472,10 @@ class _Writer:
                 f"constexpr bool has_friction = {str(self.friction).lower()}; "
                 "// false: no friction terms, no friction functions",
                 f"constexpr bool has_drive_gains = {str(self.gains is not None).lower()}; "
-                "// true: torque_from_current, current_from_torque", ""]
+                "// true: torque_from_current, current_from_torque",
+                f"constexpr bool has_current_dynamics = "
+                f"{str(self.effort == 'current').lower()}; "
+                "// true: inverse_dynamics_current, gravity_current [A]", ""]
         helpers = _helpers(functions, "inline double", self.names)
         if helpers:
             text += ["namespace detail {", *helpers, "} // namespace detail", ""]
@@ -472,7 +507,7 @@ def _helpers(functions, declaration: str, names: _friction.Names) -> list[str]:
 
 def generate(model: LinearModel, path: str | Path | None = None, *,
              language: str | None = None, prefix: str | None = None,
-             parameters: str = "equivalent") -> GeneratedCode:
+             parameters: str = "equivalent", effort: str = "torque") -> GeneratedCode:
     """C99 (or C++) code of ``model``'s dynamics; written to ``path`` when given.
 
     ``language``: ``"c"`` (default; also what a ``.h``/``.c`` path means) writes a header and
@@ -498,6 +533,11 @@ def generate(model: LinearModel, path: str | Path | None = None, *,
     ``current_from_torque(tau, current)`` too; the header of one without says that the code
     takes and returns torques. ``GeneratedCode.functions`` lists what was generated.
 
+    ``effort``: ``"torque"`` (default) or ``"current"``: a model with drive gains gets
+    ``inverse_dynamics_current(q, dq, ddq, z, current)`` (``z`` only with friction) and
+    ``gravity_current(q, current)`` too, the motor currents [A] ``tau / K`` (friction
+    included); a model without drive gains is refused (it has no K to divide by).
+
     Refused with the reason (ValueError): a model with NaN or inf numbers, an unknown
     ``language``, a ``path`` whose suffix is not the language's, a C ``path`` whose header
     name C cannot ``#include`` (a quote, a backslash, a control character).
@@ -507,8 +547,9 @@ def generate(model: LinearModel, path: str | Path | None = None, *,
     if target is not None:
         _check_path(target, chosen)
     check_model(model)
+    _check_effort(model, effort)
     name = _prefix(model, prefix)
-    writer = _Writer(model, name, chosen, parameters)
+    writer = _Writer(model, name, chosen, parameters, effort)
     paths = output_files(target, chosen) if target is not None else None
     if chosen == "c":
         header, source = (paths[0].name, paths[1].name) if paths else (f"{name}.h", f"{name}.c")
@@ -517,12 +558,26 @@ def generate(model: LinearModel, path: str | Path | None = None, *,
         files = writer.cpp_file(paths[0].name if paths else f"{name}.hpp")
     functions = tuple(function for function, *_ in writer.functions())
     made = GeneratedCode(chosen, name, files, functions=functions, friction=writer.friction,
-                         drive_gains=writer.gains is not None)
+                         drive_gains=writer.gains is not None, effort=effort)
     if paths is None:
         return made
     written = atomic_write_all([(path, _text_writer(text))
                                 for path, text in zip(paths, files.values(), strict=True)])
     return dataclasses.replace(made, paths=tuple(written))
+
+
+EFFORTS = ("torque", "current")
+
+
+def _check_effort(model: LinearModel, effort: str) -> None:
+    """``effort`` is one of ``EFFORTS``; currents need the model's drive gains."""
+    if effort not in EFFORTS:
+        raise ValueError(f"`effort` must be 'torque' or 'current', got {effort!r:.60}")
+    if effort == "current" and model.drive_gains is None:
+        raise ValueError("`effort`: 'current' needs a model with drive gains (identified from "
+                         "motor-current logs, which give K = torque per current); this model "
+                         "was identified from joint torques and has no K to turn its torques "
+                         "into currents: generate torques, or identify from currents")
 
 
 def _text_writer(text: str):

@@ -17,6 +17,13 @@ the errors that models refitted on equally noisy runs of the same trajectory giv
 one method's error is really below another's or within the data's noise. (On its own
 identification data a fit sits at the low end of that range: least squares is optimistic
 there.)
+
+Motor-current logs (``effort="current"``): every method identifies the drive gains with the
+dynamics (``dynid.identification._currents.fit_currents``, the dispatch the bootstrap uses too:
+``ols`` is Gautier & Briot's), each fit given the same payload log and known payload and/or
+known gains; ``cad``, ``wls`` and ``iv`` identify no gains and are refused. The errors stay in
+N m: each model reads a log's currents as torques with its own gains (``K i``); the JSON lists
+every fit's gains with their standard deviations (``drive_gains``).
 """
 
 from __future__ import annotations
@@ -38,9 +45,11 @@ from dynid._parallel import run_parallel
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
 from dynid.friction.models import FrictionModel, NoFriction
+from dynid.identification._currents import CURRENT_METHODS, fit_currents
 from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained import identify_constrained
+from dynid.identification.drive_gains import KnownPayload
 from dynid.identification.estimators import ESTIMATORS
 from dynid.identification.linear import (
     default_friction,
@@ -83,6 +92,9 @@ CRITERIA_DEFINITIONS = {
                             "box of the robot file's parameter bounds; '-' where the robot has "
                             "no bounds",
 }
+CURRENT_NOTE = ("Motor-current logs: each model reads the measured currents as torques K i with "
+                "its own identified drive gains K; w [N m] and w_r compare those torques with "
+                "its predictions.")
 CRITERIA_RULE = ("Yes: the models identified on every trajectory pass; No: at least one fails. "
                  "A model without a full set of link parameters is checked on the equivalent "
                  "set it predicts with.")
@@ -108,6 +120,17 @@ class Comparison:
     w_r_interval: NDArray | None = None
     bootstraps: dict = field(default_factory=dict, repr=False)  # (method, i) -> Bootstrap
     bootstrap_settings: dict | None = None  # replicates, seed, level
+    effort: str = "torque"  # "current": motor-current logs, every model with drive gains
+
+    def drive_gains(self) -> dict | None:
+        """Motor-current logs: ``{method: [{"identification", "value", "std"}, ...]}``, the
+        drive gains [N m/A] each fit identified, per identification trajectory; else None."""
+        if self.effort != "current":
+            return None
+        return {method: [{"identification": self.names[i],
+                          "value": self.models[(method, i)].drive_gains.tolist(),
+                          "std": self.models[(method, i)].drive_gains_std.tolist()}
+                         for i in range(len(self.names))] for method in self.methods}
 
     def rows(self) -> list[tuple[str, int, int]]:
         """Table 5's rows: (label, identification index, evaluated index)."""
@@ -138,7 +161,10 @@ class Comparison:
                "criteria": self.criteria, "seconds": self.seconds,
                "caption": CAPTION, "metrics": METRICS,
                "criteria_definitions": {c: CRITERIA_DEFINITIONS[c] for c in CRITERIA},
-               "criteria_rule": CRITERIA_RULE}
+               "criteria_rule": CRITERIA_RULE, "effort": self.effort}
+        if self.effort == "current":
+            out["drive_gains"] = self.drive_gains()
+            out["effort_note"] = CURRENT_NOTE
         if self.bootstrap_settings is not None:
             level = self.bootstrap_settings["level"]
             out["bootstrap"] = {
@@ -185,6 +211,8 @@ class Comparison:
             lines.append(f"| {criterion} | " + " | ".join(cells) + " |")
         if any_not_finite(*lines):
             lines += ["", NOT_FINITE_NOTE]
+        if self.effort == "current":
+            lines += ["", CURRENT_NOTE]
         lines += ["", f"Table: {CAPTION}", "",
                   "Bold: the smallest error of the row; italics: the largest (by w; w_r ranks "
                   "the same within a row).", "",
@@ -230,6 +258,13 @@ class Comparison:
                 f"{_mark(self.criteria[criterion][m]):>{width}}" for m in self.methods))
         out.append("  fit time [s]" + " " * 16 + "".join(
             f"{self.seconds[m]:>{width}.1f}" for m in self.methods))
+        if self.effort == "current":
+            out += ["", f"  {CURRENT_NOTE}", "  drive gains K [N m/A] per joint:"]
+            for method, fits in self.drive_gains().items():
+                for fit in fits:
+                    out.append(f"  {method + ' on ' + fit['identification']:<28}" + " ".join(
+                        f"{value:.5g} ± {cell(std, '.2g', nonnegative=True)}"
+                        for value, std in zip(fit["value"], fit["std"], strict=True)))
         if self.w_std is not None:
             settings = self.bootstrap_settings
             wide = max(width, 20)
@@ -282,17 +317,42 @@ def _fit_options(method: str, robot: Robot, *, prior: Robot | None, reference,
             "start": None if prior is None else prior.parameters}
 
 
+def _current_options(method: str, robot: Robot, **settings) -> dict:
+    """The keyword arguments of ``method``'s fit of motor-current logs (``fit_currents``),
+    besides the payload and the known gains: Gautier & Briot's (``ols``) take the friction
+    columns only; the constrained methods and NLS what they take from torques."""
+    if method not in CURRENT_METHODS:
+        raise ValueError(f"`method` {method!r} identifies no drive gains, so it cannot read "
+                         f"motor-current logs: choose among {CURRENT_METHODS}")
+    if method == "ols":
+        return {"friction": settings["friction"]}
+    return _fit_options(method, robot, **settings)
+
+
 def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None = None,
                reference=None, nls_friction: str | None = None,
                friction: FrictionModel | None = None,
-               bounds: ParameterBounds | None = None) -> LinearModel:
+               bounds: ParameterBounds | None = None, payload_data: Dataset | None = None,
+               payload: KnownPayload | None = None, gains: dict | None = None) -> LinearModel:
     """One method's model of ``robot`` from ``data`` (see the module for the methods);
     ``friction``: the linear friction columns of the linear and constrained methods (default
     ``default_friction``), ``bounds``: the constrained methods' and NLS's (default the
-    robot's)."""
+    robot's). A motor-current log: the method identifies the drive gains too, its scale fixed
+    by the payload log ``payload_data`` with its ``payload`` and/or the known ``gains``
+    (``fit_currents``)."""
 
     if method not in COMPARE_METHODS:
         raise ValueError(f"`method` must be one of {COMPARE_METHODS}, got {method!r}")
+    if data.effort == "current":
+        options = _current_options(method, robot, prior=prior, reference=reference,
+                                   nls_friction=nls_friction, friction=friction,
+                                   bounds=bounds)
+        result = fit_currents(method, robot, data, payload_data=payload_data,
+                              payload=payload, gains=gains, **options)
+        return result if isinstance(result, LinearModel) else result.model
+    if payload_data is not None or payload is not None or gains is not None:
+        raise ValueError("`payload_data`, `payload` and `gains` fix the drive gains of "
+                         "motor-current logs, and `data` holds joint torques")
     if method == "iv" and reference is None:
         raise ValueError("`iv` needs the reference trajectory of each log (`references`)")
     if method == "cad":
@@ -316,13 +376,15 @@ def _task(task: dict) -> dict:
     clock = time.perf_counter()
     settings = {key: task[key] for key in ("prior", "reference", "nls_friction", "friction",
                                            "bounds")}
-    model = fit_method(task["method"], task["robot"], task["data"], **settings)
+    scale = task["scale"] or {}
+    model = fit_method(task["method"], task["robot"], task["data"], **settings, **scale)
     spread = None
     if task["bootstrap"] is not None and task["method"] != "cad":
+        options = (_current_options if scale else _fit_options)(task["method"], task["robot"],
+                                                                 **settings)
         spread = bootstrap(task["robot"], task["data"], method=task["method"], model=model,
                            replicates=task["bootstrap"], block_length=task["block_length"],
-                           seed=task["seed"],
-                           **_fit_options(task["method"], task["robot"], **settings))
+                           seed=task["seed"], **scale, **options)
         model = spread.annotate(model)
     return {"method": task["method"], "index": task["index"], "model": model,
             "bootstrap": spread, "seconds": time.perf_counter() - clock}
@@ -332,18 +394,27 @@ def _replicate_errors(spread: Bootstrap, data: Dataset, picked: list[int],
                       reestimate: bool) -> tuple[NDArray, NDArray]:
     """Every replicate's ``w`` and ``w_r`` on ``data`` ``(B,)`` each (``reestimate``: with
     the log's own offsets, each replicate's mean residual per joint removed)."""
-    measured = spread.model.measured_torque(data)[:, picked]
+    own = spread.drive_gains is not None and data.effort == "current"
+    if own:  # a current log: each replicate reads it with its own drive gains
+        gains = spread.drive_gains[:, picked]  # (B, p)
+        currents = np.asarray(data.tau)[:, picked]
+        measured_norm = np.sqrt(np.einsum("np,bp->b", currents**2, gains**2))
+    else:
+        measured = spread.model.measured_torque(data)[:, picked]
+        measured_norm = float(np.linalg.norm(measured))
     sums = np.zeros((spread.replicates, len(picked)))
     squares = np.zeros_like(sums)
     for rows, predicted in spread.predictions(data):
-        error = measured[rows][None] - predicted[:, :, picked]
+        target = (currents[rows][None] * gains[:, None, :] if own
+                  else measured[rows][None])
+        error = target - predicted[:, :, picked]
         sums += error.sum(axis=1)
         squares += (error**2).sum(axis=1)
     count = data.n_samples
     if reestimate:
         squares = squares - sums**2 / count
     norm = np.sqrt(np.maximum(squares, 0.0).sum(axis=1))
-    return norm / count, norm / float(np.linalg.norm(measured))
+    return norm / count, norm / measured_norm
 
 
 def _criteria(model: LinearModel, robot: Robot, bounds: ParameterBounds | None
@@ -369,6 +440,8 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                     reestimate_offsets: bool = False,
                     bootstrap: int | None = None, block_length: int | str = "auto",
                     seed: int | None = None, level: float = 0.95,
+                    payload_data: Dataset | None = None, payload: KnownPayload | None = None,
+                    gains: dict | None = None,
                     executor: Executor | None = None,
                     progress: Callable[[str], None] | None = None) -> Comparison:
     """Table 5 for ``robot`` over ``datasets`` (at least two), see the module.
@@ -384,6 +457,9 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     ``bootstrap``: B replicates of every fit but cad (see the module; ``block_length`` and a
     ``seed`` >= 0 as ``dynid.identification.bootstrap``: each fit draws from its own stream
     of ``seed``, default fresh and recorded), with intervals at ``level``.
+    Motor-current ``datasets`` (see the module): ``payload_data`` (a current log with the
+    known ``payload`` on the last link) and/or known ``gains`` go to every fit (and every
+    bootstrap refit); ``methods`` among ``CURRENT_METHODS``.
     """
     if len(datasets) < 2:
         raise ValueError(f"`datasets` must hold at least two trajectories (one identifies, "
@@ -412,6 +488,7 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                              f"{robot.n_joints}")
         if data.ddq is None:
             raise ValueError("every dataset needs accelerations (ddq): preprocess the logs")
+    scale = _comparison_scale(datasets, methods, payload_data, payload, gains)
     say = progress or (lambda _line: None)
     if bootstrap is not None:
         if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or \
@@ -427,7 +504,7 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     tasks = [{"method": method, "index": i, "robot": robot, "data": data, "prior": prior,
               "reference": None if references is None else references[i],
               "nls_friction": nls_friction, "friction": friction, "bounds": bounds,
-              "bootstrap": bootstrap, "block_length": block_length,
+              "bootstrap": bootstrap, "block_length": block_length, "scale": scale,
               "seed": None if bootstrap is None else int(np.random.SeedSequence(
                   seed, spawn_key=(COMPARE_METHODS.index(method), i)).generate_state(
                   1, np.uint64)[0])}
@@ -479,7 +556,35 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                       bootstraps={key: value["bootstrap"] for key, value in results.items()
                                   if value["bootstrap"] is not None},
                       bootstrap_settings={"replicates": bootstrap, "seed": seed,
-                                          "level": level} if boot else None)
+                                          "level": level} if boot else None,
+                      effort="current" if scale is not None else "torque")
+
+
+def _comparison_scale(datasets: Sequence[Dataset], methods: Sequence[str], payload_data,
+                      payload, gains) -> dict | None:
+    """Motor-current datasets: what fixes the gains' scale, as every fit's keyword arguments
+    (the methods checked to identify gains); None for torque datasets (none of them given)."""
+    efforts = {data.effort for data in datasets}
+    given = [key for key, value in (("payload_data", payload_data), ("payload", payload),
+                                    ("gains", gains)) if value is not None]
+    if len(efforts) > 1:
+        raise ValueError("`datasets` mix joint-torque and motor-current logs: compare one kind")
+    if efforts == {"torque"}:
+        if given:
+            raise ValueError(f"`{'`, `'.join(given)}`: these fix the drive gains of "
+                             "motor-current logs, and `datasets` hold joint torques")
+        return None
+    without = [method for method in methods if method not in CURRENT_METHODS]
+    if without:
+        raise ValueError(f"`methods` {', '.join(without)} identify no drive gains, so they "
+                         f"cannot read motor-current logs: choose among {CURRENT_METHODS}")
+    if (payload_data is None) != (payload is None):
+        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
+                         "is known of its payload (KnownPayload(mass=...))")
+    if not given:
+        raise ValueError("motor-current logs fix the dynamics only up to a scale: give "
+                         "`payload_data` with `payload`, or known `gains`")
+    return {"payload_data": payload_data, "payload": payload, "gains": gains}
 
 
 def write_table(comparison: Comparison, path, *, suffix: str | None = None) -> None:

@@ -3,9 +3,11 @@ was identified, from what, how well it predicts, and whether it is a real body.
 
 Sections: the robot; the data (summary, preprocessing); the estimate (method, figures, base
 parameters with their regroupings and relative standard deviations — and the bootstrap's
-standard deviations and percentile intervals when the model carries them —, the link parameters
-when the model has a full set); physical consistency; validation (tables and plots); sections
-of later stages given as they are (the collision detection: ``dynid.monitor.detection_section``);
+standard deviations and percentile intervals when the model carries them —, the drive gains
+with their standard deviations for a model from motor currents, the link parameters when the
+model has a full set); physical consistency; validation (tables and plots); sections
+of later stages given as they are; on a motor-current log the data
+and the errors in A beside N m (the collision detection: ``dynid.monitor.detection_section``);
 and the exact commands that produced the model and the report.
 """
 
@@ -124,11 +126,17 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     parts.append(f"<p>Validation data {_e(data_name)}: {data.n_samples} samples over "
                  f"{duration:.2f} s ({(data.n_samples - 1) / duration:.4g} Hz mean rate). "
                  f"Preprocessing: {_e(', '.join(steps) or 'none')}.</p>")
-    rms = np.sqrt(np.mean(data.tau**2, axis=0))
-    parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], [
-        ["|q̇| max [rad/s]", *[cell(v, ".3g") for v in np.abs(data.dq).max(axis=0)]],
-        ["RMS τ [N m]", *[cell(v, ".3g") for v in rms]],
-        ["|τ| max [N m]", *[cell(v, ".3g") for v in np.abs(data.tau).max(axis=0)]]]))
+    current = data.effort == "current"
+    measured = model.measured_torque(data)  # a current log: K i, the model's gains
+    rows = [["|q̇| max [rad/s]", *[cell(v, ".3g") for v in np.abs(data.dq).max(axis=0)]]]
+    if current:
+        parts.append("<p>A motor-current log: the torques below are K i with the model's "
+                     "drive gains K.</p>")
+        rows += [["RMS i [A]", *[cell(v, ".3g") for v in np.sqrt(np.mean(data.tau**2, axis=0))]],
+                 ["|i| max [A]", *[cell(v, ".3g") for v in np.abs(data.tau).max(axis=0)]]]
+    rows += [["RMS τ [N m]", *[cell(v, ".3g") for v in np.sqrt(np.mean(measured**2, axis=0))]],
+             ["|τ| max [N m]", *[cell(v, ".3g") for v in np.abs(measured).max(axis=0)]]]
+    parts.append(table_html(["", *[f"joint {j + 1}" for j in range(n)]], rows))
     if identification is not None and identification.ddq is not None:
         condition = report.get("condition_number")
         figure = excitation_figure(identification.t, identification.q, identification.dq,
@@ -176,6 +184,8 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
              cell(row["upper"], ".6g")]
             for k, (row, sigma) in enumerate(zip(boot, model.std, strict=True), start=1)],
             text_columns=2))
+    if model.drive_gains is not None:
+        parts.append(_drive_gains_html(model))
     parts.append(figure_html(parameters_figure(
         model.base.base_names, model.coefficients, model.std), "base parameters"))
     physical = model.physical_parameters
@@ -251,15 +261,28 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         ["residual |e| 95 % [N m]", *[cell(v, ".4f") for v in stats["p95_abs"]]],
         ["residual lag-1 autocorrelation", *[cell(v, ".3f") for v in
                                               stats["lag1_autocorrelation"]]]]))
+    amperes = validation.currents
+    if amperes is not None:
+        scored = validation.joints or list(range(1, n + 1))
+        parts.append("<p>The same errors in motor current (the N m figures over each joint's "
+                     "|K|):</p>")
+        parts.append(table_html(["", *[f"joint {j}" for j in scored]], [
+            ["RMSE [A]", *[cell(v, ".4g") for v in amperes["rmse_current"]]],
+            ["MAE [A]", *[cell(v, ".4g") for v in amperes["mae_current"]]],
+            ["RMSE without friction [A]", *[cell(v, ".4g") for v in
+                                            amperes["rmse_rigid_current"]]],
+            ["RMS i [A]", *[cell(v, ".4g") for v in amperes["rms_current"]]],
+            ["residual mean [A]", *[cell(v, ".4g") for v in
+                                    amperes["residual_mean_current"]]]]))
     rigid = model.rigid_torque(data.q, data.dq, data.ddq)
     predicted = rigid + model.friction_torque(data.dq, data.t)
     parts.append(figure_html(torques_figure(
-        data.t, data.tau, predicted, rigid=rigid,
+        data.t, measured, predicted, rigid=rigid,
         title="validation: measured and predicted torques, with and without friction"),
         "torques"))
     if model.friction.name != "none" or model.fitted_friction is not None:
         curve = {"identified friction": lambda dq: model.friction_torque(dq)}
-        parts.append(figure_html(friction_figure(data.dq, data.tau - rigid, curve),
+        parts.append(figure_html(friction_figure(data.dq, measured - rigid, curve),
                             "friction"))
 
     for heading, body in sections:
@@ -277,6 +300,23 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title or f'dynid report: {robot.name}')}</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def _drive_gains_html(model: LinearModel) -> str:
+    """The drive gains of a model from motor currents: value, standard deviation, relative
+    standard deviation, per joint (a gain that was given, not identified, has σ 0)."""
+    known = model.report.get("drive_gains", {}).get("known", {}) \
+        if isinstance(model.report.get("drive_gains"), dict) else {}
+    rows = []
+    for j, (name, value, sigma) in enumerate(zip(
+            model.robot.joint_names, model.drive_gains, model.drive_gains_std, strict=True)):
+        relative = 100 * sigma / abs(value) if np.isfinite(sigma) else None
+        rows.append([f"{j + 1}", name, cell(value, ".6g"), cell(sigma, ".3g", nonnegative=True),
+                     cell(relative, ".3g"), "given" if name in known else "identified"])
+    return ("<p>Drive gains K (torque = K × current) identified with the dynamics from motor "
+            "currents:</p>"
+            + table_html(["joint", "name", "K [N m/A]", "σ [N m/A]", "σ [%]", "source"], rows,
+                         text_columns=2))
 
 
 def write_report(path: str | Path, text: str) -> Path:

@@ -1,6 +1,11 @@
 """Validation of an identified model on a dataset: errors with and without friction (the metrics
 of ``dynid.metrics``), residual statistics, physical consistency, and M(q) > 0 over the joint
-space (Jaco2 paper, "Validation Methodology")."""
+space (Jaco2 paper, "Validation Methodology").
+
+On a motor-current log the model's drive gains ``K`` turn the currents into torques, and every
+error is given twice: in N m (``K i - tau^``) and in A (``i - tau^ / K``, the residual over
+each joint's gain), so that it reads against both the torque budget and the drives' current
+noise."""
 
 from __future__ import annotations
 
@@ -47,6 +52,26 @@ class ValidationReport:
     undefined: dict = field(default_factory=dict)  # figure -> why it has no value
     joints: list = field(default_factory=list)  # the 1-based joints scored (all by default)
     offsets: list | None = None  # re-estimated: this log's shift from the model's [N m]
+    effort: str = "torque"  # what the log held: "current" adds the errors in A
+    drive_gains: NDArray | None = None  # (scored joints,) the model's K [N m/A] on a current log
+    drive_gains_std: NDArray | None = None
+
+    def _amperes(self, values) -> NDArray:
+        """Torque figures [N m] of the scored joints as currents [A]: over |K| per joint."""
+        return np.asarray(values, dtype=float) / np.abs(self.drive_gains)
+
+    @property
+    def currents(self) -> dict | None:
+        """On a current log, the errors in A (``rmse_current``, ``mae_current``,
+        ``rmse_rigid_current``, ``rms_current``, ``residual_mean_current``), per scored
+        joint; None on a torque log."""
+        if self.effort != "current":
+            return None
+        return {"rmse_current": self._amperes(self.rmse),
+                "mae_current": self._amperes(self.mae),
+                "rmse_rigid_current": self._amperes(self.rmse_rigid),
+                "rms_current": self._amperes(self.rms_torque),
+                "residual_mean_current": self._amperes(self.residuals["mean"])}
 
     @property
     def finite(self) -> bool:
@@ -73,7 +98,12 @@ class ValidationReport:
                 "joints": self.joints, "offsets_reestimated": self.offsets,
                 "consistent": self.consistent,
                 "consistency": None if self.consistency is None else
-                self.consistency.to_json(), "mass_matrix": self.mass_matrix}
+                self.consistency.to_json(), "mass_matrix": self.mass_matrix,
+                "effort": self.effort,
+                **({} if self.currents is None else {
+                    **{key: value.tolist() for key, value in self.currents.items()},
+                    "drive_gains": {"value": self.drive_gains.tolist(),
+                                    "std": self.drive_gains_std.tolist()}})}
 
     def lines(self) -> list[str]:
         joints = self.joints or list(range(1, self.rmse.size + 1))
@@ -93,12 +123,25 @@ class ValidationReport:
                        f"w_r {self.w_r:.3g} (Jaco2 eq. 9)")
         if self.offsets is not None:
             summary += "; offsets re-estimated on this log"
-        out = [summary, head,
-               row("RMSE [N m]", self.rmse), row("MAE [N m]", self.mae),
-               row("RMSE, no friction [N m]", self.rmse_rigid),
-               row("RMS torque [N m]", self.rms_torque),
-               row("residual mean [N m]", self.residuals["mean"]),
-               row("residual lag-1 autocorr.", self.residuals["lag1_autocorrelation"], 3)]
+        out = [summary]
+        currents = self.currents
+        if currents is not None:
+            out.append("  a motor-current log: torques are K i with the model's drive gains; "
+                       "errors in N m and in A (the N m figure over |K|)")
+        out += [head]
+        if currents is not None:
+            out.append(row("drive gain K [N m/A]", self.drive_gains))
+        out += [row("RMSE [N m]", self.rmse), row("MAE [N m]", self.mae),
+                row("RMSE, no friction [N m]", self.rmse_rigid),
+                row("RMS torque [N m]", self.rms_torque),
+                row("residual mean [N m]", self.residuals["mean"])]
+        if currents is not None:
+            out += [row("RMSE [A]", currents["rmse_current"]),
+                    row("MAE [A]", currents["mae_current"]),
+                    row("RMSE, no friction [A]", currents["rmse_rigid_current"]),
+                    row("RMS current [A]", currents["rms_current"]),
+                    row("residual mean [A]", currents["residual_mean_current"])]
+        out.append(row("residual lag-1 autocorr.", self.residuals["lag1_autocorrelation"], 3))
         if self.offsets is not None:
             out.append(row("offset shift, this log", [self.offsets[j - 1] for j in joints]))
         matrix = self.mass_matrix
@@ -139,8 +182,10 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     metrics above, the physical consistency of the model's link parameters when it has a full
     set (constrained, NLS or retrieved models; bounds from its robot file), and ``M^(q) > 0``
     on ``n_poses`` random poses within the limits. A current log is turned into torques by the
-    model's drive gains. Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time
-    (a stateful friction's state carried from chunk to chunk), the figures accumulated.
+    model's drive gains, and the report gives the errors in A too
+    (``ValidationReport.currents``); a model without drive gains cannot read one (an error
+    that says so). Logs of any length: predicted ``VALIDATION_CHUNK`` samples at a time (a
+    stateful friction's state carried from chunk to chunk), the figures accumulated.
 
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
@@ -150,6 +195,12 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     check_compatible(model, data)
     if data.ddq is None:
         raise ValueError("`data` has no accelerations (ddq): differentiate the velocities first")
+    current = data.effort == "current"
+    if current and model.drive_gains is None:
+        raise ValueError("`data` holds motor currents [A], and the model has no drive "
+                         "gains (it was identified from joint torques) to turn them into "
+                         "torques: validate it on a torque log, or identify from currents "
+                         "(a payload log or a known gain fixes the gains' scale)")
     picked = (model.robot.joint_indices(joints) if joints is not None
               else list(range(model.robot.n_joints)))
     if not picked:
@@ -225,7 +276,10 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
         physical=parameters is not None, consistency=consistency,
         mass_matrix=model_mass_matrix_check(model, n_samples=n_poses, seed=seed),
         undefined=undefined, joints=[j + 1 for j in picked],
-        offsets=None if offsets is None else offsets.tolist())
+        offsets=None if offsets is None else offsets.tolist(),
+        effort="current" if current else "torque",
+        drive_gains=np.asarray(model.drive_gains)[picked] if current else None,
+        drive_gains_std=np.asarray(model.drive_gains_std)[picked] if current else None)
 
 
 def _source(data) -> str:

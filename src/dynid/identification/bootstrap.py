@@ -35,6 +35,15 @@ bootstrap, with the correction of Patton, Politis & White (2009), on each joint'
 series of each log, the largest over them: L grows with the residuals' correlation time, and
 white residuals give L = 1 (the ordinary residual bootstrap).
 
+Motor-current logs (``effort="current"``) are resampled in current units: the point fit (a
+method that identifies drive gains, ``dynid.identification._currents.fit_currents``: ``ols`` is
+Gautier & Briot's) predicts each log's currents ``i^ = (tau^ + o_l) / K`` (the payload log's
+with the known payload's torque), the residuals ``i - i^`` of every log, the payload log
+included, are centred, scaled and resampled in blocks as above, and each replicate refits the
+same method with the same payload and known gains on ``i^ + e*``. The replicates' drive gains
+``(B, n)`` give the gains' spread (``Bootstrap.gain_std``, ``gain_interval``) beside the
+coefficients'.
+
 Replicates are reproducible: replicate b draws from ``SeedSequence(seed, spawn_key=(b,))``,
 whatever runs it and in which order; they run in batches through any
 ``concurrent.futures.Executor`` (local processes, a Dask client's ``get_executor()``), and only
@@ -60,9 +69,11 @@ from dynid._parallel import run_parallel
 from dynid._progress import Progress
 from dynid._validation import frozen_copy
 from dynid.data.dataset import Dataset
+from dynid.identification._currents import CURRENT_METHODS, fit_currents, payload_torque
 from dynid.identification._logs import as_logs, deviation_names
 from dynid.identification._stream import CHUNK_SAMPLES, _with_deviations, fold_logs
 from dynid.identification.constrained import CONSTRAINED_METHODS, identify_constrained
+from dynid.identification.drive_gains import KnownPayload
 from dynid.identification.estimators import OLS, WLS
 from dynid.identification.linear import identify, identify_iv
 from dynid.identification.model import LinearModel
@@ -96,7 +107,8 @@ class Bootstrap:
     replicate's fitted friction values (``model.fitted_friction``'s ``per_joint`` table; NLS),
     else None; ``block_length`` [samples] and ``block_rule`` (how it was chosen); ``seed``: the
     seed that reproduces the replicates; ``unsuccessful``: replicates whose solver did not
-    report success.
+    report success; ``drive_gains`` ``(B, n)``: each replicate's drive gains [N m/A] (a fit of
+    motor-current logs), else None.
     """
 
     method: str
@@ -108,6 +120,7 @@ class Bootstrap:
     friction: NDArray | None = None
     unsuccessful: int = 0
     scheme: str = SCHEME
+    drive_gains: NDArray | None = None
 
     def __post_init__(self) -> None:
         coefficients = frozen_copy(self.coefficients)
@@ -117,6 +130,13 @@ class Bootstrap:
         object.__setattr__(self, "coefficients", coefficients)
         if self.friction is not None:
             object.__setattr__(self, "friction", frozen_copy(self.friction))
+        if self.drive_gains is not None:
+            gains = frozen_copy(self.drive_gains)
+            n = self.model.robot.n_joints
+            if gains.shape != (coefficients.shape[0], n):
+                raise ValueError(f"`drive_gains` must be (B, {n}) (one row per replicate), got "
+                                 f"{gains.shape}")
+            object.__setattr__(self, "drive_gains", gains)
 
     @property
     def replicates(self) -> int:
@@ -142,6 +162,21 @@ class Bootstrap:
         low, high = _tails(level)
         return (np.percentile(self.coefficients, low, axis=0),
                 np.percentile(self.coefficients, high, axis=0))
+
+    @property
+    def gain_std(self) -> NDArray | None:
+        """``(n,)``: the replicates' standard deviation of each drive gain [N m/A] (None
+        without drive gains)."""
+        return None if self.drive_gains is None else self.drive_gains.std(axis=0, ddof=1)
+
+    def gain_interval(self, level: float = 0.95) -> tuple[NDArray, NDArray] | None:
+        """Percentile bounds ``(lower, upper)``, each ``(n,)``, of the drive gains at
+        ``level`` (None without drive gains)."""
+        low, high = _tails(level)
+        if self.drive_gains is None:
+            return None
+        return (np.percentile(self.drive_gains, low, axis=0),
+                np.percentile(self.drive_gains, high, axis=0))
 
     def predictions(self, data: Dataset) -> Iterator[tuple[slice, NDArray]]:
         """Each replicate's predicted torques on ``data``, chunk by chunk: ``(rows, (B, c,
@@ -201,10 +236,15 @@ class Bootstrap:
         """The model report's ``bootstrap`` entry: how the replicates were drawn, and each
         coefficient's bootstrap std and percentile interval at ``level``."""
         lower, upper = self.interval(level)
-        return {"scheme": self.scheme, "method": self.method, "replicates": self.replicates,
-                "block_length": self.block_length, "block_rule": self.block_rule,
-                "seed": self.seed, "level": float(level), "unsuccessful": self.unsuccessful,
-                "std": self.std.tolist(), "lower": lower.tolist(), "upper": upper.tolist()}
+        out = {"scheme": self.scheme, "method": self.method, "replicates": self.replicates,
+               "block_length": self.block_length, "block_rule": self.block_rule,
+               "seed": self.seed, "level": float(level), "unsuccessful": self.unsuccessful,
+               "std": self.std.tolist(), "lower": lower.tolist(), "upper": upper.tolist()}
+        if self.drive_gains is not None:
+            low, high = self.gain_interval(level)
+            out["drive_gains"] = {"std": self.gain_std.tolist(), "lower": low.tolist(),
+                                  "upper": high.tolist()}
+        return out
 
     def annotate(self, model: LinearModel | None = None, level: float = 0.95) -> LinearModel:
         """``model`` (default the point estimate) with ``to_report(level)`` as its report's
@@ -251,6 +291,8 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
               method: str | Callable = "ols", replicates: int = 200,
               block_length: int | Literal["auto"] = "auto", seed: int | None = None,
               model: LinearModel | None = None,
+              payload_data: Dataset | None = None, payload: KnownPayload | None = None,
+              gains: dict | None = None,
               executor: Executor | Literal["processes"] | None = None,
               progress: Callable[[str], None] | None = None, **options) -> Bootstrap:
     """``replicates`` refits of ``method`` on ``data`` (one log or several) with resampled
@@ -268,6 +310,14 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``executor``: None runs the replicates here, one after another; ``"processes"`` on local
     worker processes (one per usable CPU); or any ``concurrent.futures.Executor``. The results
     are the same either way. ``progress(line)`` hears how many replicates are done.
+
+    Motor-current logs (see the module): ``method`` one of ``CURRENT_METHODS`` (``ols``:
+    Gautier & Briot, ``identify_drive_gains``; cls1..3, log-cholesky: ``identify_constrained``;
+    nls: ``identify_nls``) or a function taking ``payload_data``, ``payload`` and ``gains``
+    too; ``payload_data`` (a current log with the known ``payload`` on the last link) and/or
+    ``gains`` (known gains) fix the scale as for ``identify_drive_gains``, and go to every
+    refit; the payload log's residuals are resampled with the others'. The result holds the
+    replicates' drive gains.
     """
     name = _method_name(method)
     count = _replicate_count(replicates)
@@ -280,31 +330,41 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
             raise ValueError(f"`{reserved}` is not passed to the fits: give "
                              + ("`executor=client.get_executor()`" if reserved == "client"
                                 else "`progress` to bootstrap itself"))
-    logs = as_logs(data)
-    for k, log in enumerate(logs):
+    logs = as_logs(data, effort=None)
+    scale = _current_scale(method, logs, payload_data, payload, gains)
+    every = logs if scale is None or payload_data is None else [*logs, payload_data]
+    for k, log in enumerate(every):
         if log.n_joints != robot.n_joints:
-            where = "`data`" if len(logs) == 1 else f"`data[{k}]`"
+            where = ("`payload_data`" if k == len(logs) else "`data`" if len(logs) == 1
+                     else f"`data[{k}]`")
             raise ValueError(f"{where} has {log.n_joints} joints, `robot` {robot.n_joints}")
-    shortest = min(log.n_samples for log in logs)
+    shortest = min(log.n_samples for log in every)
     given = _given_block_length(block_length, shortest)
     if model is None:
-        model, _, _ = _fit(method, robot, _one_or_all(logs), options)
+        model, _, _ = _fit(method, robot, _one_or_all(logs), options, scale)
     elif not isinstance(model, LinearModel):
         raise TypeError(f"`model` must be a LinearModel (the point estimate), got "
                         f"{type(model).__name__}")
     elif model.robot.n_joints != robot.n_joints:
         raise ValueError(f"`model` has {model.robot.n_joints} joints, `robot` "
                          f"{robot.n_joints}")
+    if scale is not None and model.drive_gains is None:
+        raise ValueError("`model`: the point estimate of motor-current logs must carry drive "
+                         "gains (a fit from currents)")
     if options.get("weight") == "auto" and "prior_weight" in model.report:
         options = {**options, "weight": float(model.report["prior_weight"])}
-    predicted, residuals = _residuals(model, logs)
+    if scale is None:
+        predicted, residuals = _residuals(model, logs)
+    else:
+        predicted, residuals = _current_residuals(model, robot, logs, payload_data, payload)
     if given is None:
         length = min(max(_politis_white(e) for e in residuals), shortest)
         rule = "auto: Politis-White (2004, 2009) on the residuals, the largest over joints"
     else:
         length, rule = given, "given"
-    fast = _fast_ols(name, options, model)
-    shared = {"method": method, "robot": robot, "logs": logs, "options": options,
+    fast = scale is None and _fast_ols(name, options, model)
+    shared = {"method": method, "robot": robot, "logs": every, "options": options,
+              "scale": scale, "n_logs": len(logs),
               "predicted": predicted, "residuals": residuals, "length": length, "seed": seed,
               "rank": model.base.rank, "names": tuple(model.base.base_names),
               "friction": model.fitted_friction is not None}
@@ -323,6 +383,7 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
     friction_shape = (count, *model.fitted_friction.per_joint().shape) \
         if model.fitted_friction is not None else None
     friction = np.empty(friction_shape) if friction_shape else None
+    drive = np.empty((count, robot.n_joints)) if scale is not None else None
     state = {"done": 0, "unsuccessful": 0}
     meter = Progress(progress, f"bootstrap ({name}, block length {length})", count)
 
@@ -331,6 +392,8 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
         coefficients[rows] = result["coefficients"]
         if friction is not None:
             friction[rows] = result["friction"]
+        if drive is not None:
+            drive[rows] = result["drive_gains"]
         state["done"] += rows.stop - rows.start
         state["unsuccessful"] += result["unsuccessful"]
         meter.update(state["done"])
@@ -348,7 +411,62 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
                       "overstated", BootstrapWarning, stacklevel=2)
     return Bootstrap(method=name, model=model, coefficients=coefficients,
                      block_length=int(length), block_rule=rule, seed=seed, friction=friction,
-                     unsuccessful=state["unsuccessful"])
+                     unsuccessful=state["unsuccessful"], drive_gains=drive)
+
+
+def _current_scale(method, logs: list[Dataset], payload_data, payload, gains
+                   ) -> dict | None:
+    """What fixes the drive gains' scale of motor-current ``logs``, as the keyword arguments
+    of every fit (``payload_data``, ``payload``, ``gains``); None for torque logs (which take
+    none of them)."""
+    given = [key for key, value in (("payload_data", payload_data), ("payload", payload),
+                                    ("gains", gains)) if value is not None]
+    efforts = {log.effort for log in logs}
+    if len(efforts) > 1:
+        raise ValueError("`data` mixes joint-torque and motor-current logs: bootstrap one kind")
+    if efforts == {"torque"}:
+        if given:
+            raise ValueError(f"`{'`, `'.join(given)}`: these fix the drive gains of "
+                             "motor-current logs, and `data` holds joint torques")
+        return None
+    if isinstance(method, str) and method not in CURRENT_METHODS:
+        raise ValueError(f"`method` must be one of {CURRENT_METHODS} (or a function) with "
+                         f"motor-current logs: methods that identify drive gains, got "
+                         f"{method!r}")
+    if payload_data is not None:
+        if not isinstance(payload_data, Dataset) or payload_data.effort != "current":
+            raise ValueError("`payload_data` must be a motor-current Dataset (the payload log)")
+        if payload_data.ddq is None:
+            raise ValueError("`payload_data` has no accelerations (ddq): differentiate the "
+                             "velocities first")
+    if (payload_data is None) != (payload is None):
+        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
+                         "is known of its payload (KnownPayload(mass=...))")
+    if not given:
+        raise ValueError("motor-current logs fix the dynamics only up to a scale: give "
+                         "`payload_data` with `payload`, or known `gains`")
+    return {"payload_data": payload_data, "payload": payload, "gains": gains}
+
+
+def _current_residuals(model: LinearModel, robot: Robot, logs: Sequence[Dataset],
+                       payload_data: Dataset | None, payload: KnownPayload | None
+                       ) -> tuple[list[NDArray], list[NDArray]]:
+    """Each current log's predicted currents ``(tau^ + o_l) / K`` (the payload log, last,
+    with the payload's torque) and its residuals in A, centred per joint and scaled to the
+    noise's size (base parameters and gains fitted)."""
+    every = [*logs] + ([payload_data] if payload_data is not None else [])
+    gains = np.asarray(model.drive_gains, dtype=float)
+    predicted, residuals = [], []
+    for k, (log, shift) in enumerate(zip(every, _log_shifts(model, len(every)), strict=True)):
+        torque = model.predict(log.q, log.dq, log.ddq, log.t) + shift
+        if k == len(logs):  # the payload log
+            torque = torque + payload_torque(model, robot, log, payload,
+                                             np.asarray(log.tau) * gains - shift)
+        predicted.append(torque / gains)
+        residuals.append(np.asarray(log.tau) - torque / gains)
+    rows = sum(e.size for e in residuals)
+    scale = math.sqrt(rows / max(rows - model.base.rank - gains.size, 1))
+    return predicted, [scale * (e - e.mean(axis=0)) for e in residuals]
 
 
 def _one_or_all(logs: list[Dataset]) -> Dataset | list[Dataset]:
@@ -403,11 +521,15 @@ def _tails(level: float) -> tuple[float, float]:
     return 50.0 * (1 - level), 50.0 * (1 + level)
 
 
-def _fit(method, robot: Robot, data, options: dict) -> tuple[LinearModel, bool, NDArray | None]:
+def _fit(method, robot: Robot, data, options: dict, scale: dict | None = None
+         ) -> tuple[LinearModel, bool, NDArray | None]:
     """One fit of ``method``: the model, whether the solver reported success, and the fitted
-    friction's ``per_joint`` table (None without one)."""
+    friction's ``per_joint`` table (None without one). ``scale``: the payload log, payload and
+    known gains of motor-current logs (``fit_currents``), None for torque logs."""
     if callable(method) and not isinstance(method, str):
-        result = method(robot, data, **options)
+        result = method(robot, data, **(scale or {}), **options)
+    elif scale is not None:
+        result = fit_currents(method, robot, data, **scale, **options)
     elif method in ("ols", "wls"):
         estimator = options.get("estimator")
         estimator = (OLS if method == "ols" else WLS)() if estimator is None \
@@ -517,26 +639,36 @@ def _replicates(task: dict) -> dict:
     """Replicates ``first..stop`` of a bootstrap, each refitted (see the module)."""
     count = task["stop"] - task["first"]
     coefficients = np.empty((count, task["rank"]))
+    drive = np.empty((count, task["robot"].n_joints)) if task["scale"] is not None else None
     friction, unsuccessful = [], 0
     for i, b in enumerate(range(task["first"], task["stop"])):
         rng = _generator(task["seed"], b)
         logs = [dataclasses.replace(log, tau=torque + _resampled(e, task["length"], rng))
                 for log, torque, e in zip(task["logs"], task["predicted"], task["residuals"],
                                           strict=True)]
+        scale = task["scale"]
+        if scale is not None and scale["payload_data"] is not None:  # the payload log, last
+            scale = {**scale, "payload_data": logs[task["n_logs"]]}
         with warnings.catch_warnings():  # one summary for all replicates, not one each
             warnings.simplefilter("ignore")
-            model, success, table = _fit(task["method"], task["robot"], _one_or_all(logs),
-                                         task["options"])
+            model, success, table = _fit(task["method"], task["robot"],
+                                         _one_or_all(logs[:task["n_logs"]]), task["options"],
+                                         scale)
         if tuple(model.base.base_names) != task["names"] or \
                 (table is not None) != task["friction"]:
             raise ValueError(f"bootstrap replicate {b}: the refit has other base parameters "
                              "or friction than the point estimate")
         coefficients[i] = model.coefficients
+        if drive is not None:
+            if model.drive_gains is None:
+                raise ValueError(f"bootstrap replicate {b}: the refit of the current logs "
+                                 "gave no drive gains")
+            drive[i] = model.drive_gains
         friction.append(table)
         unsuccessful += not success
     return {"first": task["first"], "stop": task["stop"], "coefficients": coefficients,
             "friction": np.array(friction) if task["friction"] else None,
-            "unsuccessful": unsuccessful}
+            "unsuccessful": unsuccessful, "drive_gains": drive}
 
 
 def _ols_replicates(task: dict) -> dict:
@@ -572,4 +704,4 @@ def _ols_replicates(task: dict) -> dict:
         coefficients[i] = scipy.linalg.solve_triangular(factor, middle,
                                                         check_finite=False)[:task["rank"]]
     return {"first": first, "stop": stop, "coefficients": coefficients, "friction": None,
-            "unsuccessful": 0}
+            "unsuccessful": 0, "drive_gains": None}

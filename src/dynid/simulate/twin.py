@@ -24,6 +24,11 @@ Both take ``contacts`` (``dynid.simulate.Contact``): external forces on the arm 
 tool, a constant push), whose joint torques ``tau_ext = J(q)^T F`` act on the truth
 (``M q'' + c + g + tau_f = tau + tau_ext``); the log's metadata lists them (``contacts``) so
 that a collision detector can be scored.
+
+A motor-current log (``SensorModel(drive_gains=K)``) holds ``i = tau / K`` of the same torque:
+rigid body, the rotor inertias' ``Ia ddq`` and friction. ``with_payload`` puts a known payload
+on the last link, for the payload log that fixes the scale of drive gains identified from
+currents (Gautier & Briot 2014; ``dynid.identification.identify_drive_gains``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from dynid.data.dataset import Dataset, sample_count, sample_times
 from dynid.dynamics import rnea
 from dynid.friction._compiled import compiled_friction
 from dynid.robot import Robot
+from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate._closed_loop import (
     DIVERGED,
     NOT_POSITIVE_DEFINITE,
@@ -50,8 +56,30 @@ from dynid.simulate._closed_loop import (
 from dynid.simulate._substeps import rk4_substeps
 from dynid.simulate.contacts import Contact, contact_table, external_torques
 
-__all__ = ["PIECE_SAMPLES", "SensorModel", "closed_loop_pieces", "simulate_closed_loop",
-           "simulate_open_loop"]
+__all__ = ["PAYLOAD_RADIUS", "PIECE_SAMPLES", "SensorModel", "closed_loop_pieces",
+           "simulate_closed_loop", "simulate_open_loop", "with_payload"]
+
+# the payload of ``with_payload``: a uniform solid sphere of this radius [m] about its CoM
+PAYLOAD_RADIUS = 0.05
+
+
+def with_payload(robot: Robot, mass: float, com: ArrayLike | None = None) -> Robot:
+    """``robot`` carrying a payload rigidly on its last link: ``mass`` [kg] with its centre of
+    mass at ``com`` ``(3,)`` [m] in the tool frame (``robot.tool``; default the tool point,
+    ``(0, 0, 0)``), its inertia a uniform solid sphere of radius ``PAYLOAD_RADIUS``
+    (``I_com = 2/5 m r^2`` on the diagonal). The payload's 10 parameters, moved from the tool
+    frame to the last link's frame, are added to the last link's; the name stays the robot's
+    (the log is of the same arm)."""
+    if isinstance(mass, bool) or not (isinstance(mass, (int, float, np.floating))
+                                      and np.isfinite(mass) and mass > 0):
+        raise ValueError(f"`mass` must be a number > 0 kg, got {mass!r:.60}")
+    com = np.zeros(3) if com is None else as_vector("com", com, 3)
+    sphere = np.eye(3) * 0.4 * float(mass) * PAYLOAD_RADIUS**2
+    tool = from_com(float(mass), com, sphere)
+    link = transform_parameters(tool, robot.tool[:3, :3], robot.tool[:3, 3])
+    parameters = np.array(robot.parameters, dtype=float)
+    parameters[-1] += link
+    return robot.with_parameters(parameters)
 
 
 @dataclass(frozen=True)
@@ -92,6 +120,7 @@ class SensorModel:
         tau = tau + as_vector("torque_bias", self.torque_bias, n)
         tau = tau + rng.standard_normal(tau.shape) * sigma
         effort = "torque"
+        gains = None
         if self.drive_gains is not None:
             gains = as_vector("drive_gains", self.drive_gains, n)
             if not (np.abs(gains) > 0).all():
@@ -117,7 +146,8 @@ class SensorModel:
                            "position_resolution": self.position_resolution,
                            "velocity_from_positions": self.velocity_from_positions,
                            "jitter_std": self.jitter_std,
-                           "drop_probability": self.drop_probability}})
+                           "drop_probability": self.drop_probability,
+                           **({} if gains is None else {"drive_gains": gains.tolist()})}})
 
 
 # The compiled loop runs in blocks of samples, each about _BLOCK_SECONDS of wall time: progress

@@ -1,0 +1,90 @@
+"""One fit from motor-current logs by any method that identifies drive gains: the dispatch that
+the bootstrap (``dynid.identification.bootstrap``) and the method comparison
+(``dynid.evaluation.compare``) share.
+
+Every method takes the current logs and the same scale-fixing knowledge (a payload log with
+its known payload, or known gains) and returns a model in torque units with ``drive_gains``:
+``ols`` is Gautier & Briot's global least squares (``identify_drive_gains``); ``cls1``,
+``cls2``, ``cls3`` and ``log-cholesky`` run ``identify_constrained`` and ``nls``
+``identify_nls`` with ``payload_data``, ``payload`` and ``gains``.
+
+``payload_torque`` rebuilds the known payload's torque on the payload log from a fitted model
+(its known mass and CoM, and the part the fit identified): what the bootstrap adds to the
+model's prediction there to resample the payload log's residuals too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dynid.data.dataset import Dataset
+from dynid.dynamics import regressor
+from dynid.identification.drive_gains import KnownPayload, identify_drive_gains
+from dynid.identification.model import LinearModel
+from dynid.robot import Robot
+from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, PARAMETER_NAMES
+
+# the methods that identify drive gains from current logs, and the function each runs
+CURRENT_METHODS = ("ols", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+
+
+def fit_currents(method: str, robot: Robot, logs: Dataset | Sequence[Dataset], *,
+                 payload_data: Dataset | None = None, payload: KnownPayload | None = None,
+                 gains: Mapping[int | str, float] | None = None, **options):
+    """``method``'s fit of ``robot`` to the current logs ``logs`` with the payload log
+    ``payload_data`` (its ``payload``) and/or the known ``gains``: what the method's function
+    returns (``ols``: a LinearModel; the others a result with ``.model``), its model carrying
+    ``drive_gains``. ``options`` go to the function as they are."""
+    if method not in CURRENT_METHODS:
+        raise ValueError(f"`method` must be one of {CURRENT_METHODS} with motor-current logs "
+                         f"(methods that identify drive gains), got {method!r:.60}")
+    scale = {"payload_data": payload_data, "payload": payload, "gains": gains}
+    if method == "ols":
+        result = identify_drive_gains(robot, logs, **scale, **options)
+    elif method == "nls":
+        from dynid.identification.nls import identify_nls
+
+        result = identify_nls(robot, logs, **scale, **options)
+    else:
+        from dynid.identification.constrained import identify_constrained
+
+        result = identify_constrained(robot, logs, method=method, **scale, **options)
+    model = result if isinstance(result, LinearModel) else getattr(result, "model", None)
+    if not isinstance(model, LinearModel) or model.drive_gains is None:
+        raise ValueError(f"`method` {method!r}: the fit of the current logs returned no drive "
+                         "gains")
+    return result
+
+
+def payload_torque(model: LinearModel, robot: Robot, data: Dataset, payload: KnownPayload,
+                   measured: NDArray) -> NDArray:
+    """``(N, n)``: the payload's joint torques on the payload log ``data`` by ``model``'s fit:
+    the known mass (and CoM) of ``payload`` and the part the fit identified (its report's
+    ``payload.identified``, entries ``payload_<parameter>``). A fit that does not report that
+    part gets it here by least squares on the payload log's torque residual ``measured -
+    model.predict`` (``measured``: the log's currents times the model's gains, less the log's
+    own torque offsets where the fit gave it some)."""
+    n = robot.n_joints
+    last = N_LINK_PARAMETERS * (n - 1)
+    columns = regressor(robot, data.q, data.dq, data.ddq)[..., last:]  # (N, n, 10)
+    link = np.zeros(N_LINK_PARAMETERS)
+    link[MASS] = payload.mass
+    if payload.com is not None:
+        link[FIRST_MOMENT] = payload.mass * (robot.tool[:3, :3] @ np.asarray(payload.com)
+                                             + robot.tool[:3, 3])
+    entry = model.report.get("payload")
+    identified = entry.get("identified") if isinstance(entry, dict) else None
+    if identified:
+        for name, value in identified.items():
+            link[PARAMETER_NAMES.index(name.removeprefix("payload_"))] += float(value)
+        return columns @ link
+    every = np.arange(N_LINK_PARAMETERS)
+    unknown = list(every[INERTIA]) + ([] if payload.com is not None
+                                      else list(every[FIRST_MOMENT]))
+    residual = measured - model.predict(data.q, data.dq, data.ddq, data.t) - columns @ link
+    design = columns[..., unknown].reshape(-1, len(unknown))
+    link[unknown] = np.linalg.lstsq(design, residual.ravel(), rcond=None)[0]
+    return columns @ link
