@@ -112,8 +112,8 @@ def written(arm, tmp_path_factory):
                         duration=6.0, rate=100.0, allow_moving_ends=True)
     gains = [str(k) for k in GAINS]
     for name, seed, extra in (("c1", 1, []), ("c2", 2, []),
-                              ("pay", 3, ["--payload", f"{PAYLOAD_MASS}@"
-                                          + ",".join(str(c) for c in PAYLOAD_COM)])):
+                              ("pay", 3, ["--payload-mass", str(PAYLOAD_MASS),
+                                          "--payload-com", *map(str, PAYLOAD_COM)])):
         assert main(["simulate", str(folder / "arm.yaml"), str(folder / f"traj{seed}.csv"),
                      "-o", str(folder / f"{name}.csv"), "--rate", "100", "--noise", "0.02",
                      "--seed", str(seed), "--drive-gains", *gains, *extra, "--quiet",
@@ -140,7 +140,7 @@ def test_simulate_writes_current_logs_that_read_back_as_currents(arm, written, t
     # the payload log holds the currents of the arm carrying the payload
     assert main(["simulate", str(written / "arm.yaml"), trajectory, "-o",
                  str(tmp_path / "pay.npz"), "--rate", "100", "--drive-gains", "2",
-                 "--payload", "1.5"]) == 0
+                 "--payload-mass", "1.5"]) == 0
     assert "payload on the last link: 1.5 kg" in capsys.readouterr().out
     carried = simulate_open_loop(with_payload(arm, 1.5), random_fourier(arm, seed=1),
                                  duration=6.0, rate=100.0)
@@ -163,17 +163,24 @@ def test_identify_recovers_the_gains_from_the_simulated_payload_log(arm, written
     (["--drive-gains", "nan"], "--drive-gains: expected a finite nonzero gain"),
     (["--drive-gains", "inf"], "--drive-gains: expected a finite nonzero gain"),
     (["--drive-gains", "one"], "--drive-gains: expected a number"),
-    (["--payload", "0"], "--payload: expected a payload mass in (0, 1000]"),
-    (["--payload", "kg"], "--payload: expected MASS[@CX,CY,CZ]"),
-    (["--payload", "2@0.1,0"], "--payload: expected the centre of mass as three numbers"),
-    (["--payload", "2@0.1,0,x"], "--payload: expected the centre of mass as three numbers"),
-    (["--payload", "2@0.1,0,nan"], "--payload: expected the centre of mass as three numbers"),
+    (["--payload-mass", "0"], "--payload-mass"),
+    (["--payload-mass", "kg"], "--payload-mass"),
+    (["--payload-mass", "2", "--payload-com", "0.1", "0"], "--payload-com"),
+    (["--payload-mass", "2", "--payload-com", "0.1", "0", "x"], "--payload-com"),
+    (["--payload-mass", "2", "--payload-com", "0.1", "0", "nan"], "--payload-com"),
 ])
 def test_bad_gains_and_payloads_name_the_option(written, tmp_path, capsys, arguments, message):
     with pytest.raises(SystemExit):
         main(["simulate", str(written / "arm.yaml"), str(written / "traj1.csv"), "-o",
               str(tmp_path / "x.csv"), *arguments])
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_payload_com_without_its_mass_is_refused(written, tmp_path, capsys):
+    assert main(["simulate", str(written / "arm.yaml"), str(written / "traj1.csv"), "-o",
+                 str(tmp_path / "x.csv"), "--payload-com", "0", "0", "0.1"]) == 2
+    assert "`--payload-com` places the payload of `--payload-mass KG`" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
 
 

@@ -66,12 +66,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "allowed), one value for every joint or one per joint; --noise "
                                "and --bias stay in N m. The log's columns are current1..n, "
                                "which `dynid identify` reads as currents")
-    simulate.add_argument("--payload", type=_payload, metavar="MASS[@CX,CY,CZ]",
+    simulate.add_argument("--payload-mass", type=Range(float, high=1000, above=0), metavar="KG",
                           help="a known payload rigidly on the last link (the payload log of "
-                               "drive gains from currents): MASS [kg], its centre of mass "
-                               "CX,CY,CZ [m] in the tool frame (default the tool point 0,0,0); "
-                               "its inertia a uniform solid sphere of radius 5 cm about its "
-                               "centre of mass. E.g. 3 or 3@0.05,0,0.04")
+                               "drive gains from currents, as `dynid identify --payload-log "
+                               "LOG --payload-mass KG` reads it): its mass [kg]; its inertia a "
+                               "uniform solid sphere of radius 5 cm about its centre of mass")
+    simulate.add_argument("--payload-com", type=Range(float, -100, 100), nargs=3,
+                          metavar=("X", "Y", "Z"),
+                          help="the payload's centre of mass in the tool frame [m] (default: "
+                               "the tool point)")
     simulate.add_argument(
         "--contact", action="append", metavar="SPEC",
         help="an external force on the arm, repeatable: START[+DURATION]:FX,FY,FZ[,MX,MY,MZ]"
@@ -97,8 +100,12 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.drive_gains is not None and len(args.drive_gains) not in (1, robot.n_joints):
         raise ValueError(f"`--drive-gains` takes one value for every joint or one per joint "
                          f"({robot.n_joints} for {robot.name!r}), got {len(args.drive_gains)}")
-    if args.payload is not None:
-        robot = with_payload(robot, *args.payload)
+    if args.payload_com is not None and args.payload_mass is None:
+        raise ValueError("`--payload-com` places the payload of `--payload-mass KG`")
+    payload = None if args.payload_mass is None else (
+        args.payload_mass, None if args.payload_com is None else tuple(args.payload_com))
+    if payload is not None:
+        robot = with_payload(robot, *payload)
     contacts = contacts_from(args.contact or [], robot)
     trajectory = load_trajectory(args.trajectory)
     duration = args.duration
@@ -146,9 +153,8 @@ def _simulate(args: argparse.Namespace) -> int:
                "closed_loop": args.closed_loop, "output": args.output,
                "contacts": data.metadata.get("contacts", []), "effort": data.effort,
                "drive_gains": data.metadata["sensor"].get("drive_gains"),
-               "payload": None if args.payload is None else
-               {"mass": args.payload[0], "com_tool": (None if args.payload[1] is None
-                                                      else list(args.payload[1])),
+               "payload": None if payload is None else
+               {"mass": payload[0], "com_tool": None if payload[1] is None else list(payload[1]),
                 "inertia": "uniform solid sphere, radius 0.05 m"},
                **({"control_law": data.metadata["source"],
                    "controller": data.metadata["controller"],
@@ -163,8 +169,8 @@ def _simulate(args: argparse.Namespace) -> int:
                   + " N m/A" if data.effort == "current" else "joint torques [N m]")
         print(f"{robot.name}: {data.n_samples} samples over {data.duration:.3f} s ({loop}, "
               f"{effort}) written to {args.output}")
-        if args.payload is not None:
-            mass, com = args.payload
+        if payload is not None:
+            mass, com = payload
             print(f"  payload on the last link: {mass:g} kg, centre of mass "
                   + ("at the tool point" if com is None else
                      "(" + ", ".join(f"{c:g}" for c in com) + ") m in the tool frame"))
@@ -188,40 +194,3 @@ def _drive_gain(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a finite nonzero gain [N m/A] (torque per "
                                          f"current), got {text!r}")
     return value
-
-
-def _payload(text: str) -> tuple[float, tuple[float, float, float] | None]:
-    """An argparse type: ``MASS[@CX,CY,CZ]`` -> (mass [kg], CoM [m] in the tool frame or
-    None)."""
-    mass_text, at, com_text = text.partition("@")
-    try:
-        mass = float(mass_text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected MASS[@CX,CY,CZ] (kg; m in the tool frame), got {text!r}") from None
-    if not 0 < mass <= 1000:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"expected a payload mass in (0, 1000] kg, got "
-                                         f"{mass_text!r}")
-    if not at:
-        return mass, None
-    parts = com_text.split(",")
-    try:
-        com = tuple(float(part) for part in parts)
-    except ValueError:
-        com = ()
-    if len(com) != 3 or not all(abs(c) <= 10 for c in com):  # NaN and inf fail too
-        raise argparse.ArgumentTypeError(
-            f"expected the centre of mass as three numbers CX,CY,CZ within 10 m (tool frame) "
-            f"after '@', got {com_text!r}")
-    return mass, com
-
-
-def _named_robot(flag: str, name_or_path: str, tip: str | None):
-    """The robot an option names (a URDF's chain ending at ``tip``, --tip); its error names
-    the option."""
-    from dynid.robot import load_robot
-
-    try:
-        return load_robot(name_or_path, tip=tip)
-    except ValueError as error:
-        raise ValueError(f"`{flag}`: {error}") from None
