@@ -46,13 +46,19 @@ def _options() -> dict[str, dict[str, str]]:
 
 def test_the_torque_noise_and_the_reference_have_one_spelling():
     """The torque noise std is --noise wherever it is given (simulate, demo, identify's WLS),
-    the tracked trajectory --reference (identify's and compare's IV), a drive gain --gain
-    (identify) and no command spells the observer's gain the same way."""
+    the tracked trajectory --reference (identify's and compare's IV), a known drive gain
+    --gain (identify, compare) and no command spells the observer's gain the same way; a
+    payload is --payload-mass and --payload-com wherever it is given."""
     options = _options()
     assert {"simulate", "demo", "identify"} <= set(options["--noise"])
     assert "--noise-std" not in options and "--references" not in options
     assert {"identify", "compare"} <= set(options["--reference"])
-    assert set(options["--gain"]) == {"identify"} and "detect" in options["--observer-gain"]
+    assert set(options["--gain"]) == {"identify", "compare"}
+    assert "detect" in options["--observer-gain"]
+    # a payload's mass and CoM: attached by simulate, known to identify's and compare's fits
+    for option in ("--payload-mass", "--payload-com"):
+        assert {"simulate", "identify", "compare"} <= set(options[option])
+    assert "--payload" not in options
     assert "--nls-friction" not in options
 
 

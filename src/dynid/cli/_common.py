@@ -434,6 +434,73 @@ def nls_friction(robot, given: str | None) -> str:
     return robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else "stribeck"
 
 
+def current_options(parser: argparse.ArgumentParser) -> None:
+    """What fixes the scale of motor-current logs (see `current_scale`): a payload log with
+    its known payload, or known drive gains."""
+    parser.add_argument("--payload-log", metavar="LOG",
+                        help="currents: a current log with a known payload on the last link; "
+                             "fixes the drive gains' scale (with --payload-mass)")
+    parser.add_argument("--payload-mass", type=Range(float, high=1e4, above=0), metavar="KG",
+                        help="currents: the payload's mass [kg]")
+    parser.add_argument("--payload-com", type=Range(float, -100, 100), nargs=3,
+                        metavar=("X", "Y", "Z"),
+                        help="currents: the payload's CoM in the tool frame [m] (default: "
+                             "identified)")
+    parser.add_argument("--gain", action="append", metavar="JOINT=K", type=known_gain,
+                        help="currents: a known drive gain [N m/A] (joint name or number); "
+                             "fixes the scale without a payload log; repeatable")
+
+
+def known_gain(text: str) -> tuple:
+    """`--gain JOINT=K`: a joint (name or 1-based number) and its gain [N m/A]."""
+    joint, separator, value = text.partition("=")
+    if not separator or not joint:
+        raise argparse.ArgumentTypeError(f"expected JOINT=K (e.g. 1=0.85 or joint1=0.85), got "
+                                         f"{text!r}")
+    gain = Range(float, -1e6, 1e6)(value)
+    if gain == 0:
+        raise argparse.ArgumentTypeError("a drive gain must be nonzero")
+    from dynid._validation import is_index
+
+    return (int(joint) if is_index(joint) else joint, gain)
+
+
+def current_scale(args: argparse.Namespace, robot, logs) -> dict:
+    """For motor-current logs, what fixes their scale (Gautier & Briot 2014): the payload log
+    and its known payload, and the known gains, as keywords of the fits; ``{}`` for torque
+    logs."""
+    from dynid.identification import KnownPayload
+
+    efforts = {log.effort for log in logs}
+    if "current" not in efforts:
+        if args.payload_log or args.gain or args.payload_mass is not None:
+            raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
+                             "motor-current logs; these logs hold torques (a current log says "
+                             "so in its columns, or give --effort current)")
+        return {}
+    if efforts != {"current"}:
+        raise ValueError("the logs mix torques and motor currents: give logs of one kind")
+    if (args.payload_log is None) != (args.payload_mass is None):
+        raise ValueError("`--payload-log` and `--payload-mass` come together: the log with "
+                         "the payload, and its known mass")
+    if args.payload_com is not None and args.payload_log is None:
+        raise ValueError("`--payload-com` describes the payload of `--payload-log`")
+    payload_log = payload = None
+    if args.payload_log is not None:
+        payload_log = prepared(args, args.payload_log, robot)
+        if payload_log.effort != "current":
+            raise ValueError(f"`--payload-log` {args.payload_log} holds torques; it must log "
+                             "motor currents like the other logs")
+        payload = KnownPayload(args.payload_mass, args.payload_com)
+    if payload is None and not args.gain:
+        raise ValueError("motor currents fix the dynamics only up to a scale: from currents "
+                         "alone only the ratios of the parameters and drive gains are "
+                         "identifiable. Fix the scale with `--payload-log LOG --payload-mass "
+                         "KG` (a log with a known payload on the last link) or `--gain "
+                         "JOINT=K` (one known drive gain, e.g. from the drive's datasheet)")
+    return {"payload_data": payload_log, "payload": payload, "gains": dict(args.gain or [])}
+
+
 def validation_options(parser: argparse.ArgumentParser) -> None:
     """What validating a model on a log takes: the M(q) > 0 sampling and the log's
     preprocessing."""

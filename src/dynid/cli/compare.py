@@ -9,6 +9,8 @@ from dynid.cli._common import (
     FIGURE_SUFFIXES,
     NONLINEAR_FRICTION,
     bounds_file,
+    current_options,
+    current_scale,
     dask_client,
     friction_options,
     joint_keys,
@@ -29,6 +31,8 @@ from dynid.cli.identify import bootstrap_options, check_bootstrap_options
 # dynid.evaluation.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
 COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 COMPARE_DEFAULTS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+# dynid.identification._currents.CURRENT_METHODS: the methods that identify drive gains
+CURRENT_DEFAULTS = ("ols", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -37,9 +41,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("robot", help="built-in robot name, or a .yaml file (bounds for CLS)")
     compare.add_argument("data", nargs="+", metavar="DATA",
                          help="two or more logs: each identifies in turn, the others validate")
-    compare.add_argument("--methods", nargs="+", default=list(COMPARE_DEFAULTS),
-                         choices=COMPARE_CHOICES,
-                         help="default: " + " ".join(COMPARE_DEFAULTS))
+    compare.add_argument("--methods", nargs="+", choices=COMPARE_CHOICES,
+                         help="default: " + " ".join(COMPARE_DEFAULTS) + "; for motor-current "
+                              "logs: " + " ".join(CURRENT_DEFAULTS))
     compare.add_argument("--prior", metavar="ROBOT",
                          help="the CAD values: the cad row, the CLS prior, the NLS start "
                               "(default: the robot's own parameters)")
@@ -61,6 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                      nls="for the nls row, the linear methods keeping their default (the "
                          "nls row's default: the robot file's, else stribeck, as in "
                          "`dynid identify`)")
+    current_options(compare)
     robot_options(compare)
     compare.add_argument("-o", "--output", metavar="TABLE", help="write .md, .csv or .json")
     compare.add_argument("--plot", metavar="PNG", help="validation errors per method")
@@ -88,9 +93,11 @@ def _compare(args: argparse.Namespace) -> int:
         references = [load_trajectory(path) for path in args.reference]
         references = references * len(args.data) if len(references) == 1 else references
     datasets = [prepared(args, path, robot) for path in args.data]
+    currents = current_scale(args, robot, datasets)
+    methods = args.methods or list(CURRENT_DEFAULTS if currents else COMPARE_DEFAULTS)
     with dask_client(args) as client:
         table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],
-                                methods=args.methods, prior=prior, references=references,
+                                methods=methods, prior=prior, references=references, **currents,
                                 nls_friction=nls_friction(robot, args.friction),
                                 friction=_linear_columns(robot, args),
                                 bounds=None if args.bounds is None else bounds_file(

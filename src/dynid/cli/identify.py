@@ -11,6 +11,8 @@ from dynid.cli._common import (
     SEED,
     Range,
     bounds_file,
+    current_options,
+    current_scale,
     dask_client,
     friction_options,
     linear_friction,
@@ -63,18 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--offsets", choices=["per-log", "shared"], default="per-log",
                           help="several logs: each its own torque offsets (per-log, default) "
                                "or one set for all")
-    identify.add_argument("--payload-log", metavar="LOG",
-                          help="currents: a current log with a known payload on the last link; "
-                               "fixes the drive gains' scale (with --payload-mass)")
-    identify.add_argument("--payload-mass", type=Range(float, high=1e4, above=0), metavar="KG",
-                          help="currents: the payload's mass [kg]")
-    identify.add_argument("--payload-com", type=Range(float, -100, 100), nargs=3,
-                          metavar=("X", "Y", "Z"),
-                          help="currents: the payload's CoM in the tool frame [m] (default: "
-                               "identified)")
-    identify.add_argument("--gain", action="append", metavar="JOINT=K", type=_known_gain,
-                          help="currents: a known drive gain [N m/A] (joint name or number); "
-                               "fixes the scale without a payload log; repeatable")
+    current_options(identify)
     identify.add_argument("--max-evaluations", type=Range(int, 1, 1_000_000), metavar="N",
                           help="nls: the solver's evaluation budget (default 200)")
     identify.add_argument("--regulariser", choices=["euclidean", "entropic"],
@@ -180,7 +171,11 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:  # the final fraction of every log is held out
         pairs = [split(log, 1.0 - args.validate) for log in logs]
         logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
-    currents = _current_scale(args, robot, logs)
+    currents = current_scale(args, robot, logs)
+    if currents and args.method == "wls":
+        raise ValueError("`--method wls`: motor currents are fitted with each joint weighted "
+                         "by its own current noise already (--method ols), or with a "
+                         "consistent method (cls1, cls2, cls3, log-cholesky, nls)")
     if args.method == "iv":
         if currents:
             raise ValueError("`--method iv` fits torque logs: motor currents are identified "
@@ -245,46 +240,6 @@ def _names(args) -> str:
         f"{len(args.data)} logs ({args.data[0]}, ...)"
 
 
-def _current_scale(args, robot, logs) -> dict:
-    """For motor-current logs, what fixes their scale (Gautier & Briot 2014): the payload log
-    and its known payload, and the known gains, as keywords of the fits; ``{}`` for torque
-    logs."""
-    from dynid.identification import KnownPayload
-
-    efforts = {log.effort for log in logs}
-    if "current" not in efforts:
-        if args.payload_log or args.gain or args.payload_mass is not None:
-            raise ValueError("`--payload-log`, `--payload-mass` and `--gain` fix the scale of "
-                             "motor-current logs; these logs hold torques (a current log says "
-                             "so in its columns, or give --effort current)")
-        return {}
-    if efforts != {"current"}:
-        raise ValueError("the logs mix torques and motor currents: give logs of one kind")
-    if args.method == "wls":
-        raise ValueError("`--method wls`: motor currents are fitted with each joint weighted "
-                         "by its own current noise already (--method ols), or with a "
-                         "consistent method (cls1, cls2, cls3, log-cholesky, nls)")
-    if (args.payload_log is None) != (args.payload_mass is None):
-        raise ValueError("`--payload-log` and `--payload-mass` come together: the log with "
-                         "the payload, and its known mass")
-    if args.payload_com is not None and args.payload_log is None:
-        raise ValueError("`--payload-com` describes the payload of `--payload-log`")
-    payload_log = payload = None
-    if args.payload_log is not None:
-        payload_log = prepared(args, args.payload_log, robot)
-        if payload_log.effort != "current":
-            raise ValueError(f"`--payload-log` {args.payload_log} holds torques; it must log "
-                             "motor currents like the other logs")
-        payload = KnownPayload(args.payload_mass, args.payload_com)
-    if payload is None and not args.gain:
-        raise ValueError("motor currents fix the dynamics only up to a scale: from currents "
-                         "alone only the ratios of the parameters and drive gains are "
-                         "identifiable. Fix the scale with `--payload-log LOG --payload-mass "
-                         "KG` (a log with a known payload on the last link) or `--gain "
-                         "JOINT=K` (one known drive gain, e.g. from the drive's datasheet)")
-    return {"payload_data": payload_log, "payload": payload, "gains": dict(args.gain or [])}
-
-
 def _identify_currents(args, robot, logs, checks, steps, currents: dict) -> int:
     """Motor-current logs by least squares: the drive gains with the base parameters
     (Gautier & Briot 2014)."""
@@ -316,20 +271,6 @@ def _prior_weight(text: str):
     if text == "auto":
         return text
     return Range(float, 0, 1e6)(text)
-
-
-def _known_gain(text: str) -> tuple:
-    """`--gain JOINT=K`: a joint (name or 1-based number) and its gain [N m/A]."""
-    joint, separator, value = text.partition("=")
-    if not separator or not joint:
-        raise argparse.ArgumentTypeError(f"expected JOINT=K (e.g. 1=0.85 or joint1=0.85), got "
-                                         f"{text!r}")
-    gain = Range(float, -1e6, 1e6)(value)
-    if gain == 0:
-        raise argparse.ArgumentTypeError("a drive gain must be nonzero")
-    from dynid._validation import is_index
-
-    return (int(joint) if is_index(joint) else joint, gain)
 
 
 def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) -> None:
@@ -608,8 +549,7 @@ def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
         f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
         + ("jointly with the links and the drive gains from motor currents; " if currents
            else "jointly; ")
-        + 
-        f"{result.status}, {result.seconds:.2f} s)",
+        + f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
         lines=tuple(result.lines()), spread=spread,
         parameters=dataclasses.replace(robot, parameters=result.parameters,

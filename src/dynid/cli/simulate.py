@@ -194,3 +194,14 @@ def _drive_gain(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a finite nonzero gain [N m/A] (torque per "
                                          f"current), got {text!r}")
     return value
+
+
+def _named_robot(flag: str, name_or_path: str, tip: str | None):
+    """The robot an option names (a URDF's chain ending at ``tip``, --tip); its error names
+    the option."""
+    from dynid.robot import load_robot
+
+    try:
+        return load_robot(name_or_path, tip=tip)
+    except ValueError as error:
+        raise ValueError(f"`{flag}`: {error}") from None
