@@ -313,7 +313,7 @@ def _fit_options(method: str, robot: Robot, *, prior: Robot | None, reference,
         return {"friction": friction, "bounds": bounds,
                 "prior": None if prior is None else prior.parameters}
     own = robot.friction.name if robot.friction.name in NLS_FRICTION_MODELS else None
-    return {"friction": nls_friction or own or "viscous-coulomb", "bounds": bounds,
+    return {"friction": nls_friction or own or "stribeck", "bounds": bounds,
             "start": None if prior is None else prior.parameters}
 
 
