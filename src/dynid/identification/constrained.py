@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -47,11 +47,19 @@ from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.identification._stream import fold_logs
 from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.identification.drive_gains import (
+    KnownPayload,
+    current_covariance,
+    current_system,
+    fit_currents,
+    gains_and_std,
+)
 from dynid.identification.linear import default_friction, linear_template
-from dynid.identification.log_cholesky import fit_log_cholesky
+from dynid.identification.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.model import LinearModel
 from dynid.identification.retrieval import check_bounds, parameter_scale
 from dynid.robot import Robot
+from dynid.robot._robot import check_drive_gains
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
 from dynid.robot.inertia import (
     MASS,
@@ -61,7 +69,7 @@ from dynid.robot.inertia import (
     pseudo_inertia,
 )
 
-__all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "ConstrainedResult",
+__all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "GAIN_FLOOR", "ConstrainedResult",
            "InconsistentPriorWarning", "PriorWeightEdgeWarning", "identify_constrained"]
 
 CONSTRAINED_METHODS = ("cls1", "cls2", "cls3", "log-cholesky")
@@ -101,7 +109,10 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
                          weight: float | Literal["auto"] | None = None,
                          rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
                          progress: Callable[[str], None] | None = None,
-                         client=None) -> ConstrainedResult:
+                         client=None, payload_data: Dataset | None = None,
+                         payload: KnownPayload | None = None,
+                         gains: Mapping[int | str, float] | None = None,
+                         gain_range: ArrayLike | None = None) -> ConstrainedResult:
     """Identify the full link parameters under physical constraints (see the module).
 
     ``data``: one log or several (each with its own torque offsets, as ``identify``).
@@ -116,7 +127,17 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``PriorWeightEdgeWarning``); the report's ``prior_weight_curve`` holds the curve.
     ``rotor_inertia``: identify the drives' rotor inertias too, kept >= 0 (default: when the
     robot states them). ``client``: a Dask ``distributed.Client`` whose workers fold the logs
-    (as ``identify``).
+    (as ``identify``; torque logs).
+
+    Motor currents (logs with ``effort="current"``): the drive gains ``K`` (``tau = K i``)
+    are unknowns too, fixed in scale by ``payload_data`` with ``payload`` (a current log with
+    a known payload on the last link) and/or ``gains`` (known gains, ``{joint number or name:
+    K}``, kept fixed), as ``identify_drive_gains``; each unknown gain keeps the sign of the
+    unconstrained Gautier-Briot fit, at least ``GAIN_FLOOR`` of its size, and stays inside
+    ``gain_range`` ``(n, 2)`` [N m/A] (default the robot file's ``drive_gains.range``). The
+    estimate is the constrained least-squares fit in current units (see
+    ``_identify_currents``); the model carries ``drive_gains`` and ``drive_gains_std``, its
+    report the gains, the payload's identified part and the Gauss-Newton steps.
     """
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
@@ -128,7 +149,13 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if method == "log-cholesky" and regulariser != "euclidean":
         raise ValueError("`regulariser`: log-cholesky is a least-squares problem and takes the "
                          f"euclidean regulariser only, got {regulariser!r}")
-    logs = as_logs(data)
+    logs = as_logs(data, effort=None)
+    currents = logs[0].effort == "current"
+    logs = as_logs(data, effort="current" if currents else "torque")
+    if not currents and (payload_data is not None or payload is not None or gains is not None
+                         or gain_range is not None):
+        raise ValueError("`payload_data`, `payload`, `gains` and `gain_range` are for motor-"
+                         "current logs (effort='current'); `data` holds joint torques")
     default = 1e-3 if regulariser == "euclidean" else 1e-6
     if weight is None:
         weight = default
@@ -146,6 +173,15 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
     warn_inconsistent_prior(prior, robot.link_names)
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
+    if currents:
+        if weight == "auto":
+            raise ValueError("`weight`: 'auto' is for torque logs; with motor currents give the "
+                             "prior weight as a number")
+        return _identify_currents(
+            robot, logs, method=method, friction=friction, bounds=bounds, prior=prior,
+            regulariser=regulariser, weight=weight, rotor=rotor, offsets=offsets,
+            payload_data=payload_data, payload=payload, gains=gains, gain_range=gain_range,
+            progress=progress, clock=clock)
     template = linear_template(robot, friction, rotor_inertia=rotor)
     base = template.base
     deviations = deviation_names(template, logs, offsets)
@@ -325,20 +361,36 @@ class _Problem:
 
 
 def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, weight: float,
-            method: str) -> tuple[NDArray, NDArray, str]:
-    """CLS-1/2/3 by cvxpy + Clarabel (see the module)."""
+            method: str, *, linear_bounds: tuple[NDArray, NDArray] | None = None,
+            norm: float | None = None) -> tuple[NDArray, NDArray, str]:
+    """CLS-1/2/3 by cvxpy + Clarabel (see the module): ``|operator [pi; f] - z|^2 / norm^2``
+    (default ``norm = |z|``) plus the regulariser, under the method's constraints on ``pi``,
+    the rotor inertias (the first ``n_rotor`` of ``f``) >= 0 and ``linear_bounds`` (lower,
+    upper ``(len(f),)``, infinite where free) on ``f``; ``f`` is scaled by ``|z|`` over its
+    columns' norms when bounded so."""
     import cvxpy as cp
 
     n = problem.robot.n_joints
     rigid = N_LINK_PARAMETERS * n
     n_linear = operator.shape[1] - rigid
-    norm = np.linalg.norm(z)
+    norm = np.linalg.norm(z) if norm is None else norm
     norm = norm if norm > 0 else 1.0
     prior, bounds, regulariser = problem.prior, problem.bounds, problem.regulariser
     x = cp.Variable(rigid)
     pi = cp.multiply(scale, x)
-    f = cp.Variable(n_linear)
+    f_scale = np.ones(n_linear)
+    if linear_bounds is not None:  # gains, payload: unknowns of any size, scaled to O(1)
+        columns = np.linalg.norm(operator[:, rigid:], axis=0)
+        f_scale = np.where(columns > 0, norm / np.where(columns > 0, columns, 1.0), 1.0)
+    y = cp.Variable(n_linear)
+    f = cp.multiply(f_scale, y) if n_linear else y
     constraints = [f[:problem.n_rotor] >= 0] if problem.n_rotor else []
+    if linear_bounds is not None:
+        lower, upper = linear_bounds
+        for k in np.flatnonzero(np.isfinite(lower)):
+            constraints.append(y[k] >= lower[k] / f_scale[k])
+        for k in np.flatnonzero(np.isfinite(upper)):
+            constraints.append(y[k] <= upper[k] / f_scale[k])
     regularisers = []
     for k, link in enumerate(bounds.links):
         offset = N_LINK_PARAMETERS * k
@@ -380,4 +432,243 @@ def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, we
     problem_ = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
     status = solve(problem_, method, hint="; check the bounds against the data")
     parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
-    return parameters, (f.value if n_linear else np.zeros(0)), status
+    return parameters, (f_scale * y.value if n_linear else np.zeros(0)), status
+
+
+# --- motor currents -------------------------------------------------------------------------
+
+# an unknown drive gain stays within [GAIN_FLOOR, 1 / GAIN_FLOOR] times the unconstrained
+# Gautier-Briot estimate, on its sign (without a stated range): away from zero, where h = 1/K
+# would leave the model, and from infinity
+GAIN_FLOOR = 1e-3
+# sequential convex Gauss-Newton in current units: at most this many steps, stopping once a
+# step gains less than CURRENT_RTOL of the cost (Clarabel's own precision is about 1e-8)
+CURRENT_STEPS = 30
+CURRENT_RTOL = 1e-9
+
+
+def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
+                       friction: FrictionModel, bounds: ParameterBounds, prior: NDArray,
+                       regulariser: str, weight: float, rotor: bool, offsets: Offsets,
+                       payload_data: Dataset | None, payload: KnownPayload | None,
+                       gains: Mapping[int | str, float] | None, gain_range: ArrayLike | None,
+                       progress: Callable[[str], None] | None, clock: float
+                       ) -> ConstrainedResult:
+    """The constrained fit of current logs (``identify_constrained``): Gautier & Briot's
+    system (``dynid.identification.drive_gains``) with the full link parameters under the
+    method's constraints.
+
+    Per joint j, with ``A_j t + c_j`` the torque (``t = E w``: the base parameters of the
+    full unknowns ``w`` — link parameters, rotor inertias, friction, offset deviations, the
+    payload's unknown part), currents ``i_j`` and ``h_j = 1 / K_j``:
+
+    1. the unconstrained fit gives each gain's sign and each joint's current noise
+       ``sigma_j``, by which its rows are weighted;
+    2. the linear form ``A_j t + c_j - K_j i_j`` (convex in ``(w, K)``: a CLS problem with
+       bounded ``K``) gives the start. Its regressor holds the noisy currents: its gains are
+       biased towards zero (errors in variables);
+    3. sequential convex Gauss-Newton on the fit in current units,
+       ``sum_j |h_j (A_j t + c_j) - i_j|^2 / sigma_j^2`` (plus the regulariser): each step
+       solves the constrained problem (same constraints, ``h`` bounded) with the residual
+       linearised at the current ``(w, h)``, then halves the step until the cost falls (the
+       feasible set is convex: every point of the step is feasible). It stops when a step
+       gains less than ``CURRENT_RTOL`` of the cost: a fixed point is a stationary point of
+       the constrained current-units problem;
+    4. ``log-cholesky`` continues from there with ``h`` among its unknowns.
+    """
+    say = progress or (lambda _line: None)
+    n, rigid = robot.n_joints, N_LINK_PARAMETERS * robot.n_joints
+    system = current_system(robot, logs, payload_data=payload_data, payload=payload,
+                            gains=gains, friction=friction, method="rref", rotor_inertia=rotor,
+                            offsets=offsets)
+    template, free, known = system.template, system.free, system.known_gains
+    base, size = template.base, len(system.names)
+    unconstrained = fit_currents(system)
+    noise = unconstrained.noise
+    start_gains = 1.0 / unconstrained.inverse_gains
+    lower, upper = _gain_bounds(robot, gain_range, start_gains, free)
+    # w -> t: the base parameters of (links, rotor, friction), then deviations and payload
+    extra = size - base.rank
+    expand = np.zeros((size, base.n_parameters + extra))
+    expand[:base.rank, :base.n_parameters] = base.regrouping
+    expand[base.rank:, base.n_parameters:] = np.eye(extra)
+    blocks = [(factor[:, :size] @ expand / sigma, factor[:, size] / sigma,
+               factor[:, size + 1] / sigma)
+              for factor, sigma in zip(unconstrained.factors, noise, strict=True)]
+    norm = float(np.sqrt(sum(current @ current for _, _, current in blocks)))
+    problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
+                       regulariser=regulariser, method=method, n_rotor=template.n_rotor)
+    scale = parameter_scale(bounds)
+    convex = "cls3" if method == "log-cholesky" else method
+    n_w = base.n_parameters + extra
+    free_bounds = (np.concatenate([np.full(n_w - rigid, -np.inf), lower]),
+                   np.concatenate([np.full(n_w - rigid, np.inf), upper]))
+
+    # 2. the linear form, in torque units (each joint's rows over its torque noise)
+    rows, targets = [], []
+    for j, (a, c, i) in enumerate(blocks):
+        gain = np.zeros((a.shape[0], len(free)))
+        if j in free:
+            gain[:, free.index(j)] = -i
+        weight_j = 1.0 / abs(start_gains[j])
+        rows.append(weight_j * np.column_stack([a, gain]))
+        targets.append(weight_j * (-c + known.get(j, 0.0) * i))
+    parameters, linear, status = _convex(
+        problem, *_compressed(np.vstack(rows), np.concatenate(targets)), scale, weight,
+        convex, linear_bounds=free_bounds, norm=norm)
+    w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
+    inverse = 1.0 / start_gains
+    inverse[free] = 1.0 / linear[n_w - rigid:]
+    for j, gain in known.items():
+        inverse[j] = 1.0 / gain
+    # h's bounds from K's: both of one sign, so 1/K reverses their order
+    h_bounds = (np.concatenate([free_bounds[0][:n_w - rigid], 1.0 / upper]),
+                np.concatenate([free_bounds[1][:n_w - rigid], 1.0 / lower]))
+
+    # 3. sequential convex Gauss-Newton in current units
+    def cost(w: NDArray, inverse: NDArray) -> float:
+        fit = sum(float(np.sum((h * (a @ w + c) - i) ** 2))
+                  for (a, c, i), h in zip(blocks, inverse, strict=True))
+        return fit / norm**2 + weight * _regularisation(problem, w[:rigid], scale)
+
+    current_cost = cost(w, inverse)
+    steps, solves, converged = 0, 0, False
+    for solves in range(1, CURRENT_STEPS + 1):
+        rows, targets = [], []
+        for j, (a, c, i) in enumerate(blocks):
+            h = inverse[j]
+            gain = np.zeros((a.shape[0], len(free)))
+            if j in free:
+                gain[:, free.index(j)] = a @ w + c
+                targets.append(i + h * (a @ w))
+            else:
+                targets.append(i - h * c)
+            rows.append(np.column_stack([h * a, gain]))
+        parameters, linear, status = _convex(
+            problem, *_compressed(np.vstack(rows), np.concatenate(targets)), scale, weight,
+            convex, linear_bounds=h_bounds, norm=norm)
+        target_w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
+        target_h = inverse.copy()
+        target_h[free] = linear[n_w - rigid:]
+        fraction, accepted = 1.0, False
+        for _ in range(8):  # the step, then halved: the first point where the cost falls
+            trial_w = w + fraction * (target_w - w)
+            trial_h = inverse + fraction * (target_h - inverse)
+            trial = cost(trial_w, trial_h)
+            if trial < current_cost:
+                accepted = True
+                break
+            fraction /= 2
+        if not accepted:
+            converged = True  # no descent left at the solver's precision
+            break
+        gain = (current_cost - trial) / current_cost
+        w, inverse, current_cost = trial_w, trial_h, trial
+        steps += 1
+        say(f"current-units Gauss-Newton step {steps}: cost {current_cost:.9g} "
+            f"(step {fraction:g})")
+        if gain < CURRENT_RTOL:
+            converged = True
+            break
+    parameters = w[:rigid].reshape(n, N_LINK_PARAMETERS)
+    linear = w[rigid:]
+    if method == "log-cholesky":
+        operator = np.vstack([a for a, _, _ in blocks])
+        joint = np.repeat(np.arange(n), [a.shape[0] for a, _, _ in blocks])
+        parameters, solved, status = fit_log_cholesky(
+            operator, np.concatenate([i for _, _, i in blocks]), parameters,
+            np.concatenate([linear, inverse[free]]), bounds, scale=scale, prior=prior,
+            weight=weight, nonnegative=template.n_rotor,
+            gains=CurrentGains(joint=joint, offset=np.concatenate([c for _, c, _ in blocks]),
+                               inverse=inverse, free=np.array(free, dtype=int),
+                               lower=h_bounds[0][n_w - rigid:],
+                               upper=h_bounds[1][n_w - rigid:]), norm=norm)
+        linear = solved[:n_w - rigid]
+        inverse = inverse.copy()
+        inverse[free] = solved[n_w - rigid:]
+        w = np.concatenate([parameters.ravel(), linear])
+
+    # the estimate's figures: in current units for the covariance, in torque units for the error
+    unknowns = expand @ w
+    weighted = [factor / sigma for factor, sigma in zip(unconstrained.factors, noise,
+                                                        strict=True)]
+    n_equations = int(system.current.size)
+    covariance, condition = current_covariance(weighted, unknowns, inverse, free, n_equations)
+    drive, drive_std = gains_and_std(inverse, covariance, size, free)
+    residual = sum(float(np.sum((factor @ np.concatenate([unknowns, [1.0, -gain]])) ** 2))
+                   for factor, gain in zip(unconstrained.factors, drive, strict=True))
+    measured = sum(gain**2 * float(factor[:, -1] @ factor[:, -1])
+                   for factor, gain in zip(unconstrained.factors, drive, strict=True))
+    relative_error = float(100 * np.sqrt(residual / measured))
+    body = robot.with_parameters(parameters)
+    if rotor:
+        body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
+    report = {"method": method, "kind": "current", "status": status,
+              "rank": size + len(free), "condition_number": condition,
+              "relative_error_percent": relative_error, "prior_weight": float(weight),
+              "n_samples": int(system.current.shape[0]), "n_equations": n_equations,
+              "gauss_newton": {"steps": steps, "solves": solves, "converged": converged,
+                               "cost": current_cost},
+              "drive_gains": system.gains_report(drive, drive_std)}
+    if system.payload_names:
+        report["payload"] = system.payload_report(unknowns)
+    if len(system.logs) > 1:
+        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                           "n_samples": log.n_samples} for k, log in enumerate(system.logs)]
+        report["offsets"] = offsets
+    keep = np.arange(base.rank + system.n_deviations)
+    per_log = log_offsets(template, system.logs, unknowns[keep], covariance[np.ix_(keep, keep)],
+                          system.n_deviations)
+    if per_log is not None and len(system.logs) > 1:
+        report["log_offsets"] = per_log
+    std = np.sqrt(np.maximum(np.diag(covariance)[:base.rank], 0))
+    model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
+                                std=std, report=report, drive_gains=drive,
+                                drive_gains_std=drive_std)
+    n_friction = base.n_parameters - rigid - template.n_rotor
+    return ConstrainedResult(
+        method=method, model=model, parameters=parameters,
+        friction=linear[template.n_rotor:template.n_rotor + n_friction],
+        consistency=check_consistency(parameters, bounds), status=status,
+        success=status == "optimal", relative_error_percent=relative_error,
+        seconds=time.perf_counter() - clock)
+
+
+def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, free: list[int]
+                 ) -> tuple[NDArray, NDArray]:
+    """Lower and upper bounds on the unknown gains ``K[free]``: ``gain_range`` (default the
+    robot's ``drive_gain_range``) where given, else ``GAIN_FLOOR`` around the unconstrained
+    estimate ``start``, on its sign."""
+    if gain_range is not None:
+        _, span = check_drive_gains(None, gain_range, robot.n_joints, "gain_range")
+    else:
+        span = robot.drive_gain_range
+    if span is None:
+        size, sign = np.abs(start[free]), np.sign(start[free])
+        ends = np.sort(np.stack([sign * GAIN_FLOOR * size, sign * size / GAIN_FLOOR]), axis=0)
+        return ends[0], ends[1]
+    return np.array(span[free, 0]), np.array(span[free, 1])
+
+
+def _compressed(rows: NDArray, target: NDArray) -> tuple[NDArray, NDArray]:
+    """``(R, z)`` with ``|R x - z|^2 = |rows x - target|^2`` up to a constant."""
+    factor = np.linalg.qr(np.column_stack([rows, target]), mode="r")
+    return factor[:-1, :-1], factor[:-1, -1]
+
+
+def _regularisation(problem: _Problem, x: NDArray, scale: NDArray) -> float:
+    """The regulariser of ``_convex`` at the link parameters ``x`` ``(10 n,)``."""
+    n = problem.robot.n_joints
+    if problem.regulariser == "entropic" and problem.method in ("cls3", "log-cholesky"):
+        total = 0.0
+        for k, pi in enumerate(x.reshape(n, N_LINK_PARAMETERS)):
+            values, vectors = np.linalg.eigh(pseudo_inertia(problem.prior[k]))
+            values = np.maximum(values, 1e-6 * values[-1])
+            root = vectors @ np.diag(values**-0.5) @ vectors.T
+            congruent = root @ pseudo_inertia(pi) @ root
+            sign, logdet = np.linalg.slogdet(0.5 * (congruent + congruent.T))
+            if sign <= 0:
+                return np.inf
+            total += -logdet + np.trace(congruent) - 4
+        return total / n
+    return float(np.sum((x / scale - problem.prior.ravel() / scale) ** 2)) / x.size
