@@ -51,6 +51,7 @@ from dynid.identification.drive_gains import (
     KnownPayload,
     current_covariance,
     current_system,
+    joint_noise,
     fit_currents,
     gains_and_std,
 )
@@ -362,12 +363,14 @@ class _Problem:
 
 def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, weight: float,
             method: str, *, linear_bounds: tuple[NDArray, NDArray] | None = None,
-            norm: float | None = None) -> tuple[NDArray, NDArray, str]:
+            norm: float | None = None, magnify: float = 1.0) -> tuple[NDArray, NDArray, str]:
     """CLS-1/2/3 by cvxpy + Clarabel (see the module): ``|operator [pi; f] - z|^2 / norm^2``
     (default ``norm = |z|``) plus the regulariser, under the method's constraints on ``pi``,
     the rotor inertias (the first ``n_rotor`` of ``f``) >= 0 and ``linear_bounds`` (lower,
     upper ``(len(f),)``, infinite where free) on ``f``; ``f`` is scaled by ``|z|`` over its
-    columns' norms when bounded so."""
+    columns' norms when bounded so. ``magnify`` multiplies the whole objective (the same
+    minimiser): a fit of a tiny relative residual, magnified to order one, keeps Clarabel
+    inside its tolerances."""
     import cvxpy as cp
 
     n = problem.robot.n_joints
@@ -429,7 +432,7 @@ def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, we
         regularise = cp.sum(cp.hstack(regularisers)) / n
     else:
         regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
-    problem_ = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
+    problem_ = cp.Problem(cp.Minimize(magnify * (fit + weight * regularise)), constraints)
     status = solve(problem_, method, hint="; check the bounds against the data")
     parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
     return parameters, (f_scale * y.value if n_linear else np.zeros(0)), status
@@ -445,6 +448,7 @@ GAIN_FLOOR = 1e-3
 # step gains less than CURRENT_RTOL of the cost (Clarabel's own precision is about 1e-8)
 CURRENT_STEPS = 30
 CURRENT_RTOL = 1e-9
+MAGNIFY_FLOOR = 1e-6  # the least relative residual magnified (noise-free twin logs)
 
 
 def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
@@ -492,15 +496,25 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     expand = np.zeros((size, base.n_parameters + extra))
     expand[:base.rank, :base.n_parameters] = base.regrouping
     expand[base.rank:, base.n_parameters:] = np.eye(extra)
-    blocks = [(factor[:, :size] @ expand / sigma, factor[:, size] / sigma,
-               factor[:, size + 1] / sigma)
+    # each joint's rows in t (base parameters, deviations, payload); expand maps w onto t
+    blocks = [(factor[:, :size] / sigma, factor[:, size] / sigma, factor[:, size + 1] / sigma)
               for factor, sigma in zip(unconstrained.factors, noise, strict=True)]
+    n_w = base.n_parameters + extra
+    # (w, gains) -> (t, gains): the problems are compressed in (t, gains), full rank, then
+    # mapped onto (w, gains) as the torque fit maps R onto the full parameters
+    onto = np.zeros((size + len(free), n_w + len(free)))
+    onto[:size, :n_w] = expand
+    onto[size:, n_w:] = np.eye(len(free))
     norm = float(np.sqrt(sum(current @ current for _, _, current in blocks)))
+    # the relative residual is (noise / signal)^2, 1e-4 or so: magnified to order one
+    floor = joint_noise(unconstrained.factors, unconstrained.theta, unconstrained.inverse_gains,
+                        free, system.current.shape[0], size + len(free)) / noise
+    relative = float(np.sum(floor**2)) * system.current.shape[0] / norm**2
+    magnify = 1.0 / min(max(relative, MAGNIFY_FLOOR), 1.0)
     problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
                        regulariser=regulariser, method=method, n_rotor=template.n_rotor)
     scale = parameter_scale(bounds)
     convex = "cls3" if method == "log-cholesky" else method
-    n_w = base.n_parameters + extra
     free_bounds = (np.concatenate([np.full(n_w - rigid, -np.inf), lower]),
                    np.concatenate([np.full(n_w - rigid, np.inf), upper]))
 
@@ -514,8 +528,8 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
         rows.append(weight_j * np.column_stack([a, gain]))
         targets.append(weight_j * (-c + known.get(j, 0.0) * i))
     parameters, linear, status = _convex(
-        problem, *_compressed(np.vstack(rows), np.concatenate(targets)), scale, weight,
-        convex, linear_bounds=free_bounds, norm=norm)
+        problem, *_compressed(np.vstack(rows), np.concatenate(targets), onto), scale, weight,
+        convex, linear_bounds=free_bounds, norm=norm, magnify=magnify)
     w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
     inverse = 1.0 / start_gains
     inverse[free] = 1.0 / linear[n_w - rigid:]
@@ -527,7 +541,8 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
 
     # 3. sequential convex Gauss-Newton in current units
     def cost(w: NDArray, inverse: NDArray) -> float:
-        fit = sum(float(np.sum((h * (a @ w + c) - i) ** 2))
+        t = expand @ w
+        fit = sum(float(np.sum((h * (a @ t + c) - i) ** 2))
                   for (a, c, i), h in zip(blocks, inverse, strict=True))
         return fit / norm**2 + weight * _regularisation(problem, w[:rigid], scale)
 
@@ -535,18 +550,19 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     steps, solves, converged = 0, 0, False
     for solves in range(1, CURRENT_STEPS + 1):
         rows, targets = [], []
+        t = expand @ w
         for j, (a, c, i) in enumerate(blocks):
             h = inverse[j]
             gain = np.zeros((a.shape[0], len(free)))
             if j in free:
-                gain[:, free.index(j)] = a @ w + c
-                targets.append(i + h * (a @ w))
+                gain[:, free.index(j)] = a @ t + c
+                targets.append(i + h * (a @ t))
             else:
                 targets.append(i - h * c)
             rows.append(np.column_stack([h * a, gain]))
         parameters, linear, status = _convex(
-            problem, *_compressed(np.vstack(rows), np.concatenate(targets)), scale, weight,
-            convex, linear_bounds=h_bounds, norm=norm)
+            problem, *_compressed(np.vstack(rows), np.concatenate(targets), onto), scale,
+            weight, convex, linear_bounds=h_bounds, norm=norm, magnify=magnify)
         target_w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
         target_h = inverse.copy()
         target_h[free] = linear[n_w - rigid:]
@@ -565,7 +581,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
         gain = (current_cost - trial) / current_cost
         w, inverse, current_cost = trial_w, trial_h, trial
         steps += 1
-        say(f"current-units Gauss-Newton step {steps}: cost {current_cost:.9g} "
+        say(f"current-units Gauss-Newton step {steps}: cost {current_cost:.9g} {status} "
             f"(step {fraction:g})")
         if gain < CURRENT_RTOL:
             converged = True
@@ -573,7 +589,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     parameters = w[:rigid].reshape(n, N_LINK_PARAMETERS)
     linear = w[rigid:]
     if method == "log-cholesky":
-        operator = np.vstack([a for a, _, _ in blocks])
+        operator = np.vstack([a for a, _, _ in blocks]) @ expand
         joint = np.repeat(np.arange(n), [a.shape[0] for a, _, _ in blocks])
         parameters, solved, status = fit_log_cholesky(
             operator, np.concatenate([i for _, _, i in blocks]), parameters,
@@ -650,10 +666,11 @@ def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, fre
     return np.array(span[free, 0]), np.array(span[free, 1])
 
 
-def _compressed(rows: NDArray, target: NDArray) -> tuple[NDArray, NDArray]:
-    """``(R, z)`` with ``|R x - z|^2 = |rows x - target|^2`` up to a constant."""
+def _compressed(rows: NDArray, target: NDArray, onto: NDArray) -> tuple[NDArray, NDArray]:
+    """``(R onto, z)`` with ``|R onto x - z|^2 = |rows onto x - target|^2`` up to a constant
+    (``rows`` of full column rank: the constant is the least-squares residual)."""
     factor = np.linalg.qr(np.column_stack([rows, target]), mode="r")
-    return factor[:-1, :-1], factor[:-1, -1]
+    return factor[:-1, :-1] @ onto, factor[:-1, -1]
 
 
 def _regularisation(problem: _Problem, x: NDArray, scale: NDArray) -> float:
