@@ -535,6 +535,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     inverse[free] = 1.0 / linear[n_w - rigid:]
     for j, gain in known.items():
         inverse[j] = 1.0 / gain
+    linear_form = (1.0 / inverse).tolist()
     # h's bounds from K's: both of one sign, so 1/K reverses their order
     h_bounds = (np.concatenate([free_bounds[0][:n_w - rigid], 1.0 / upper]),
                 np.concatenate([free_bounds[1][:n_w - rigid], 1.0 / lower]))
@@ -624,7 +625,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
               "relative_error_percent": relative_error, "prior_weight": float(weight),
               "n_samples": int(system.current.shape[0]), "n_equations": n_equations,
               "gauss_newton": {"steps": steps, "solves": solves, "converged": converged,
-                               "cost": current_cost},
+                               "cost": current_cost, "linear_form_gains": linear_form},
               "drive_gains": system.gains_report(drive, drive_std)}
     if system.payload_names:
         report["payload"] = system.payload_report(unknowns)
@@ -656,7 +657,8 @@ def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, fre
     robot's ``drive_gain_range``) where given, else ``GAIN_FLOOR`` around the unconstrained
     estimate ``start``, on its sign."""
     if gain_range is not None:
-        _, span = check_drive_gains(None, gain_range, robot.n_joints, "gain_range")
+        _, span = check_drive_gains(None, gain_range, robot.n_joints,
+                                    names=("gains", "gain_range"))
     else:
         span = robot.drive_gain_range
     if span is None:

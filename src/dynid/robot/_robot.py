@@ -44,36 +44,38 @@ MDHRow = RevoluteMDH | PrismaticMDH
 DHRow = RevoluteDH | PrismaticDH
 
 
-def check_drive_gains(nominal: ArrayLike | None, span: ArrayLike | None, n: int,
-                      where: str = "drive_gains") -> tuple[NDArray | None, NDArray | None]:
+def check_drive_gains(nominal: ArrayLike | None, span: ArrayLike | None, n: int, *,
+                      names: tuple[str, str] = ("drive_gains.nominal", "drive_gains.range")
+                      ) -> tuple[NDArray | None, NDArray | None]:
     """Stated drive gains, validated: ``nominal`` ``(n,)`` finite and nonzero; ``span``
     ``(n, 2)`` rows ``[lo, hi]`` finite, nonzero, ``lo <= hi`` and of one sign (a gain cannot
     cross zero), holding the nominal value where both are given. Frozen copies (or None);
-    ValueError naming ``where`` otherwise."""
+    ValueError naming the argument (``names``: of ``nominal`` and ``span``) otherwise."""
+    where, where_range = names
     gains = None
     if nominal is not None:
-        gains = as_vector(f"{where}.nominal", nominal, n)
+        gains = as_vector(where, nominal, n)
         if (gains == 0).any():
             j = int(np.argmax(gains == 0))
-            raise ValueError(f"`{where}.nominal` must be nonzero [N m/A]; joint {j + 1}: 0")
+            raise ValueError(f"`{where}` must be nonzero [N m/A]; joint {j + 1}: 0")
         gains = frozen_copy(gains)
     out = None
     if span is not None:
-        values = as_float_array(f"{where}.range", span)
+        values = as_float_array(where_range, span)
         if values.shape != (n, 2):
-            raise ValueError(f"`{where}.range` must be {n} pairs [lo, hi] (one per joint), got "
+            raise ValueError(f"`{where_range}` must be {n} pairs [lo, hi] (one per joint), got "
                              f"shape {values.shape}")
         if not np.isfinite(values).all():
-            raise ValueError(f"`{where}.range` must be finite numbers, got {values.tolist()}")
+            raise ValueError(f"`{where_range}` must be finite numbers, got {values.tolist()}")
         for j, (lo, hi) in enumerate(values):
             if lo > hi:
-                raise ValueError(f"`{where}.range`: joint {j + 1} has lo {lo:g} > hi {hi:g}")
+                raise ValueError(f"`{where_range}`: joint {j + 1} has lo {lo:g} > hi {hi:g}")
             if lo * hi <= 0:
-                raise ValueError(f"`{where}.range`: joint {j + 1} spans [{lo:g}, {hi:g}], which "
+                raise ValueError(f"`{where_range}`: joint {j + 1} spans [{lo:g}, {hi:g}], which "
                                  "holds 0; a gain range is of one sign, zero excluded")
             if gains is not None and not lo <= gains[j] <= hi:
-                raise ValueError(f"`{where}`: joint {j + 1}'s nominal gain {gains[j]:g} lies "
-                                 f"outside its range [{lo:g}, {hi:g}]")
+                raise ValueError(f"`{where}`: joint {j + 1}'s gain {gains[j]:g} lies "
+                                 f"outside its range [{lo:g}, {hi:g}] (`{where_range}`)")
         out = frozen_copy(values)
     return gains, out
 
