@@ -65,8 +65,6 @@ def check_drive_gains(nominal: ArrayLike | None, span: ArrayLike | None, n: int,
         if values.shape != (n, 2):
             raise ValueError(f"`{where_range}` must be {n} pairs [lo, hi] (one per joint), got "
                              f"shape {values.shape}")
-        if not np.isfinite(values).all():
-            raise ValueError(f"`{where_range}` must be finite numbers, got {values.tolist()}")
         for j, (lo, hi) in enumerate(values):
             if lo > hi:
                 raise ValueError(f"`{where_range}`: joint {j + 1} has lo {lo:g} > hi {hi:g}")
