@@ -190,13 +190,13 @@ def test_the_robot_files_gain_range_bounds_the_gains(arm, twin):
     assert np.abs(free.model.drive_gains / GAINS - 1).max() < 0.01
 
 
-def panda_cls3_gains_error(*, duration: float = 10.0, rate: float = 200.0, seed: int = 5
-                           ) -> dict:
-    """The bench's figure: CLS-3 on Panda twin currents (two arm logs and one with a known
-    3 kg payload, 0.1 N m of noise, offsets per log, gains drawn in [0.5, 2] N m/A) —
-    ``gains_max_relative_error`` (max over the joints of |K^ / K - 1|), the fit's seconds, its
-    Gauss-Newton steps, whether the model is consistent, and the held-out torque RMS against
-    the noise."""
+def panda_gains_error(*, method: str = "cls3", duration: float = 10.0, rate: float = 200.0,
+                      seed: int = 5) -> dict:
+    """The bench's figure: ``method`` (CLS-3 by default) on Panda twin currents (two arm logs
+    and one with a known 3 kg payload, 0.1 N m of noise, offsets per log, gains drawn in
+    [0.5, 2] N m/A) — ``gains_max_relative_error`` (max over the joints of |K^ / K - 1|), that
+    of the linear form it starts from, the fit's seconds, its Gauss-Newton steps, whether the
+    model is consistent, and the held-out torque RMS over the noise per joint."""
     robot = load_robot("panda").with_friction(_friction(7))
     rng = np.random.default_rng(seed)
     gains = rng.uniform(0.5, 2.0, 7)
@@ -209,17 +209,20 @@ def panda_cls3_gains_error(*, duration: float = 10.0, rate: float = 200.0, seed:
     held_out = _log(robot, seed + 3, offsets.mean(axis=0), None, duration=duration, rate=rate,
                     noise=noise)
     start = time.perf_counter()
-    result = identify_constrained(robot, logs, method="cls3", payload_data=payload_log,
+    result = identify_constrained(robot, logs, method=method, payload_data=payload_log,
                                   payload=_payload())
     seconds = time.perf_counter() - start
+    steps = result.model.report["gauss_newton"]
     return {"gains_max_relative_error": float(np.abs(result.model.drive_gains / gains - 1).max()),
-            "seconds": seconds, "steps": result.model.report["gauss_newton"]["steps"],
+            "linear_form_gains_max_relative_error": float(
+                np.abs(np.array(steps["linear_form_gains"]) / gains - 1).max()),
+            "seconds": seconds, "steps": steps["steps"], "n_samples": 3 * logs[0].n_samples,
             "consistent": result.consistency.consistent, "status": result.status,
             "held_out_rms_over_noise": (_held_out_rms(result.model, held_out) / noise).tolist()}
 
 
 def test_panda_cls3_from_currents():
-    figures = panda_cls3_gains_error()
+    figures = panda_gains_error()
     assert figures["gains_max_relative_error"] < 0.01, figures
     assert figures["consistent"] and figures["status"] == "optimal"
     assert max(figures["held_out_rms_over_noise"]) < 1.3, figures
