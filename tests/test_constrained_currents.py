@@ -226,3 +226,14 @@ def test_panda_cls3_from_currents():
     assert figures["gains_max_relative_error"] < 0.01, figures
     assert figures["consistent"] and figures["status"] == "optimal"
     assert max(figures["held_out_rms_over_noise"]) < 1.3, figures
+
+
+def test_a_refinement_cut_short_warns(arm, twin, monkeypatch):
+    import dynid.identification.constrained as constrained
+
+    logs, payload_log, _ = twin
+    monkeypatch.setattr(constrained, "CURRENT_STEPS", 1)
+    with pytest.warns(constrained.CurrentConvergenceWarning, match="after 1 Gauss-Newton"):
+        result = identify_constrained(arm, logs, method="cls3", payload_data=payload_log,
+                                      payload=_payload())
+    assert not result.model.report["gauss_newton"]["converged"]

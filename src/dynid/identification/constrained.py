@@ -51,9 +51,9 @@ from dynid.identification.drive_gains import (
     KnownPayload,
     current_covariance,
     current_system,
-    joint_noise,
     fit_currents,
     gains_and_std,
+    joint_noise,
 )
 from dynid.identification.linear import default_friction, linear_template
 from dynid.identification.log_cholesky import CurrentGains, fit_log_cholesky
@@ -71,7 +71,8 @@ from dynid.robot.inertia import (
 )
 
 __all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "GAIN_FLOOR", "ConstrainedResult",
-           "InconsistentPriorWarning", "PriorWeightEdgeWarning", "identify_constrained"]
+           "CurrentConvergenceWarning", "InconsistentPriorWarning", "PriorWeightEdgeWarning",
+           "identify_constrained"]
 
 CONSTRAINED_METHODS = ("cls1", "cls2", "cls3", "log-cholesky")
 
@@ -460,155 +461,32 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
                        ) -> ConstrainedResult:
     """The constrained fit of current logs (``identify_constrained``): Gautier & Briot's
     system (``dynid.identification.drive_gains``) with the full link parameters under the
-    method's constraints.
-
-    Per joint j, with ``A_j t + c_j`` the torque (``t = E w``: the base parameters of the
-    full unknowns ``w`` — link parameters, rotor inertias, friction, offset deviations, the
-    payload's unknown part), currents ``i_j`` and ``h_j = 1 / K_j``:
-
-    1. the unconstrained fit gives each gain's sign and each joint's current noise
-       ``sigma_j``, by which its rows are weighted;
-    2. the linear form ``A_j t + c_j - K_j i_j`` (convex in ``(w, K)``: a CLS problem with
-       bounded ``K``) gives the start. Its regressor holds the noisy currents: its gains are
-       biased towards zero (errors in variables);
-    3. sequential convex Gauss-Newton on the fit in current units,
-       ``sum_j |h_j (A_j t + c_j) - i_j|^2 / sigma_j^2`` (plus the regulariser): each step
-       solves the constrained problem (same constraints, ``h`` bounded) with the residual
-       linearised at the current ``(w, h)``, then halves the step until the cost falls (the
-       feasible set is convex: every point of the step is feasible). It stops when a step
-       gains less than ``CURRENT_RTOL`` of the cost: a fixed point is a stationary point of
-       the constrained current-units problem;
-    4. ``log-cholesky`` continues from there with ``h`` among its unknowns.
-    """
-    say = progress or (lambda _line: None)
+    method's constraints (see ``_CurrentFit`` for the steps); the figures of the estimate:
+    the Gauss-Newton covariance in current units at the solution (as the unconstrained fit),
+    the relative error in torque units (measured torque ``K i``)."""
     n, rigid = robot.n_joints, N_LINK_PARAMETERS * robot.n_joints
     system = current_system(robot, logs, payload_data=payload_data, payload=payload,
                             gains=gains, friction=friction, method="rref", rotor_inertia=rotor,
                             offsets=offsets)
-    template, free, known = system.template, system.free, system.known_gains
+    template, free = system.template, system.free
     base, size = template.base, len(system.names)
     unconstrained = fit_currents(system)
-    noise = unconstrained.noise
-    start_gains = 1.0 / unconstrained.inverse_gains
-    lower, upper = _gain_bounds(robot, gain_range, start_gains, free)
-    # w -> t: the base parameters of (links, rotor, friction), then deviations and payload
-    extra = size - base.rank
-    expand = np.zeros((size, base.n_parameters + extra))
-    expand[:base.rank, :base.n_parameters] = base.regrouping
-    expand[base.rank:, base.n_parameters:] = np.eye(extra)
-    # each joint's rows in t (base parameters, deviations, payload); expand maps w onto t
-    blocks = [(factor[:, :size] / sigma, factor[:, size] / sigma, factor[:, size + 1] / sigma)
-              for factor, sigma in zip(unconstrained.factors, noise, strict=True)]
-    n_w = base.n_parameters + extra
-    # (w, gains) -> (t, gains): the problems are compressed in (t, gains), full rank, then
-    # mapped onto (w, gains) as the torque fit maps R onto the full parameters
-    onto = np.zeros((size + len(free), n_w + len(free)))
-    onto[:size, :n_w] = expand
-    onto[size:, n_w:] = np.eye(len(free))
-    norm = float(np.sqrt(sum(current @ current for _, _, current in blocks)))
-    # the relative residual is (noise / signal)^2, 1e-4 or so: magnified to order one
-    floor = joint_noise(unconstrained.factors, unconstrained.theta, unconstrained.inverse_gains,
-                        free, system.current.shape[0], size + len(free)) / noise
-    relative = float(np.sum(floor**2)) * system.current.shape[0] / norm**2
-    magnify = 1.0 / min(max(relative, MAGNIFY_FLOOR), 1.0)
     problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
                        regulariser=regulariser, method=method, n_rotor=template.n_rotor)
-    scale = parameter_scale(bounds)
-    convex = "cls3" if method == "log-cholesky" else method
-    free_bounds = (np.concatenate([np.full(n_w - rigid, -np.inf), lower]),
-                   np.concatenate([np.full(n_w - rigid, np.inf), upper]))
-
-    # 2. the linear form, in torque units (each joint's rows over its torque noise)
-    rows, targets = [], []
-    for j, (a, c, i) in enumerate(blocks):
-        gain = np.zeros((a.shape[0], len(free)))
-        if j in free:
-            gain[:, free.index(j)] = -i
-        weight_j = 1.0 / abs(start_gains[j])
-        rows.append(weight_j * np.column_stack([a, gain]))
-        targets.append(weight_j * (-c + known.get(j, 0.0) * i))
-    parameters, linear, status = _convex(
-        problem, *_compressed(np.vstack(rows), np.concatenate(targets), onto), scale, weight,
-        convex, linear_bounds=free_bounds, norm=norm, magnify=magnify)
-    w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
-    inverse = 1.0 / start_gains
-    inverse[free] = 1.0 / linear[n_w - rigid:]
-    for j, gain in known.items():
-        inverse[j] = 1.0 / gain
+    fit = _CurrentFit.build(problem, system, unconstrained, weight,
+                            _gain_bounds(robot, gain_range, 1.0 / unconstrained.inverse_gains,
+                                         free))
+    w, inverse, status = fit.linear_form()
     linear_form = (1.0 / inverse).tolist()
-    # h's bounds from K's: both of one sign, so 1/K reverses their order
-    h_bounds = (np.concatenate([free_bounds[0][:n_w - rigid], 1.0 / upper]),
-                np.concatenate([free_bounds[1][:n_w - rigid], 1.0 / lower]))
-
-    # 3. sequential convex Gauss-Newton in current units
-    def cost(w: NDArray, inverse: NDArray) -> float:
-        t = expand @ w
-        fit = sum(float(np.sum((h * (a @ t + c) - i) ** 2))
-                  for (a, c, i), h in zip(blocks, inverse, strict=True))
-        return fit / norm**2 + weight * _regularisation(problem, w[:rigid], scale)
-
-    current_cost = cost(w, inverse)
-    steps, solves, converged = 0, 0, False
-    for solves in range(1, CURRENT_STEPS + 1):
-        rows, targets = [], []
-        t = expand @ w
-        for j, (a, c, i) in enumerate(blocks):
-            h = inverse[j]
-            gain = np.zeros((a.shape[0], len(free)))
-            if j in free:
-                gain[:, free.index(j)] = a @ t + c
-                targets.append(i + h * (a @ t))
-            else:
-                targets.append(i - h * c)
-            rows.append(np.column_stack([h * a, gain]))
-        parameters, linear, status = _convex(
-            problem, *_compressed(np.vstack(rows), np.concatenate(targets), onto), scale,
-            weight, convex, linear_bounds=h_bounds, norm=norm, magnify=magnify)
-        target_w = np.concatenate([parameters.ravel(), linear[:n_w - rigid]])
-        target_h = inverse.copy()
-        target_h[free] = linear[n_w - rigid:]
-        fraction, accepted = 1.0, False
-        for _ in range(8):  # the step, then halved: the first point where the cost falls
-            trial_w = w + fraction * (target_w - w)
-            trial_h = inverse + fraction * (target_h - inverse)
-            trial = cost(trial_w, trial_h)
-            if trial < current_cost:
-                accepted = True
-                break
-            fraction /= 2
-        if not accepted:
-            converged = True  # no descent left at the solver's precision
-            break
-        gain = (current_cost - trial) / current_cost
-        w, inverse, current_cost = trial_w, trial_h, trial
-        steps += 1
-        say(f"current-units Gauss-Newton step {steps}: cost {current_cost:.9g} {status} "
-            f"(step {fraction:g})")
-        if gain < CURRENT_RTOL:
-            converged = True
-            break
-    parameters = w[:rigid].reshape(n, N_LINK_PARAMETERS)
-    linear = w[rigid:]
+    w, inverse, status, record = fit.refine(w, inverse, status, progress)
+    record["linear_form_gains"] = linear_form
     if method == "log-cholesky":
-        operator = np.vstack([a for a, _, _ in blocks]) @ expand
-        joint = np.repeat(np.arange(n), [a.shape[0] for a, _, _ in blocks])
-        parameters, solved, status = fit_log_cholesky(
-            operator, np.concatenate([i for _, _, i in blocks]), parameters,
-            np.concatenate([linear, inverse[free]]), bounds, scale=scale, prior=prior,
-            weight=weight, nonnegative=template.n_rotor,
-            gains=CurrentGains(joint=joint, offset=np.concatenate([c for _, c, _ in blocks]),
-                               inverse=inverse, free=np.array(free, dtype=int),
-                               lower=h_bounds[0][n_w - rigid:],
-                               upper=h_bounds[1][n_w - rigid:]), norm=norm)
-        linear = solved[:n_w - rigid]
-        inverse = inverse.copy()
-        inverse[free] = solved[n_w - rigid:]
-        w = np.concatenate([parameters.ravel(), linear])
+        w, inverse, status = fit.log_cholesky(w, inverse)
+    parameters, linear = w[:rigid].reshape(n, N_LINK_PARAMETERS), w[rigid:]
 
-    # the estimate's figures: in current units for the covariance, in torque units for the error
-    unknowns = expand @ w
-    weighted = [factor / sigma for factor, sigma in zip(unconstrained.factors, noise,
-                                                        strict=True)]
+    unknowns = fit.expand @ w
+    weighted = [factor / sigma for factor, sigma in zip(unconstrained.factors,
+                                                        unconstrained.noise, strict=True)]
     n_equations = int(system.current.size)
     covariance, condition = current_covariance(weighted, unknowns, inverse, free, n_equations)
     drive, drive_std = gains_and_std(inverse, covariance, size, free)
@@ -624,20 +502,18 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
               "rank": size + len(free), "condition_number": condition,
               "relative_error_percent": relative_error, "prior_weight": float(weight),
               "n_samples": int(system.current.shape[0]), "n_equations": n_equations,
-              "gauss_newton": {"steps": steps, "solves": solves, "converged": converged,
-                               "cost": current_cost, "linear_form_gains": linear_form},
-              "drive_gains": system.gains_report(drive, drive_std)}
+              "gauss_newton": record, "drive_gains": system.gains_report(drive, drive_std)}
     if system.payload_names:
         report["payload"] = system.payload_report(unknowns)
     if len(system.logs) > 1:
         report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
                            "n_samples": log.n_samples} for k, log in enumerate(system.logs)]
         report["offsets"] = offsets
-    keep = np.arange(base.rank + system.n_deviations)
-    per_log = log_offsets(template, system.logs, unknowns[keep], covariance[np.ix_(keep, keep)],
-                          system.n_deviations)
-    if per_log is not None and len(system.logs) > 1:
-        report["log_offsets"] = per_log
+        keep = np.arange(base.rank + system.n_deviations)
+        per_log = log_offsets(template, system.logs, unknowns[keep],
+                              covariance[np.ix_(keep, keep)], system.n_deviations)
+        if per_log is not None:
+            report["log_offsets"] = per_log
     std = np.sqrt(np.maximum(np.diag(covariance)[:base.rank], 0))
     model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
                                 std=std, report=report, drive_gains=drive,
@@ -649,6 +525,213 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
         consistency=check_consistency(parameters, bounds), status=status,
         success=status == "optimal", relative_error_percent=relative_error,
         seconds=time.perf_counter() - clock)
+
+
+class CurrentConvergenceWarning(RuntimeWarning):
+    """The Gauss-Newton refinement in current units stopped at ``CURRENT_STEPS`` while its
+    cost was still falling."""
+
+
+@dataclass
+class _CurrentFit:
+    """The constrained fit of a ``CurrentSystem``.
+
+    Per joint j, with ``A_j t + c_j`` the torque (``t = expand w``: the base parameters of the
+    full unknowns ``w`` — link parameters, rotor inertias, friction — then the offset
+    deviations and the payload's unknown part), currents ``i_j`` and ``h_j = 1 / K_j``:
+
+    1. the unconstrained fit (``fit_currents``) gives each gain's sign and each joint's
+       current noise ``sigma_j``, by which its rows are weighted;
+    2. ``linear_form``: ``A_j t + c_j - K_j i_j`` is linear in ``(w, K)``: a CLS problem
+       with bounded ``K``, the start. Its regressor holds the noisy currents: its gains are
+       biased towards zero (errors in variables);
+    3. ``refine``: sequential convex Gauss-Newton on the fit in current units,
+       ``sum_j |h_j (A_j t + c_j) - i_j|^2 / sigma_j^2`` (plus the regulariser): each step
+       solves the constrained problem (same constraints, ``h`` bounded) with the residual
+       linearised at the current ``(w, h)``, then halves the step until the cost falls (the
+       feasible set is convex: every point of the step is feasible). It stops when a step
+       gains less than ``CURRENT_RTOL`` of the cost, or none falls at the solver's precision:
+       a fixed point is a stationary point of the constrained current-units problem;
+    4. ``log_cholesky`` continues from there with ``h`` among its unknowns.
+
+    Every problem is compressed in ``(t, gains)`` (full rank) and mapped onto ``(w,
+    gains)`` by ``onto``, as the torque fit maps its factor onto the full parameters.
+    """
+
+    problem: _Problem
+    blocks: list[tuple[NDArray, NDArray, NDArray]]  # per joint: R_j's (A, c, i) over sigma_j
+    expand: NDArray  # w -> t
+    onto: NDArray  # (w, gains[free]) -> (t, gains[free])
+    free: list[int]
+    known: dict[int, float]
+    start_gains: NDArray  # (n,) the unconstrained fit's
+    gain_bounds: tuple[NDArray, NDArray]  # on K[free]
+    scale: NDArray
+    weight: float
+    norm: float  # of the weighted currents: the fit is |r|^2 / norm^2
+    magnify: float  # the objective's factor for Clarabel (see ``_convex``)
+
+    @classmethod
+    def build(cls, problem: _Problem, system, unconstrained, weight: float,
+              gain_bounds: tuple[NDArray, NDArray]) -> _CurrentFit:
+        base, size, free = problem.base, len(system.names), system.free
+        extra = size - base.rank
+        n_w = base.n_parameters + extra
+        expand = np.zeros((size, n_w))
+        expand[:base.rank, :base.n_parameters] = base.regrouping
+        expand[base.rank:, base.n_parameters:] = np.eye(extra)
+        onto = np.zeros((size + len(free), n_w + len(free)))
+        onto[:size, :n_w] = expand
+        onto[size:, n_w:] = np.eye(len(free))
+        noise = unconstrained.noise
+        blocks = [(factor[:, :size] / sigma, factor[:, size] / sigma,
+                   factor[:, size + 1] / sigma)
+                  for factor, sigma in zip(unconstrained.factors, noise, strict=True)]
+        norm = float(np.sqrt(sum(current @ current for _, _, current in blocks)))
+        # the relative residual, about (noise / signal)^2, magnified to order one
+        samples = system.current.shape[0]
+        level = joint_noise(unconstrained.factors, unconstrained.theta,
+                            unconstrained.inverse_gains, free, samples,
+                            size + len(free)) / noise
+        relative = float(np.sum(level**2)) * samples / norm**2
+        return cls(problem=problem, blocks=blocks, expand=expand, onto=onto, free=free,
+                   known=system.known_gains, start_gains=1.0 / unconstrained.inverse_gains,
+                   gain_bounds=gain_bounds, scale=parameter_scale(problem.bounds),
+                   weight=weight, norm=norm if norm > 0 else 1.0,
+                   magnify=1.0 / min(max(relative, MAGNIFY_FLOOR), 1.0))
+
+    @property
+    def rigid(self) -> int:
+        return N_LINK_PARAMETERS * self.problem.robot.n_joints
+
+    @property
+    def n_w(self) -> int:
+        return self.expand.shape[1]
+
+    def _solve(self, rows: list[NDArray], targets: list[NDArray],
+               gain_bounds: tuple[NDArray, NDArray]) -> tuple[NDArray, NDArray, str]:
+        """``w`` and the free gain unknowns of the constrained problem ``|rows (w, g) -
+        targets|^2`` (``rows`` in ``(t, g)``), ``g`` within ``gain_bounds``."""
+        free = self.n_w - self.rigid  # the linear unknowns of w: no bounds but the rotors'
+        bounds = (np.concatenate([np.full(free, -np.inf), gain_bounds[0]]),
+                  np.concatenate([np.full(free, np.inf), gain_bounds[1]]))
+        factor = np.linalg.qr(np.column_stack([np.vstack(rows), np.concatenate(targets)]),
+                              mode="r")
+        method = "cls3" if self.problem.method == "log-cholesky" else self.problem.method
+        parameters, linear, status = _convex(
+            self.problem, factor[:-1, :-1] @ self.onto, factor[:-1, -1], self.scale,
+            self.weight, method, linear_bounds=bounds, norm=self.norm, magnify=self.magnify)
+        return (np.concatenate([parameters.ravel(), linear[:free]]), linear[free:], status)
+
+    def _inverse(self, gains: NDArray) -> NDArray:
+        """``h`` ``(n,)`` from the free unknowns' gains ``K[free]`` and the known ones."""
+        inverse = 1.0 / self.start_gains
+        inverse[self.free] = 1.0 / gains
+        for j, gain in self.known.items():
+            inverse[j] = 1.0 / gain
+        return inverse
+
+    def linear_form(self) -> tuple[NDArray, NDArray, str]:
+        """``(w, h, status)`` of the linear form, each joint's rows over its torque noise."""
+        rows, targets = [], []
+        for j, (a, c, i) in enumerate(self.blocks):
+            gain = np.zeros((a.shape[0], len(self.free)))
+            if j in self.free:
+                gain[:, self.free.index(j)] = -i
+            weight = 1.0 / abs(self.start_gains[j])
+            rows.append(weight * np.column_stack([a, gain]))
+            targets.append(weight * (-c + self.known.get(j, 0.0) * i))
+        w, gains, status = self._solve(rows, targets, self.gain_bounds)
+        return w, self._inverse(gains), status
+
+    def cost(self, w: NDArray, inverse: NDArray) -> float:
+        """The objective in current units at ``(w, h)``."""
+        t = self.expand @ w
+        fit = sum(float(np.sum((h * (a @ t + c) - i) ** 2))
+                  for (a, c, i), h in zip(self.blocks, inverse, strict=True))
+        return (fit / self.norm**2
+                + self.weight * _regularisation(self.problem, w[:self.rigid], self.scale))
+
+    def inverse_bounds(self) -> tuple[NDArray, NDArray]:
+        """Bounds on ``h[free]`` from those on ``K[free]`` (of one sign: 1/K reverses them)."""
+        return 1.0 / self.gain_bounds[1], 1.0 / self.gain_bounds[0]
+
+    def step(self, w: NDArray, inverse: NDArray) -> tuple[NDArray, NDArray, str]:
+        """The constrained minimiser ``(w, h, status)`` of the fit linearised at ``(w, h)``:
+        ``h_j (A_j t + c_j) - i_j`` ~ ``h0 A_j t + (h_j - h0)(A_j t0 + c_j) + h0 c_j - i_j``."""
+        t = self.expand @ w
+        rows, targets = [], []
+        for j, (a, c, i) in enumerate(self.blocks):
+            h = inverse[j]
+            gain = np.zeros((a.shape[0], len(self.free)))
+            if j in self.free:
+                gain[:, self.free.index(j)] = a @ t + c
+                targets.append(i + h * (a @ t))
+            else:
+                targets.append(i - h * c)
+            rows.append(np.column_stack([h * a, gain]))
+        target_w, target_h, status = self._solve(rows, targets, self.inverse_bounds())
+        out = inverse.copy()
+        out[self.free] = target_h
+        return target_w, out, status
+
+    def refine(self, w: NDArray, inverse: NDArray, status: str,
+               progress: Callable[[str], None] | None
+               ) -> tuple[NDArray, NDArray, str, dict]:
+        """Sequential convex Gauss-Newton from ``(w, h)`` (see the class): the solution, the
+        last solve's status and the record (steps taken, solves, converged, final cost)."""
+        say = progress or (lambda _line: None)
+        cost = self.cost(w, inverse)
+        steps, solves, converged = 0, 0, False
+        while solves < CURRENT_STEPS:
+            target_w, target_h, step_status = self.step(w, inverse)
+            solves += 1
+            fraction = 1.0
+            for _ in range(8):  # the step, then halved: the first point where the cost falls
+                trial_w = w + fraction * (target_w - w)
+                trial_h = inverse + fraction * (target_h - inverse)
+                trial = self.cost(trial_w, trial_h)
+                if trial < cost:
+                    break
+                fraction /= 2
+            else:
+                converged = True  # no descent left at the solver's precision
+                break
+            gain = (cost - trial) / cost
+            w, inverse, cost, status = trial_w, trial_h, trial, step_status
+            steps += 1
+            say(f"current-units Gauss-Newton step {steps}: cost {cost:.9g} (step {fraction:g},"
+                f" solver {status})")
+            if gain < CURRENT_RTOL:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(f"the fit in current units stopped after {CURRENT_STEPS} "
+                          "Gauss-Newton steps with its cost still falling: the gains may be "
+                          "short of the optimum", CurrentConvergenceWarning, stacklevel=4)
+        return w, inverse, status, {"steps": steps, "solves": solves, "converged": converged,
+                                    "cost": cost}
+
+    def log_cholesky(self, w: NDArray, inverse: NDArray) -> tuple[NDArray, NDArray, str]:
+        """Log-Cholesky least squares in current units from ``(w, h)``, ``h`` among the
+        unknowns: ``(w, h, status)``."""
+        n, rigid, problem = self.problem.robot.n_joints, self.rigid, self.problem
+        lower, upper = self.inverse_bounds()
+        parameters, solved, status = fit_log_cholesky(
+            np.vstack([a for a, _, _ in self.blocks]) @ self.expand,
+            np.concatenate([i for _, _, i in self.blocks]),
+            w[:rigid].reshape(n, N_LINK_PARAMETERS),
+            np.concatenate([w[rigid:], inverse[self.free]]), problem.bounds,
+            scale=self.scale, prior=problem.prior, weight=self.weight,
+            nonnegative=problem.n_rotor, norm=self.norm,
+            gains=CurrentGains(joint=np.repeat(np.arange(n), [a.shape[0]
+                                                              for a, _, _ in self.blocks]),
+                               offset=np.concatenate([c for _, c, _ in self.blocks]),
+                               inverse=inverse, free=np.array(self.free, dtype=int),
+                               lower=lower, upper=upper))
+        out = inverse.copy()
+        out[self.free] = solved[self.n_w - rigid:]
+        return (np.concatenate([parameters.ravel(), solved[:self.n_w - rigid]]), out, status)
 
 
 def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, free: list[int]
@@ -666,13 +749,6 @@ def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, fre
         ends = np.sort(np.stack([sign * GAIN_FLOOR * size, sign * size / GAIN_FLOOR]), axis=0)
         return ends[0], ends[1]
     return np.array(span[free, 0]), np.array(span[free, 1])
-
-
-def _compressed(rows: NDArray, target: NDArray, onto: NDArray) -> tuple[NDArray, NDArray]:
-    """``(R onto, z)`` with ``|R onto x - z|^2 = |rows onto x - target|^2`` up to a constant
-    (``rows`` of full column rank: the constant is the least-squares residual)."""
-    factor = np.linalg.qr(np.column_stack([rows, target]), mode="r")
-    return factor[:-1, :-1] @ onto, factor[:-1, -1]
 
 
 def _regularisation(problem: _Problem, x: NDArray, scale: NDArray) -> float:

@@ -234,7 +234,7 @@ def identify_drive_gains(robot: Robot, data: Dataset | Sequence[Dataset], *,
     system = current_system(robot, data, payload_data=payload_data, payload=payload,
                             gains=gains, friction=friction, method=method, rotor_inertia=rotor,
                             offsets=offsets)
-    template, n = system.template, robot.n_joints
+    template = system.template
     rank, n_deviations = template.base.rank, system.n_deviations
     fit = fit_currents(system)
     theta, inverse_gains, covariance = fit.theta, fit.inverse_gains, fit.covariance
