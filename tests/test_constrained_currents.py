@@ -237,3 +237,20 @@ def test_a_refinement_cut_short_warns(arm, twin, monkeypatch):
         result = identify_constrained(arm, logs, method="cls3", payload_data=payload_log,
                                       payload=_payload())
     assert not result.model.report["gauss_newton"]["converged"]
+
+
+def test_a_consistent_model_from_currents_round_trips(arm, twin, tmp_path):
+    from dynid.identification import load_model, save_model
+
+    logs, payload_log, _ = twin
+    stated = arm.with_drive_gains([1.5, 0.8, 1.1], [[1.0, 2.0], [0.5, 1.0], [1.0, 2.0]])
+    result = identify_constrained(stated, logs, method="log-cholesky",
+                                  payload_data=payload_log, payload=_payload())
+    save_model(result.model, tmp_path / "model.yaml")
+    back = load_model(tmp_path / "model.yaml")
+    np.testing.assert_array_equal(back.drive_gains, result.model.drive_gains)
+    np.testing.assert_array_equal(back.drive_gains_std, result.model.drive_gains_std)
+    np.testing.assert_array_equal(back.robot.drive_gain_range, stated.drive_gain_range)
+    # a current log read as torques through the identified gains
+    np.testing.assert_array_equal(back.measured_torque(logs[0]),
+                                  logs[0].tau * result.model.drive_gains)

@@ -20,6 +20,11 @@ full ``pi`` (10 n) and ``f``:
 
 Every problem is scaled (parameters by the bounds' sizes, the fit by ``|z|``) before Clarabel
 sees it; the solver status is in the result, never hidden.
+
+Motor-current logs: the drive gains ``K`` (``tau = K i``) join the unknowns, the scale fixed by
+a payload log or a known gain (Gautier & Briot; ``dynid.identification.drive_gains``). Every
+method then minimises the fit in current units under its constraints, by sequential convex
+Gauss-Newton from the linear form (``_CurrentFit``).
 """
 
 from __future__ import annotations
