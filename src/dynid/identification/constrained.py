@@ -20,6 +20,11 @@ full ``pi`` (10 n) and ``f``:
 
 Every problem is scaled (parameters by the bounds' sizes, the fit by ``|z|``) before Clarabel
 sees it; the solver status is in the result, never hidden.
+
+Motor-current logs: the drive gains ``K`` (``tau = K i``) join the unknowns, the scale fixed by
+a payload log or a known gain (Gautier & Briot; ``dynid.identification.drive_gains``). Every
+method then minimises the fit in current units under its constraints, by sequential convex
+Gauss-Newton from the linear form (``_CurrentFit``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -47,11 +52,20 @@ from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.identification._stream import fold_logs
 from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.identification.drive_gains import (
+    KnownPayload,
+    current_covariance,
+    current_system,
+    fit_currents,
+    gains_and_std,
+    joint_noise,
+)
 from dynid.identification.linear import default_friction, linear_template
-from dynid.identification.log_cholesky import fit_log_cholesky
+from dynid.identification.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.model import LinearModel
 from dynid.identification.retrieval import check_bounds, parameter_scale
 from dynid.robot import Robot
+from dynid.robot._robot import check_drive_gains
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
 from dynid.robot.inertia import (
     MASS,
@@ -61,8 +75,9 @@ from dynid.robot.inertia import (
     pseudo_inertia,
 )
 
-__all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "ConstrainedResult",
-           "InconsistentPriorWarning", "PriorWeightEdgeWarning", "identify_constrained"]
+__all__ = ["AUTO_EXTENSION", "CONSTRAINED_METHODS", "GAIN_FLOOR", "ConstrainedResult",
+           "CurrentConvergenceWarning", "InconsistentPriorWarning", "PriorWeightEdgeWarning",
+           "identify_constrained"]
 
 CONSTRAINED_METHODS = ("cls1", "cls2", "cls3", "log-cholesky")
 
@@ -101,7 +116,10 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
                          weight: float | Literal["auto"] | None = None,
                          rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
                          progress: Callable[[str], None] | None = None,
-                         client=None) -> ConstrainedResult:
+                         client=None, payload_data: Dataset | None = None,
+                         payload: KnownPayload | None = None,
+                         gains: Mapping[int | str, float] | None = None,
+                         gain_range: ArrayLike | None = None) -> ConstrainedResult:
     """Identify the full link parameters under physical constraints (see the module).
 
     ``data``: one log or several (each with its own torque offsets, as ``identify``).
@@ -116,7 +134,17 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``PriorWeightEdgeWarning``); the report's ``prior_weight_curve`` holds the curve.
     ``rotor_inertia``: identify the drives' rotor inertias too, kept >= 0 (default: when the
     robot states them). ``client``: a Dask ``distributed.Client`` whose workers fold the logs
-    (as ``identify``).
+    (as ``identify``; torque logs).
+
+    Motor currents (logs with ``effort="current"``): the drive gains ``K`` (``tau = K i``)
+    are unknowns too, fixed in scale by ``payload_data`` with ``payload`` (a current log with
+    a known payload on the last link) and/or ``gains`` (known gains, ``{joint number or name:
+    K}``, kept fixed), as ``identify_drive_gains``; each unknown gain keeps the sign of the
+    unconstrained Gautier-Briot fit, at least ``GAIN_FLOOR`` of its size, and stays inside
+    ``gain_range`` ``(n, 2)`` [N m/A] (default the robot file's ``drive_gains.range``). The
+    estimate is the constrained least-squares fit in current units (see
+    ``_identify_currents``); the model carries ``drive_gains`` and ``drive_gains_std``, its
+    report the gains, the payload's identified part and the Gauss-Newton steps.
     """
     if method not in CONSTRAINED_METHODS:
         raise ValueError(f"`method` must be one of {CONSTRAINED_METHODS}, got {method!r}")
@@ -128,7 +156,13 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if method == "log-cholesky" and regulariser != "euclidean":
         raise ValueError("`regulariser`: log-cholesky is a least-squares problem and takes the "
                          f"euclidean regulariser only, got {regulariser!r}")
-    logs = as_logs(data)
+    logs = as_logs(data, effort=None)
+    currents = logs[0].effort == "current"
+    logs = as_logs(data, effort="current" if currents else "torque")
+    if not currents and (payload_data is not None or payload is not None or gains is not None
+                         or gain_range is not None):
+        raise ValueError("`payload_data`, `payload`, `gains` and `gain_range` are for motor-"
+                         "current logs (effort='current'); `data` holds joint torques")
     default = 1e-3 if regulariser == "euclidean" else 1e-6
     if weight is None:
         weight = default
@@ -146,6 +180,15 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
     warn_inconsistent_prior(prior, robot.link_names)
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
+    if currents:
+        if weight == "auto":
+            raise ValueError("`weight`: 'auto' is for torque logs; with motor currents give the "
+                             "prior weight as a number")
+        return _identify_currents(
+            robot, logs, method=method, friction=friction, bounds=bounds, prior=prior,
+            regulariser=regulariser, weight=weight, rotor=rotor, offsets=offsets,
+            payload_data=payload_data, payload=payload, gains=gains, gain_range=gain_range,
+            progress=progress, clock=clock)
     template = linear_template(robot, friction, rotor_inertia=rotor)
     base = template.base
     deviations = deviation_names(template, logs, offsets)
@@ -325,20 +368,38 @@ class _Problem:
 
 
 def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, weight: float,
-            method: str) -> tuple[NDArray, NDArray, str]:
-    """CLS-1/2/3 by cvxpy + Clarabel (see the module)."""
+            method: str, *, linear_bounds: tuple[NDArray, NDArray] | None = None,
+            norm: float | None = None, magnify: float = 1.0) -> tuple[NDArray, NDArray, str]:
+    """CLS-1/2/3 by cvxpy + Clarabel (see the module): ``|operator [pi; f] - z|^2 / norm^2``
+    (default ``norm = |z|``) plus the regulariser, under the method's constraints on ``pi``,
+    the rotor inertias (the first ``n_rotor`` of ``f``) >= 0 and ``linear_bounds`` (lower,
+    upper ``(len(f),)``, infinite where free) on ``f``; ``f`` is scaled by ``|z|`` over its
+    columns' norms when bounded so. ``magnify`` multiplies the whole objective (the same
+    minimiser): a fit of a tiny relative residual, magnified to order one, keeps Clarabel
+    inside its tolerances."""
     import cvxpy as cp
 
     n = problem.robot.n_joints
     rigid = N_LINK_PARAMETERS * n
     n_linear = operator.shape[1] - rigid
-    norm = np.linalg.norm(z)
+    norm = np.linalg.norm(z) if norm is None else norm
     norm = norm if norm > 0 else 1.0
     prior, bounds, regulariser = problem.prior, problem.bounds, problem.regulariser
     x = cp.Variable(rigid)
     pi = cp.multiply(scale, x)
-    f = cp.Variable(n_linear)
+    f_scale = np.ones(n_linear)
+    if linear_bounds is not None:  # gains, payload: unknowns of any size, scaled to O(1)
+        columns = np.linalg.norm(operator[:, rigid:], axis=0)
+        f_scale = np.where(columns > 0, norm / np.where(columns > 0, columns, 1.0), 1.0)
+    y = cp.Variable(n_linear)
+    f = cp.multiply(f_scale, y) if n_linear else y
     constraints = [f[:problem.n_rotor] >= 0] if problem.n_rotor else []
+    if linear_bounds is not None:
+        lower, upper = linear_bounds
+        for k in np.flatnonzero(np.isfinite(lower)):
+            constraints.append(y[k] >= lower[k] / f_scale[k])
+        for k in np.flatnonzero(np.isfinite(upper)):
+            constraints.append(y[k] <= upper[k] / f_scale[k])
     regularisers = []
     for k, link in enumerate(bounds.links):
         offset = N_LINK_PARAMETERS * k
@@ -377,7 +438,337 @@ def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, we
         regularise = cp.sum(cp.hstack(regularisers)) / n
     else:
         regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
-    problem_ = cp.Problem(cp.Minimize(fit + weight * regularise), constraints)
+    problem_ = cp.Problem(cp.Minimize(magnify * (fit + weight * regularise)), constraints)
     status = solve(problem_, method, hint="; check the bounds against the data")
     parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
-    return parameters, (f.value if n_linear else np.zeros(0)), status
+    return parameters, (f_scale * y.value if n_linear else np.zeros(0)), status
+
+
+# --- motor currents -------------------------------------------------------------------------
+
+# an unknown drive gain stays within [GAIN_FLOOR, 1 / GAIN_FLOOR] times the unconstrained
+# Gautier-Briot estimate, on its sign (without a stated range): away from zero, where h = 1/K
+# would leave the model, and from infinity
+GAIN_FLOOR = 1e-3
+# sequential convex Gauss-Newton in current units: at most this many steps, stopping once a
+# step gains less than CURRENT_RTOL of the cost (Clarabel's own precision is about 1e-8)
+CURRENT_STEPS = 30
+CURRENT_RTOL = 1e-9
+MAGNIFY_FLOOR = 1e-6  # the least relative residual magnified (noise-free twin logs)
+
+
+def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
+                       friction: FrictionModel, bounds: ParameterBounds, prior: NDArray,
+                       regulariser: str, weight: float, rotor: bool, offsets: Offsets,
+                       payload_data: Dataset | None, payload: KnownPayload | None,
+                       gains: Mapping[int | str, float] | None, gain_range: ArrayLike | None,
+                       progress: Callable[[str], None] | None, clock: float
+                       ) -> ConstrainedResult:
+    """The constrained fit of current logs (``identify_constrained``): Gautier & Briot's
+    system (``dynid.identification.drive_gains``) with the full link parameters under the
+    method's constraints (see ``_CurrentFit`` for the steps); the figures of the estimate:
+    the Gauss-Newton covariance in current units at the solution (as the unconstrained fit),
+    the relative error in torque units (measured torque ``K i``)."""
+    n, rigid = robot.n_joints, N_LINK_PARAMETERS * robot.n_joints
+    system = current_system(robot, logs, payload_data=payload_data, payload=payload,
+                            gains=gains, friction=friction, method="rref", rotor_inertia=rotor,
+                            offsets=offsets)
+    template, free = system.template, system.free
+    base, size = template.base, len(system.names)
+    unconstrained = fit_currents(system)
+    problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
+                       regulariser=regulariser, method=method, n_rotor=template.n_rotor)
+    fit = _CurrentFit.build(problem, system, unconstrained, weight,
+                            _gain_bounds(robot, gain_range, 1.0 / unconstrained.inverse_gains,
+                                         free))
+    w, inverse, status = fit.linear_form()
+    linear_form = (1.0 / inverse).tolist()
+    w, inverse, status, record = fit.refine(w, inverse, status, progress)
+    record["linear_form_gains"] = linear_form
+    if method == "log-cholesky":
+        w, inverse, status = fit.log_cholesky(w, inverse)
+    parameters, linear = w[:rigid].reshape(n, N_LINK_PARAMETERS), w[rigid:]
+
+    unknowns = fit.expand @ w
+    weighted = [factor / sigma for factor, sigma in zip(unconstrained.factors,
+                                                        unconstrained.noise, strict=True)]
+    n_equations = int(system.current.size)
+    covariance, condition = current_covariance(weighted, unknowns, inverse, free, n_equations)
+    drive, drive_std = gains_and_std(inverse, covariance, size, free)
+    residual = sum(float(np.sum((factor @ np.concatenate([unknowns, [1.0, -gain]])) ** 2))
+                   for factor, gain in zip(unconstrained.factors, drive, strict=True))
+    measured = sum(gain**2 * float(factor[:, -1] @ factor[:, -1])
+                   for factor, gain in zip(unconstrained.factors, drive, strict=True))
+    relative_error = float(100 * np.sqrt(residual / measured))
+    body = robot.with_parameters(parameters)
+    if rotor:
+        body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
+    report = {"method": method, "kind": "current", "status": status,
+              "rank": size + len(free), "condition_number": condition,
+              "relative_error_percent": relative_error, "prior_weight": float(weight),
+              "n_samples": int(system.current.shape[0]), "n_equations": n_equations,
+              "gauss_newton": record, "drive_gains": system.gains_report(drive, drive_std)}
+    if system.payload_names:
+        report["payload"] = system.payload_report(unknowns)
+    if len(system.logs) > 1:
+        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
+                           "n_samples": log.n_samples} for k, log in enumerate(system.logs)]
+        report["offsets"] = offsets
+        keep = np.arange(base.rank + system.n_deviations)
+        per_log = log_offsets(template, system.logs, unknowns[keep],
+                              covariance[np.ix_(keep, keep)], system.n_deviations)
+        if per_log is not None:
+            report["log_offsets"] = per_log
+    std = np.sqrt(np.maximum(np.diag(covariance)[:base.rank], 0))
+    model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
+                                std=std, report=report, drive_gains=drive,
+                                drive_gains_std=drive_std)
+    n_friction = base.n_parameters - rigid - template.n_rotor
+    return ConstrainedResult(
+        method=method, model=model, parameters=parameters,
+        friction=linear[template.n_rotor:template.n_rotor + n_friction],
+        consistency=check_consistency(parameters, bounds), status=status,
+        success=status == "optimal", relative_error_percent=relative_error,
+        seconds=time.perf_counter() - clock)
+
+
+class CurrentConvergenceWarning(RuntimeWarning):
+    """The Gauss-Newton refinement in current units stopped at ``CURRENT_STEPS`` while its
+    cost was still falling."""
+
+
+@dataclass
+class _CurrentFit:
+    """The constrained fit of a ``CurrentSystem``.
+
+    Per joint j, with ``A_j t + c_j`` the torque (``t = expand w``: the base parameters of the
+    full unknowns ``w`` — link parameters, rotor inertias, friction — then the offset
+    deviations and the payload's unknown part), currents ``i_j`` and ``h_j = 1 / K_j``:
+
+    1. the unconstrained fit (``fit_currents``) gives each gain's sign and each joint's
+       current noise ``sigma_j``, by which its rows are weighted;
+    2. ``linear_form``: ``A_j t + c_j - K_j i_j`` is linear in ``(w, K)``: a CLS problem
+       with bounded ``K``, the start. Its regressor holds the noisy currents: its gains are
+       biased towards zero (errors in variables);
+    3. ``refine``: sequential convex Gauss-Newton on the fit in current units,
+       ``sum_j |h_j (A_j t + c_j) - i_j|^2 / sigma_j^2`` (plus the regulariser): each step
+       solves the constrained problem (same constraints, ``h`` bounded) with the residual
+       linearised at the current ``(w, h)``, then halves the step until the cost falls (the
+       feasible set is convex: every point of the step is feasible). It stops when a step
+       gains less than ``CURRENT_RTOL`` of the cost, or none falls at the solver's precision:
+       a fixed point is a stationary point of the constrained current-units problem;
+    4. ``log_cholesky`` continues from there with ``h`` among its unknowns.
+
+    Every problem is compressed in ``(t, gains)`` (full rank) and mapped onto ``(w,
+    gains)`` by ``onto``, as the torque fit maps its factor onto the full parameters.
+    """
+
+    problem: _Problem
+    blocks: list[tuple[NDArray, NDArray, NDArray]]  # per joint: R_j's (A, c, i) over sigma_j
+    expand: NDArray  # w -> t
+    onto: NDArray  # (w, gains[free]) -> (t, gains[free])
+    free: list[int]
+    known: dict[int, float]
+    start_gains: NDArray  # (n,) the unconstrained fit's
+    gain_bounds: tuple[NDArray, NDArray]  # on K[free]
+    scale: NDArray
+    weight: float
+    norm: float  # of the weighted currents: the fit is |r|^2 / norm^2
+    magnify: float  # the objective's factor for Clarabel (see ``_convex``)
+
+    @classmethod
+    def build(cls, problem: _Problem, system, unconstrained, weight: float,
+              gain_bounds: tuple[NDArray, NDArray]) -> _CurrentFit:
+        base, size, free = problem.base, len(system.names), system.free
+        extra = size - base.rank
+        n_w = base.n_parameters + extra
+        expand = np.zeros((size, n_w))
+        expand[:base.rank, :base.n_parameters] = base.regrouping
+        expand[base.rank:, base.n_parameters:] = np.eye(extra)
+        onto = np.zeros((size + len(free), n_w + len(free)))
+        onto[:size, :n_w] = expand
+        onto[size:, n_w:] = np.eye(len(free))
+        noise = unconstrained.noise
+        blocks = [(factor[:, :size] / sigma, factor[:, size] / sigma,
+                   factor[:, size + 1] / sigma)
+                  for factor, sigma in zip(unconstrained.factors, noise, strict=True)]
+        norm = float(np.sqrt(sum(current @ current for _, _, current in blocks)))
+        # the relative residual, about (noise / signal)^2, magnified to order one
+        samples = system.current.shape[0]
+        level = joint_noise(unconstrained.factors, unconstrained.theta,
+                            unconstrained.inverse_gains, free, samples,
+                            size + len(free)) / noise
+        relative = float(np.sum(level**2)) * samples / norm**2
+        return cls(problem=problem, blocks=blocks, expand=expand, onto=onto, free=free,
+                   known=system.known_gains, start_gains=1.0 / unconstrained.inverse_gains,
+                   gain_bounds=gain_bounds, scale=parameter_scale(problem.bounds),
+                   weight=weight, norm=norm if norm > 0 else 1.0,
+                   magnify=1.0 / min(max(relative, MAGNIFY_FLOOR), 1.0))
+
+    @property
+    def rigid(self) -> int:
+        return N_LINK_PARAMETERS * self.problem.robot.n_joints
+
+    @property
+    def n_w(self) -> int:
+        return self.expand.shape[1]
+
+    def _solve(self, rows: list[NDArray], targets: list[NDArray],
+               gain_bounds: tuple[NDArray, NDArray]) -> tuple[NDArray, NDArray, str]:
+        """``w`` and the free gain unknowns of the constrained problem ``|rows (w, g) -
+        targets|^2`` (``rows`` in ``(t, g)``), ``g`` within ``gain_bounds``."""
+        free = self.n_w - self.rigid  # the linear unknowns of w: no bounds but the rotors'
+        bounds = (np.concatenate([np.full(free, -np.inf), gain_bounds[0]]),
+                  np.concatenate([np.full(free, np.inf), gain_bounds[1]]))
+        factor = np.linalg.qr(np.column_stack([np.vstack(rows), np.concatenate(targets)]),
+                              mode="r")
+        method = "cls3" if self.problem.method == "log-cholesky" else self.problem.method
+        parameters, linear, status = _convex(
+            self.problem, factor[:-1, :-1] @ self.onto, factor[:-1, -1], self.scale,
+            self.weight, method, linear_bounds=bounds, norm=self.norm, magnify=self.magnify)
+        return (np.concatenate([parameters.ravel(), linear[:free]]), linear[free:], status)
+
+    def _inverse(self, gains: NDArray) -> NDArray:
+        """``h`` ``(n,)`` from the free unknowns' gains ``K[free]`` and the known ones."""
+        inverse = 1.0 / self.start_gains
+        inverse[self.free] = 1.0 / gains
+        for j, gain in self.known.items():
+            inverse[j] = 1.0 / gain
+        return inverse
+
+    def linear_form(self) -> tuple[NDArray, NDArray, str]:
+        """``(w, h, status)`` of the linear form, each joint's rows over its torque noise."""
+        rows, targets = [], []
+        for j, (a, c, i) in enumerate(self.blocks):
+            gain = np.zeros((a.shape[0], len(self.free)))
+            if j in self.free:
+                gain[:, self.free.index(j)] = -i
+            weight = 1.0 / abs(self.start_gains[j])
+            rows.append(weight * np.column_stack([a, gain]))
+            targets.append(weight * (-c + self.known.get(j, 0.0) * i))
+        w, gains, status = self._solve(rows, targets, self.gain_bounds)
+        return w, self._inverse(gains), status
+
+    def cost(self, w: NDArray, inverse: NDArray) -> float:
+        """The objective in current units at ``(w, h)``."""
+        t = self.expand @ w
+        fit = sum(float(np.sum((h * (a @ t + c) - i) ** 2))
+                  for (a, c, i), h in zip(self.blocks, inverse, strict=True))
+        return (fit / self.norm**2
+                + self.weight * _regularisation(self.problem, w[:self.rigid], self.scale))
+
+    def inverse_bounds(self) -> tuple[NDArray, NDArray]:
+        """Bounds on ``h[free]`` from those on ``K[free]`` (of one sign: 1/K reverses them)."""
+        return 1.0 / self.gain_bounds[1], 1.0 / self.gain_bounds[0]
+
+    def step(self, w: NDArray, inverse: NDArray) -> tuple[NDArray, NDArray, str]:
+        """The constrained minimiser ``(w, h, status)`` of the fit linearised at ``(w, h)``:
+        ``h_j (A_j t + c_j) - i_j`` ~ ``h0 A_j t + (h_j - h0)(A_j t0 + c_j) + h0 c_j - i_j``."""
+        t = self.expand @ w
+        rows, targets = [], []
+        for j, (a, c, i) in enumerate(self.blocks):
+            h = inverse[j]
+            gain = np.zeros((a.shape[0], len(self.free)))
+            if j in self.free:
+                gain[:, self.free.index(j)] = a @ t + c
+                targets.append(i + h * (a @ t))
+            else:
+                targets.append(i - h * c)
+            rows.append(np.column_stack([h * a, gain]))
+        target_w, target_h, status = self._solve(rows, targets, self.inverse_bounds())
+        out = inverse.copy()
+        out[self.free] = target_h
+        return target_w, out, status
+
+    def refine(self, w: NDArray, inverse: NDArray, status: str,
+               progress: Callable[[str], None] | None
+               ) -> tuple[NDArray, NDArray, str, dict]:
+        """Sequential convex Gauss-Newton from ``(w, h)`` (see the class): the solution, the
+        last solve's status and the record (steps taken, solves, converged, final cost)."""
+        say = progress or (lambda _line: None)
+        cost = self.cost(w, inverse)
+        steps, solves, converged = 0, 0, False
+        while solves < CURRENT_STEPS:
+            target_w, target_h, step_status = self.step(w, inverse)
+            solves += 1
+            fraction = 1.0
+            for _ in range(8):  # the step, then halved: the first point where the cost falls
+                trial_w = w + fraction * (target_w - w)
+                trial_h = inverse + fraction * (target_h - inverse)
+                trial = self.cost(trial_w, trial_h)
+                if trial < cost:
+                    break
+                fraction /= 2
+            else:
+                converged = True  # no descent left at the solver's precision
+                break
+            gain = (cost - trial) / cost
+            w, inverse, cost, status = trial_w, trial_h, trial, step_status
+            steps += 1
+            say(f"current-units Gauss-Newton step {steps}: cost {cost:.9g} (step {fraction:g},"
+                f" solver {status})")
+            if gain < CURRENT_RTOL:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(f"the fit in current units stopped after {CURRENT_STEPS} "
+                          "Gauss-Newton steps with its cost still falling: the gains may be "
+                          "short of the optimum", CurrentConvergenceWarning, stacklevel=4)
+        return w, inverse, status, {"steps": steps, "solves": solves, "converged": converged,
+                                    "cost": cost}
+
+    def log_cholesky(self, w: NDArray, inverse: NDArray) -> tuple[NDArray, NDArray, str]:
+        """Log-Cholesky least squares in current units from ``(w, h)``, ``h`` among the
+        unknowns: ``(w, h, status)``."""
+        n, rigid, problem = self.problem.robot.n_joints, self.rigid, self.problem
+        lower, upper = self.inverse_bounds()
+        parameters, solved, status = fit_log_cholesky(
+            np.vstack([a for a, _, _ in self.blocks]) @ self.expand,
+            np.concatenate([i for _, _, i in self.blocks]),
+            w[:rigid].reshape(n, N_LINK_PARAMETERS),
+            np.concatenate([w[rigid:], inverse[self.free]]), problem.bounds,
+            scale=self.scale, prior=problem.prior, weight=self.weight,
+            nonnegative=problem.n_rotor, norm=self.norm,
+            gains=CurrentGains(joint=np.repeat(np.arange(n), [a.shape[0]
+                                                              for a, _, _ in self.blocks]),
+                               offset=np.concatenate([c for _, c, _ in self.blocks]),
+                               inverse=inverse, free=np.array(self.free, dtype=int),
+                               lower=lower, upper=upper))
+        out = inverse.copy()
+        out[self.free] = solved[self.n_w - rigid:]
+        return (np.concatenate([parameters.ravel(), solved[:self.n_w - rigid]]), out, status)
+
+
+def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, free: list[int]
+                 ) -> tuple[NDArray, NDArray]:
+    """Lower and upper bounds on the unknown gains ``K[free]``: ``gain_range`` (default the
+    robot's ``drive_gain_range``) where given, else ``GAIN_FLOOR`` around the unconstrained
+    estimate ``start``, on its sign."""
+    if gain_range is not None:
+        _, span = check_drive_gains(None, gain_range, robot.n_joints,
+                                    names=("gains", "gain_range"))
+    else:
+        span = robot.drive_gain_range
+    if span is None:
+        size, sign = np.abs(start[free]), np.sign(start[free])
+        ends = np.sort(np.stack([sign * GAIN_FLOOR * size, sign * size / GAIN_FLOOR]), axis=0)
+        return ends[0], ends[1]
+    return np.array(span[free, 0]), np.array(span[free, 1])
+
+
+def _regularisation(problem: _Problem, x: NDArray, scale: NDArray) -> float:
+    """The regulariser of ``_convex`` at the link parameters ``x`` ``(10 n,)``."""
+    n = problem.robot.n_joints
+    if problem.regulariser == "entropic" and problem.method in ("cls3", "log-cholesky"):
+        total = 0.0
+        for k, pi in enumerate(x.reshape(n, N_LINK_PARAMETERS)):
+            values, vectors = np.linalg.eigh(pseudo_inertia(problem.prior[k]))
+            values = np.maximum(values, 1e-6 * values[-1])
+            root = vectors @ np.diag(values**-0.5) @ vectors.T
+            congruent = root @ pseudo_inertia(pi) @ root
+            sign, logdet = np.linalg.slogdet(0.5 * (congruent + congruent.T))
+            if sign <= 0:
+                return np.inf
+            total += -logdet + np.trace(congruent) - 4
+        return total / n
+    return float(np.sum((x / scale - problem.prior.ravel() / scale) ** 2)) / x.size

@@ -58,6 +58,7 @@ from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, 
 __all__ = ["KnownPayload", "identify_drive_gains"]
 
 
+
 @dataclass(frozen=True)
 class KnownPayload:
     """What is known of the payload of the payload log: its ``mass`` [kg] and, optionally, its
@@ -110,42 +111,71 @@ def _gain_lookup(robot: Robot, gains: Mapping[int | str, float] | None) -> dict[
     return out
 
 
-def identify_drive_gains(robot: Robot, data: Dataset | Sequence[Dataset], *,
-                         payload_data: Dataset | None = None,
-                         payload: KnownPayload | None = None,
-                         gains: Mapping[int | str, float] | None = None,
-                         friction: FrictionModel | None = None, method: Method = "rref",
-                         rotor_inertia: bool | None = None,
-                         offsets: Offsets = "per-log") -> LinearModel:
-    """Drive gains ``K`` (torque = K current, per joint) jointly with the base parameters
-    from motor-current logs (Gautier & Briot 2014; see the module).
+@dataclass
+class CurrentSystem:
+    """The current logs as one problem, per joint j: ``A_j theta + c_j = K_j i_j`` with
+    ``theta`` the linear unknowns ``names`` (the base parameters of ``template``, the per-log
+    offset deviations, the payload's unknown part), ``c_j`` the known payload's torque and
+    ``i_j`` the currents. ``factors[j]``: the triangular factor of ``[A_j c_j i_j]``, all
+    a fit in either form needs, are in the fit (``CurrentFit.factors``)."""
 
-    ``data``: one or more logs with ``effort="current"`` [A]. The scale is fixed by
-    ``payload_data`` (a current log with the payload ``payload`` on the last link) or by
-    ``gains`` (known gains, ``{joint number or name: K}``), or both. ``friction``,
-    ``method``, ``rotor_inertia`` and ``offsets`` as for ``identify``. Returns a LinearModel in
-    torque units with ``drive_gains`` and ``drive_gains_std``; the report holds the payload's
-    identified part and every log's offsets.
-    """
+    template: LinearModel
+    logs: list[Dataset]  # the arm's logs, then the payload log
+    names: list[str]
+    n_deviations: int
+    payload_names: list[str]
+    payload: KnownPayload | None
+    known_gains: dict[int, float]  # joint index -> K
+    free: list[int]  # joints whose gain is unknown
+    design: NDArray  # (N, n, len(names)): A
+    known_torque: NDArray  # (N, n): c
+    current: NDArray  # (N, n): i [A]
+    hint: str  # what the logs lack, for a rank-deficiency message
+
+    def payload_report(self, theta: NDArray) -> dict:
+        """The report's ``payload`` entry from the unknowns ``theta``."""
+        return {"mass": self.payload.mass,
+                "com_tool": (None if self.payload.com is None
+                             else np.asarray(self.payload.com).tolist()),
+                "identified": dict(zip(self.payload_names,
+                                       theta[len(theta) - len(self.payload_names):].tolist(),
+                                       strict=True))}
+
+    def gains_report(self, drive: NDArray, drive_std: NDArray) -> dict:
+        """The report's ``drive_gains`` entry."""
+        names = self.template.robot.joint_names
+        return {"value": drive.tolist(), "std": drive_std.tolist(),
+                "known": {names[j]: g for j, g in self.known_gains.items()}}
+
+
+def current_system(robot: Robot, data: Dataset | Sequence[Dataset], *,
+                   payload_data: Dataset | None, payload: KnownPayload | None,
+                   gains: Mapping[int | str, float] | None, friction: FrictionModel,
+                   method: Method, rotor_inertia: bool, offsets: Offsets) -> CurrentSystem:
+    """The current logs ``data`` (and the payload log) as one ``CurrentSystem``; ValueError
+    for logs of torques, a missing scale (no payload log, no known gain), or a payload log
+    without its payload."""
     logs = as_logs(data, effort="current")
     if (payload_data is None) != (payload is None):
         raise ValueError("`payload_data` and `payload` come together: the payload log and what "
                          "is known of its payload (KnownPayload(mass=...))")
+    if payload is not None and not isinstance(payload, KnownPayload):
+        raise ValueError(f"`payload` must be a KnownPayload (mass, com), got "
+                         f"{type(payload).__name__}")
     if payload_data is not None:
         as_logs(payload_data, effort="current")
     known_gains = _gain_lookup(robot, gains)
     if payload_data is None and not known_gains:
         raise ValueError("motor currents fix the dynamics only up to a scale: give a payload "
                          "log with its known mass (`payload_data`, `payload`) or a known gain "
-                         "for one joint (`gains`)")
+                         "for one joint (`gains`); without either only ratios (of the gains, "
+                         "of the parameters) are identifiable")
     every = logs + ([payload_data] if payload_data is not None else [])
     for k, log in enumerate(every):
         if log.n_joints != robot.n_joints:
             raise ValueError(f"log {k + 1} has {log.n_joints} joints, `robot` {robot.n_joints}")
-    friction = default_friction(robot) if friction is None else friction
-    rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
-    template = linear_template(robot, friction, method=method, rotor_inertia=rotor)
-    n, rank = robot.n_joints, template.base.rank
+    template = linear_template(robot, friction, method=method, rotor_inertia=rotor_inertia)
+    n = robot.n_joints
     deviations = deviation_names(template, every, offsets)
     free = [j for j in range(n) if j not in known_gains]
     if payload_data is not None:
@@ -171,48 +201,104 @@ def identify_drive_gains(robot: Robot, data: Dataset | Sequence[Dataset], *,
         linear.append(np.concatenate(block, axis=-1))
         known_torque.append(known_part)
         currents.append(log.tau)
-    design, payload_torque, current = (np.concatenate(linear), np.concatenate(known_torque),
-                                      np.concatenate(currents))
     faults = excitation_faults(every, robot.joint_names)
-    theta, inverse_gains, covariance, condition = _fit(
-        design, payload_torque, current, free, known_gains, names, bool(payload_names),
-        "; ".join(faults) or "every joint must move, in both directions for Coulomb friction")
-    size = len(names)
-    drive = 1.0 / inverse_gains
-    drive_std = np.zeros(n)
-    drive_std[free] = np.sqrt(np.diag(covariance)[size:]) / inverse_gains[free] ** 2
+    return CurrentSystem(
+        template=template, logs=every, names=names, n_deviations=len(deviations),
+        payload_names=payload_names, payload=payload, known_gains=known_gains, free=free,
+        design=np.concatenate(linear), known_torque=np.concatenate(known_torque),
+        current=np.concatenate(currents),
+        hint="; ".join(faults) or "every joint must move, in both directions for Coulomb "
+                                  "friction")
+
+
+def identify_drive_gains(robot: Robot, data: Dataset | Sequence[Dataset], *,
+                         payload_data: Dataset | None = None,
+                         payload: KnownPayload | None = None,
+                         gains: Mapping[int | str, float] | None = None,
+                         friction: FrictionModel | None = None, method: Method = "rref",
+                         rotor_inertia: bool | None = None,
+                         offsets: Offsets = "per-log") -> LinearModel:
+    """Drive gains ``K`` (torque = K current, per joint) jointly with the base parameters
+    from motor-current logs (Gautier & Briot 2014; see the module).
+
+    ``data``: one or more logs with ``effort="current"`` [A]. The scale is fixed by
+    ``payload_data`` (a current log with the payload ``payload`` on the last link) or by
+    ``gains`` (known gains, ``{joint number or name: K}``), or both. ``friction``,
+    ``method``, ``rotor_inertia`` and ``offsets`` as for ``identify``. Returns a LinearModel in
+    torque units with ``drive_gains`` and ``drive_gains_std``; the report holds the payload's
+    identified part and every log's offsets. The physically consistent methods take currents
+    too (``identify_constrained``).
+    """
+    friction = default_friction(robot) if friction is None else friction
+    rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
+    system = current_system(robot, data, payload_data=payload_data, payload=payload,
+                            gains=gains, friction=friction, method=method, rotor_inertia=rotor,
+                            offsets=offsets)
+    template = system.template
+    rank, n_deviations = template.base.rank, system.n_deviations
+    fit = fit_currents(system)
+    theta, inverse_gains, covariance = fit.theta, fit.inverse_gains, fit.covariance
+    size = len(system.names)
+    drive, drive_std = gains_and_std(inverse_gains, covariance, size, system.free)
     std = np.sqrt(np.diag(covariance)[:size])
-    predicted = design @ theta + payload_torque
+    design, current = system.design, system.current
+    predicted = design @ theta + system.known_torque
     measured = current * drive
-    report = {"method": "gautier-briot", "kind": "current", "rank": size + len(free),
-              "condition_number": condition, "n_samples": int(current.shape[0]),
+    report = {"method": "gautier-briot", "kind": "current", "rank": size + len(system.free),
+              "condition_number": fit.condition, "n_samples": int(current.shape[0]),
               "n_equations": int(current.size),
               "relative_error_percent": float(100 * np.linalg.norm(measured - predicted)
                                               / np.linalg.norm(measured)),
-              "drive_gains": {"value": drive.tolist(), "std": drive_std.tolist(),
-                              "known": {robot.joint_names[j]: g
-                                        for j, g in known_gains.items()}}}
-    if payload_names:
-        report["payload"] = {
-            "mass": payload.mass,
-            "com_tool": None if payload.com is None else np.asarray(payload.com).tolist(),
-            "identified": dict(zip(payload_names, theta[rank + len(deviations):].tolist(),
-                                   strict=True))}
-    keep = np.arange(rank + len(deviations))  # the base parameters and the deviations
-    per_log = log_offsets(template, every, theta[keep], covariance[np.ix_(keep, keep)],
-                          len(deviations))
+              "drive_gains": system.gains_report(drive, drive_std)}
+    if system.payload_names:
+        report["payload"] = system.payload_report(theta)
+    keep = np.arange(rank + n_deviations)  # the base parameters and the deviations
+    per_log = log_offsets(template, system.logs, theta[keep], covariance[np.ix_(keep, keep)],
+                          n_deviations)
     if per_log is not None:
         report["log_offsets"] = per_log
     return dataclasses.replace(template, coefficients=theta[:rank], std=std[:rank],
                                report=report, drive_gains=drive, drive_gains_std=drive_std)
 
 
+def gains_and_std(inverse_gains: NDArray, covariance: NDArray, size: int, free: list[int]
+                  ) -> tuple[NDArray, NDArray]:
+    """The gains ``K = 1 / h`` and their standard deviations (zero for known gains) from the
+    covariance of ``(theta (size), h[free])``: ``std(K) = std(h) / h^2`` (first order)."""
+    drive = 1.0 / inverse_gains
+    drive_std = np.zeros(inverse_gains.size)
+    drive_std[free] = (np.sqrt(np.maximum(np.diag(covariance)[size:], 0))
+                       / inverse_gains[free] ** 2)
+    return drive, drive_std
+
+
+@dataclass
+class CurrentFit:
+    """The least-squares fit in current units (``fit_currents``): the unknowns ``theta``, the
+    inverse gains ``h = 1 / K`` ``(n,)``, the covariance of ``(theta, h[free])``, the
+    condition number of the final weighted problem, each joint's current noise [A] (ones
+    where the currents are noise-free) and the per-joint factors of ``[A_j c_j i_j]``."""
+
+    theta: NDArray
+    inverse_gains: NDArray
+    covariance: NDArray
+    condition: float
+    noise: NDArray
+    factors: list[NDArray]
+
+
+def fit_currents(system: CurrentSystem) -> CurrentFit:
+    """The unconstrained fit of ``system`` (see ``_fit``)."""
+    return _fit(system.design, system.known_torque, system.current, system.free,
+                system.known_gains, system.names, bool(system.payload_names), system.hint)
+
+
 def _fit(design: NDArray, known_torque: NDArray, current: NDArray, free: list[int],
          known_gains: dict[int, float], names: list[str], with_payload: bool, hint: str
-         ) -> tuple[NDArray, NDArray, NDArray, float]:
+         ) -> CurrentFit:
     """``theta`` (the linear unknowns ``names``), the inverse gains ``h = 1 / K`` ``(n,)``, the
     covariance of ``(theta, h[free])`` and the condition number of the final (weighted)
-    problem.
+    problem, in a ``CurrentFit``.
 
     The linear form ``A theta - diag(i) K = -c`` (``c``: the known payload torque) has the
     noisy currents in its regressor, which biases the gains towards zero (errors in
@@ -260,8 +346,9 @@ def _fit(design: NDArray, known_torque: NDArray, current: NDArray, free: list[in
                                  extra=current[:, j]) for j in range(n)]
     unknowns = size + len(free)
     samples = current.shape[0]
-    noise = np.ones(n)
+    noise = used = np.ones(n)
     for _ in range(2):  # unweighted, then each joint weighted by its own current noise
+        used = noise
         weighted = [factor / sigma for factor, sigma in zip(factors, noise, strict=True)]
         for _ in range(_MAX_STEPS):
             jacobian, residual = _step_problem(weighted, theta, inverse, free)
@@ -271,14 +358,31 @@ def _fit(design: NDArray, known_torque: NDArray, current: NDArray, free: list[in
             scale = np.abs(np.concatenate([theta, inverse[free]])) + 1e-300
             if np.max(np.abs(step) / scale) < _STEP_RTOL:
                 break
-        jacobian, residual = _step_problem(weighted, theta, inverse, free)
-        per_joint = (residual.reshape(n, -1) ** 2).sum(axis=1)  # each joint's |residual|^2
-        level = noise * np.sqrt(per_joint / (samples - unknowns / n))
+        level = noise * joint_noise(weighted, theta, inverse, free, samples, unknowns)
         # noise-free (simulated) currents: nothing to weigh by, the unweighted fit stands
         noise = level if (level > 1e-12 * np.abs(current).max()).all() else noise
-    sigma2 = float(residual @ residual) / (current.size - unknowns)
-    covariance = sigma2 * np.linalg.pinv(jacobian.T @ jacobian)
-    return theta, inverse, covariance, float(np.linalg.cond(jacobian))
+    covariance, condition = current_covariance(weighted, theta, inverse, free, current.size)
+    return CurrentFit(theta=theta, inverse_gains=inverse, covariance=covariance,
+                      condition=condition, noise=used, factors=factors)
+
+
+def joint_noise(factors: list[NDArray], theta: NDArray, inverse: NDArray, free: list[int],
+                samples: int, unknowns: int) -> NDArray:
+    """Each joint's residual RMS ``(n,)`` (in the units of ``factors``' rows) at ``(theta,
+    h)``, the unknowns shared out evenly among the joints."""
+    _, residual = _step_problem(factors, theta, inverse, free)
+    per_joint = (residual.reshape(len(factors), -1) ** 2).sum(axis=1)
+    return np.sqrt(per_joint / (samples - unknowns / len(factors)))
+
+
+def current_covariance(factors: list[NDArray], theta: NDArray, inverse: NDArray,
+                       free: list[int], n_equations: int) -> tuple[NDArray, float]:
+    """The Gauss-Newton covariance ``sigma^2 (J^T J)^-1`` of ``(theta, h[free])`` at ``(theta,
+    h)`` on the (noise-weighted) factors, ``sigma^2`` from the residual there, and the
+    condition number of ``J``."""
+    jacobian, residual = _step_problem(factors, theta, inverse, free)
+    sigma2 = float(residual @ residual) / (n_equations - theta.size - len(free))
+    return sigma2 * np.linalg.pinv(jacobian.T @ jacobian), float(np.linalg.cond(jacobian))
 
 
 def _step_problem(factors: list[NDArray], theta: NDArray, inverse: NDArray, free: list[int]

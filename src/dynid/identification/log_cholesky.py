@@ -41,7 +41,7 @@ from dynid.robot.inertia import (
     pseudo_inertia,
 )
 
-__all__ = ["BoundedLogCholesky", "fit_log_cholesky"]
+__all__ = ["BoundedLogCholesky", "CurrentGains", "fit_log_cholesky"]
 
 # one link's coordinates, in this order: a (mass), s (CoM, 3), d (log of L's diagonal, 3),
 # l21, l31, l32 (L below its diagonal)
@@ -275,10 +275,26 @@ class BoundedLogCholesky:
         return row
 
 
+@dataclass(frozen=True)
+class CurrentGains:
+    """The fit in current units (``fit_log_cholesky``): row ``r`` of the data reads
+    ``h[joint[r]] (operator[r] [pi; f] + offset[r]) - z[r]``, with ``h = 1 / K`` the inverse
+    drive gains: ``inverse`` ``(n,)`` (fixed, and the start of the ``free`` ones), the
+    ``free`` ones unknowns within ``lower`` and ``upper``."""
+
+    joint: NDArray  # (rows,) int
+    offset: NDArray  # (rows,)
+    inverse: NDArray  # (n,)
+    free: NDArray  # (k,) int
+    lower: NDArray  # (k,)
+    upper: NDArray  # (k,)
+
+
 def fit_log_cholesky(operator: NDArray, z: NDArray, start: NDArray, friction: NDArray,
                      bounds: ParameterBounds, *, scale: NDArray, prior: NDArray,
                      weight: float, max_nfev: int = 200, ftol: float = 1e-6,
-                     nonnegative: int = 0) -> tuple[NDArray, NDArray, str]:
+                     nonnegative: int = 0, gains: CurrentGains | None = None,
+                     norm: float | None = None) -> tuple[NDArray, NDArray, str]:
     """Minimise CLS-3's objective ``|operator [pi; f] - z|^2 / |z|^2 + weight |(pi - prior) /
     scale|^2 / (10 n)`` over the bounded log-Cholesky coordinates of ``bounds`` and the linear
     friction coefficients ``f`` (the first ``nonnegative`` of them kept >= 0: rotor
@@ -288,6 +304,10 @@ def fit_log_cholesky(operator: NDArray, z: NDArray, start: NDArray, friction: ND
     this one lies at infinity in these coordinates and the solver creeps towards it: it stops
     once a step gains less than ``ftol`` of the objective (1e-6 by default, far below what the
     data can tell apart) or after ``max_nfev`` evaluations.
+
+    With ``gains`` the fit is in current units (see ``CurrentGains``): ``friction`` then
+    ends with the start of the free inverse gains, and so does the returned vector. ``norm``
+    replaces ``|z|`` in the objective.
 
     Returns the link parameters ``(n, 10)``, the friction coefficients and the status:
     ``"optimal"`` when scipy's trust-region solver met its tolerances, otherwise
@@ -300,40 +320,70 @@ def fit_log_cholesky(operator: NDArray, z: NDArray, start: NDArray, friction: ND
     n = coordinates.n_links
     rigid = N_LINK_PARAMETERS * n
     size = coordinates.size
-    norm = np.linalg.norm(z)
+    norm = np.linalg.norm(z) if norm is None else norm
     norm = norm if norm > 0 else 1.0
     pull = np.sqrt(weight / rigid) / scale  # the regulariser's rows: pull * (pi - prior)
     target = np.asarray(prior, dtype=float).ravel()
     shift = coordinates.mean_shift()
     rigid_operator = operator[:, :rigid] / norm
+    n_free = 0 if gains is None else gains.free.size
+    end = None if n_free == 0 else -n_free  # the linear unknowns end before the gains
     friction_operator = operator[:, rigid:] / norm
+    offset = np.zeros(operator.shape[0]) if gains is None else gains.offset / norm
     fit_rows = operator.shape[0]
+
+    def inverse_gains(x: NDArray) -> NDArray:
+        """``h`` of every row (ones for a torque fit)."""
+        if gains is None:
+            return np.ones(fit_rows)
+        h = np.array(gains.inverse, dtype=float)
+        h[gains.free] = x[x.size - n_free:]
+        return h[gains.joint]
 
     def residual(x: NDArray) -> NDArray:
         pi = coordinates.parameters(x[:size]).ravel()
-        fit = rigid_operator @ pi + friction_operator @ x[size:] - z / norm
+        torque = rigid_operator @ pi + friction_operator @ x[size:end] + offset
+        fit = inverse_gains(x) * torque - z / norm
         return np.concatenate([fit, pull * (pi - target), [shift @ x[:size]]])
 
     def jacobian(x: NDArray) -> NDArray:
         d_pi = coordinates.jacobian(x[:size])
+        h = inverse_gains(x)[:, None]
         out = np.zeros((fit_rows + rigid + 1, x.size))
-        out[:fit_rows, :size] = rigid_operator @ d_pi
-        out[:fit_rows, size:] = friction_operator
+        out[:fit_rows, :size] = h * (rigid_operator @ d_pi)
+        out[:fit_rows, size:x.size - n_free] = h * friction_operator
+        if n_free:
+            pi = coordinates.parameters(x[:size]).ravel()
+            torque = rigid_operator @ pi + friction_operator @ x[size:end] + offset
+            for k, j in enumerate(gains.free):
+                rows = gains.joint == j
+                out[:fit_rows, x.size - n_free + k][rows] = torque[rows]
         out[fit_rows : fit_rows + rigid, :size] = pull[:, None] * d_pi
         out[-1, :size] = shift
         return out
 
     x0 = np.concatenate([coordinates.coordinates(start), np.asarray(friction, dtype=float)])
     lower = np.full(x0.size, -np.inf)
+    upper = np.full(x0.size, np.inf)
     lower[size:size + nonnegative] = 0.0
-    x0 = np.maximum(x0, np.where(np.isfinite(lower), 1e-12, -np.inf))
+    if n_free:
+        lower[x0.size - n_free:] = gains.lower
+        upper[x0.size - n_free:] = gains.upper
+        # strictly inside for the trust-region solver
+        span = upper[x0.size - n_free:] - lower[x0.size - n_free:]
+        x0[x0.size - n_free:] = np.clip(x0[x0.size - n_free:],
+                                        gains.lower + START_MARGIN * span,
+                                        gains.upper - START_MARGIN * span)
+    x0 = np.maximum(x0, np.where(np.isfinite(lower[:x0.size]) & (np.arange(x0.size)
+                                                                  < size + nonnegative),
+                                 1e-12, -np.inf))
     # the matrices are a few hundred wide at most: BLAS threads cost more than they save
     # (and an SVD of them takes seconds instead of milliseconds on a loaded machine)
     with threadpool_limits(limits=1):
         result = scipy.optimize.least_squares(residual, x0, jac=jacobian, method="trf",
                                               x_scale=_x_scale(coordinates, x0, jacobian(x0)),
                                               max_nfev=max_nfev, ftol=ftol,
-                                              bounds=(lower, np.inf))
+                                              bounds=(lower, upper))
     parameters = coordinates.parameters(result.x[:size])
     status = ("optimal" if result.success
               else f"stopped after {result.nfev} evaluations: {result.message}")

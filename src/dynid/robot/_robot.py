@@ -44,6 +44,40 @@ MDHRow = RevoluteMDH | PrismaticMDH
 DHRow = RevoluteDH | PrismaticDH
 
 
+def check_drive_gains(nominal: ArrayLike | None, span: ArrayLike | None, n: int, *,
+                      names: tuple[str, str] = ("drive_gains.nominal", "drive_gains.range")
+                      ) -> tuple[NDArray | None, NDArray | None]:
+    """Stated drive gains, validated: ``nominal`` ``(n,)`` finite and nonzero; ``span``
+    ``(n, 2)`` rows ``[lo, hi]`` finite, nonzero, ``lo <= hi`` and of one sign (a gain cannot
+    cross zero), holding the nominal value where both are given. Frozen copies (or None);
+    ValueError naming the argument (``names``: of ``nominal`` and ``span``) otherwise."""
+    where, where_range = names
+    gains = None
+    if nominal is not None:
+        gains = as_vector(where, nominal, n)
+        if (gains == 0).any():
+            j = int(np.argmax(gains == 0))
+            raise ValueError(f"`{where}` must be nonzero [N m/A]; joint {j + 1}: 0")
+        gains = frozen_copy(gains)
+    out = None
+    if span is not None:
+        values = as_float_array(where_range, span)
+        if values.shape != (n, 2):
+            raise ValueError(f"`{where_range}` must be {n} pairs [lo, hi] (one per joint), got "
+                             f"shape {values.shape}")
+        for j, (lo, hi) in enumerate(values):
+            if lo > hi:
+                raise ValueError(f"`{where_range}`: joint {j + 1} has lo {lo:g} > hi {hi:g}")
+            if lo * hi <= 0:
+                raise ValueError(f"`{where_range}`: joint {j + 1} spans [{lo:g}, {hi:g}], which "
+                                 "holds 0; a gain range is of one sign, zero excluded")
+            if gains is not None and not lo <= gains[j] <= hi:
+                raise ValueError(f"`{where}`: joint {j + 1}'s gain {gains[j]:g} lies "
+                                 f"outside its range [{lo:g}, {hi:g}] (`{where_range}`)")
+        out = frozen_copy(values)
+    return gains, out
+
+
 @dataclass(frozen=True)
 class JointLimits:
     """Per-joint limits in SI units (rad or m, /s, /s^2, N m or N).
@@ -104,7 +138,11 @@ class Robot:
     - ``convention`` and ``table``: how the kinematics were given (MDH/DH rows, or URDF);
     - ``rotor_inertia`` ``(n,)``: each drive's rotor (and gear) inertia reflected to its joint,
       ``I_a = k_r^2 I_m`` [kg m^2] (kg on a prismatic joint), the armature term ``I_a ddq`` on
-      joint j alone (Khalil & Dombre's ``Ia_j``); zeros unless given.
+      joint j alone (Khalil & Dombre's ``Ia_j``); zeros unless given;
+    - ``drive_gains`` ``(n,)`` and ``drive_gain_range`` ``(n, 2)``: what the maker states of each
+      drive's gain ``K_j`` (joint torque per motor current, ``tau_j = K_j i_j`` [N m/A, N/A
+      on a prismatic joint]): a nominal value and a ``[lo, hi]`` range (same sign, nonzero),
+      each None unless given. Identification from currents keeps ``K`` in the range.
 
     Build one with ``Robot.from_mdh``, ``Robot.from_dh``, ``load_urdf`` or ``load_robot``.
     Instances are immutable; ``with_parameters`` returns a copy with other inertial values.
@@ -124,6 +162,8 @@ class Robot:
     description: str = ""
     bounds: ParameterBounds | None = None  # search region of the link parameters, if known
     rotor_inertia: NDArray | None = None
+    drive_gains: NDArray | None = None  # nominal torque per current [N m/A], if known
+    drive_gain_range: NDArray | None = None  # (n, 2) [lo, hi] per joint [N m/A], if known
 
     def __post_init__(self) -> None:
         joints = tuple(self.joints)
@@ -180,6 +220,15 @@ class Robot:
             raise ValueError(f"`rotor_inertia` must be >= 0 (a reflected inertia); joint "
                              f"{j + 1}: {rotor[j]}")
         object.__setattr__(self, "rotor_inertia", frozen_copy(rotor))
+        gains, span = check_drive_gains(self.drive_gains, self.drive_gain_range, n)
+        object.__setattr__(self, "drive_gains", gains)
+        object.__setattr__(self, "drive_gain_range", span)
+
+    def with_drive_gains(self, nominal: ArrayLike | None = None,
+                         gain_range: ArrayLike | None = None) -> Robot:
+        """The same robot with other stated drive gains (``nominal`` ``(n,)``, ``gain_range``
+        ``(n, 2)``; None: not known)."""
+        return dataclasses.replace(self, drive_gains=nominal, drive_gain_range=gain_range)
 
     def _check_magnitudes(self, joints: tuple[Joint, ...], params: NDArray) -> None:
         """ValueError naming the first value beyond ``MAX_MASS``/``MAX_LENGTH``/

@@ -24,6 +24,9 @@ inertia:
   links:
     - {name: link1, mass: 4.97, com: [x, y, z], inertia: [xx, xy, xz, yy, yz, zz]}
 rotor_inertia: [...]          # optional; per joint, reflected to the joint [kg m^2]; default 0
+drive_gains:                  # optional: each drive's torque per motor current K [N m/A]
+  nominal: [...]              #   optional; per joint, nonzero
+  range: [[lo, hi], ...]      #   optional; per joint, of one sign: bounds K when identified
 friction:                     # optional; model: none | viscous-coulomb | arctan | sigmoid |
                               # stribeck | lugre (stribeck, lugre: offset fo optional)
   model: sigmoid
@@ -53,6 +56,7 @@ limits:                       # optional; each entry overrides the URDF's (which
 inertia:                      # optional: link parameters instead of the URDF's (as above), or
   physical: false             #   just `physical: false` for a URDF whose values are published
 rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
+drive_gains: {...}            # optional (as above)
 friction: {...}               # optional; default the URDF's <dynamics> (else none)
 bounds: {...}                 # optional; default derived from the URDF (see
                               #   dynid.robot.derived_bounds); written bounds replace them
@@ -88,7 +92,13 @@ from dynid._files import atomic_write
 from dynid._reading import check_keys, dump_yaml, load_yaml
 from dynid.friction.models import friction_from_dict
 from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH, check_transform
-from dynid.robot._robot import STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._robot import (
+    STANDARD_GRAVITY,
+    JointLimits,
+    Robot,
+    Source,
+    check_drive_gains,
+)
 from dynid.robot._urdf_tree import DERIVED_NOTE
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import (
@@ -257,7 +267,7 @@ def _limits(spec: dict | None, n: int) -> JointLimits:
 
 
 _KEYS = ("schema", "name", "description", "source", "kinematics", "gravity", "limits",
-         "inertia", "friction", "bounds", "rotor_inertia")
+         "inertia", "friction", "bounds", "rotor_inertia", "drive_gains")
 
 
 def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | None = None,
@@ -321,6 +331,7 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         rotor_inertia=(_numbers(spec["rotor_inertia"], n, "rotor_inertia")
                        if spec.get("rotor_inertia") is not None else None),
         link_names=link_names,
+        **_drive_gains(spec.get("drive_gains"), n),
         bounds=(ParameterBounds.from_dict(spec["bounds"], n) if spec.get("bounds") is not None
                 else None),
         description=_text(spec.get("description", ""), "description"),
@@ -349,7 +360,7 @@ def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
 # --- robot files that point at a URDF ------------------------------------------------------------
 
 _URDF_KEYS = ("schema", "name", "description", "source", "urdf", "tip", "tool", "gravity",
-              "limits", "inertia", "rotor_inertia", "friction", "bounds")
+              "limits", "inertia", "rotor_inertia", "friction", "bounds", "drive_gains")
 
 
 def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
@@ -403,6 +414,7 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         changes["rotor_inertia"] = _numbers(spec["rotor_inertia"], n, "rotor_inertia")
     if spec.get("friction") is not None:
         changes["friction"] = friction_from_dict(spec["friction"], n)
+    changes.update(_drive_gains(spec.get("drive_gains"), n))
     if spec.get("bounds") is not None:
         changes["bounds"] = ParameterBounds.from_dict(spec["bounds"], n)
     if spec.get("description") is not None:
@@ -419,6 +431,38 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
     changes["source"] = Source(citation=_text(source.get("citation", ""), "source.citation"),
                                url=robot.source.url, notes="; ".join(notes))
     return dataclasses.replace(robot, **changes)
+
+
+def _drive_gains(spec: Any, n: int) -> dict[str, np.ndarray]:
+    """The Robot fields of a ``drive_gains:`` entry (``nominal`` and/or ``range``), validated
+    (``dynid.robot.check_drive_gains``); empty when the file gives none."""
+    if spec is None:
+        return {}
+    check_keys(_mapping(spec, "drive_gains"), ("nominal", "range"), "drive_gains")
+    out: dict[str, np.ndarray] = {}
+    if spec.get("nominal") is not None:
+        out["drive_gains"] = _numbers(spec["nominal"], n, "drive_gains.nominal")
+    if spec.get("range") is not None:
+        pairs = spec["range"]
+        if not isinstance(pairs, list) or len(pairs) != n:
+            raise ValueError(f"`drive_gains.range` must be a list of {n} pairs [lo, hi] (one "
+                             f"per joint), got {pairs!r:.80}")
+        out["drive_gain_range"] = np.array([_numbers(pair, 2, f"drive_gains.range[{k}]")
+                                            for k, pair in enumerate(pairs)])
+    if not out:
+        raise ValueError("`drive_gains` must give `nominal`, `range` or both")
+    check_drive_gains(out.get("drive_gains"), out.get("drive_gain_range"), n)
+    return out
+
+
+def _drive_gains_dict(robot: Robot) -> dict:
+    """The ``drive_gains:`` entry of ``robot`` (nothing when it states none)."""
+    out = {}
+    if robot.drive_gains is not None:
+        out["nominal"] = robot.drive_gains.tolist()
+    if robot.drive_gain_range is not None:
+        out["range"] = robot.drive_gain_range.tolist()
+    return {"drive_gains": out} if out else {}
 
 
 def _limit_overrides(spec: dict | None, limits: JointLimits) -> JointLimits:
@@ -497,6 +541,7 @@ def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
     if robot.rotor_inertia.any():
         out["rotor_inertia"] = robot.rotor_inertia.tolist()
     out["friction"] = robot.friction.to_dict()
+    out.update(_drive_gains_dict(robot))
     if robot.bounds is not None:
         out["bounds"] = robot.bounds.to_dict()
     return out
@@ -578,6 +623,7 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
         **({"rotor_inertia": robot.rotor_inertia.tolist()} if robot.rotor_inertia.any()
            else {}),
         "friction": robot.friction.to_dict(),
+        **_drive_gains_dict(robot),
         # derived bounds are derived again on loading (the same parameters give the same)
         **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None
            and not robot.bounds.derived else {}),
