@@ -368,6 +368,10 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     Everything is computed and formatted first; the model and the parameters are then
     written together (both or neither), and only then printed: a failure leaves no file.
     """
+    if parameters is not None and model.drive_gains is not None:
+        from dynid.export import with_identified_gains
+
+        parameters = with_identified_gains(parameters, model.drive_gains)
     error, _, _ = _errors(model, logs)
     held_out = rms = None
     if checks is not None:

@@ -6,6 +6,7 @@ from dynid.export.writers import export_robot as export_robot
 from dynid.export.writers import identified_robot as identified_robot
 from dynid.export.writers import to_mjcf as to_mjcf
 from dynid.export.writers import to_urdf as to_urdf
+from dynid.export.writers import with_identified_gains as with_identified_gains
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -14,4 +15,5 @@ __all__ = [
     "identified_robot",
     "to_mjcf",
     "to_urdf",
+    "with_identified_gains",
 ]

@@ -28,7 +28,7 @@ from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, to_com, transform_parameters
 
 __all__ = ["EXPORT_FORMATS", "check_names", "export_robot", "identified_robot", "to_mjcf",
-           "to_urdf"]
+           "to_urdf", "with_identified_gains"]
 
 EXPORT_FORMATS = ("urdf", "mjcf")
 # what the files say they are: the text is written as UTF-8, whatever the source URDF's
@@ -262,7 +262,20 @@ def identified_robot(model) -> Robot:
     if friction is None:
         friction = model.friction.with_coefficients(model.friction_parameters)
     robot = model.robot.with_parameters(parameters).with_friction(friction)
-    return robot.with_rotor_inertia(model.robot.rotor_inertia) if model.rotor_inertia else robot
+    if model.rotor_inertia:
+        robot = robot.with_rotor_inertia(model.robot.rotor_inertia)
+    return with_identified_gains(robot, model.drive_gains)
+
+
+def with_identified_gains(robot: Robot, gains) -> Robot:
+    """``robot`` stating ``gains`` (identified from motor currents; None: unchanged) as its
+    drives' nominal gains; its stated gain range kept where it holds them."""
+    if gains is None:
+        return robot
+    kept = robot.drive_gain_range
+    if kept is not None and not ((kept[:, 0] <= gains) & (gains <= kept[:, 1])).all():
+        kept = None  # an unconstrained fit may leave a stated range: the identified gains win
+    return robot.with_drive_gains(np.asarray(gains, float), kept)
 
 
 def export_robot(robot: Robot, path: str | Path, *, format: str | None = None,

@@ -56,8 +56,8 @@ from dynid.identification.drive_gains import (
     KnownPayload,
     current_covariance,
     current_system,
-    fit_currents,
     gains_and_std,
+    gautier_briot_fit,
     joint_noise,
 )
 from dynid.identification.linear import default_friction, linear_template
@@ -475,7 +475,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
                             offsets=offsets)
     template, free = system.template, system.free
     base, size = template.base, len(system.names)
-    unconstrained = fit_currents(system)
+    unconstrained = gautier_briot_fit(system)
     problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
                        regulariser=regulariser, method=method, n_rotor=template.n_rotor)
     fit = _CurrentFit.build(problem, system, unconstrained, weight,
@@ -545,7 +545,7 @@ class _CurrentFit:
     full unknowns ``w`` — link parameters, rotor inertias, friction — then the offset
     deviations and the payload's unknown part), currents ``i_j`` and ``h_j = 1 / K_j``:
 
-    1. the unconstrained fit (``fit_currents``) gives each gain's sign and each joint's
+    1. the unconstrained fit (``gautier_briot_fit``) gives each gain's sign and each joint's
        current noise ``sigma_j``, by which its rows are weighted;
     2. ``linear_form``: ``A_j t + c_j - K_j i_j`` is linear in ``(w, K)``: a CLS problem
        with bounded ``K``, the start. Its regressor holds the noisy currents: its gains are

@@ -236,7 +236,7 @@ def identify_drive_gains(robot: Robot, data: Dataset | Sequence[Dataset], *,
                             offsets=offsets)
     template = system.template
     rank, n_deviations = template.base.rank, system.n_deviations
-    fit = fit_currents(system)
+    fit = gautier_briot_fit(system)
     theta, inverse_gains, covariance = fit.theta, fit.inverse_gains, fit.covariance
     size = len(system.names)
     drive, drive_std = gains_and_std(inverse_gains, covariance, size, system.free)
@@ -274,7 +274,7 @@ def gains_and_std(inverse_gains: NDArray, covariance: NDArray, size: int, free: 
 
 @dataclass
 class CurrentFit:
-    """The least-squares fit in current units (``fit_currents``): the unknowns ``theta``, the
+    """The least-squares fit in current units (``gautier_briot_fit``): the unknowns ``theta``, the
     inverse gains ``h = 1 / K`` ``(n,)``, the covariance of ``(theta, h[free])``, the
     condition number of the final weighted problem, each joint's current noise [A] (ones
     where the currents are noise-free) and the per-joint factors of ``[A_j c_j i_j]``."""
@@ -287,7 +287,7 @@ class CurrentFit:
     factors: list[NDArray]
 
 
-def fit_currents(system: CurrentSystem) -> CurrentFit:
+def gautier_briot_fit(system: CurrentSystem) -> CurrentFit:
     """The unconstrained fit of ``system`` (see ``_fit``)."""
     return _fit(system.design, system.known_torque, system.current, system.free,
                 system.known_gains, system.names, bool(system.payload_names), system.hint)
