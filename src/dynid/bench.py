@@ -219,32 +219,73 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     }
 
 
-def _drive_gains_bench(model_robot, n_samples: int, repeat: int, seed: int) -> dict:
-    """The drive-gains fit (Gautier & Briot) on three current logs of ``n_samples`` — two of
-    the arm, one with a 3 kg payload — beside pinocchio's regressor on the same samples in a
-    Python loop (what the fit's regressor would cost through pinocchio)."""
+def current_logs(model_robot, n_samples: int, seed: int, rate: float = 1000.0):
+    """The twin's motor-current logs of the drive-gain benches: two of the arm and one with a
+    3 kg payload on the last link, ``n_samples`` each at ``rate``, 0.1 N m torque noise and
+    offsets of up to 0.5 N m per log, gains drawn in 0.5-2 N m/A; ``(logs, payload log,
+    KnownPayload, true gains)``."""
     from dynid.excitation.optimize import random_fourier
-    from dynid.identification.drive_gains import KnownPayload, identify_drive_gains
-    from dynid.robot.inertia import from_com, transform_parameters
-    from dynid.simulate.twin import SensorModel, simulate_open_loop
+    from dynid.identification.drive_gains import KnownPayload
+    from dynid.simulate.twin import SensorModel, simulate_open_loop, with_payload
 
     n = model_robot.n_joints
     rng = np.random.default_rng(seed)
     gains = rng.uniform(0.5, 2.0, n)
     mass, com = 3.0, np.array([0.05, 0.0, 0.04])
-    link = transform_parameters(from_com(mass, com, np.diag([2e-3, 2e-3, 1e-3])),
-                                model_robot.tool[:3, :3], model_robot.tool[:3, 3])
-    loaded = model_robot.with_parameters(model_robot.parameters
-                                         + np.vstack([np.zeros((n - 1, 10)), link]))
+    loaded = with_payload(model_robot, mass, com)
     logs = [simulate_open_loop(
-        robot, random_fourier(robot, seed=seed + k), duration=(n_samples - 1) / 1000.0,
-        rate=1000.0, seed=seed + k, sensor=SensorModel(
+        robot, random_fourier(robot, seed=seed + k), duration=(n_samples - 1) / rate,
+        rate=rate, seed=seed + k, sensor=SensorModel(
             torque_noise_std=0.1, torque_bias=rng.uniform(-0.5, 0.5, n), drive_gains=gains))
         for k, robot in enumerate((model_robot, model_robot, loaded))]
+    return logs[:2], logs[2], KnownPayload(mass, com), gains
+
+
+def _linear_friction(robot):
+    """``robot`` with its friction as viscous + Coulomb + offset, least squares to its own
+    model over +-2 rad/s: a twin whose friction the linear methods' columns hold exactly (a
+    sigmoid twin fitted with linear columns biases the gains by its misfit: about 1 % on the
+    Panda)."""
+    from dynid.friction import ViscousCoulomb
+
+    speeds = np.linspace(-2.0, 2.0, 401)
+    torque = robot.friction.torque(np.repeat(speeds[:, None], robot.n_joints, axis=1))
+    columns = np.column_stack([speeds, np.sign(speeds), np.ones_like(speeds)])
+    fv, fc, fo = np.linalg.lstsq(columns, torque, rcond=None)[0]
+    return robot.with_friction(ViscousCoulomb(fv, fc, fo))
+
+
+def consistent_gains_bench(robot: str = "panda", *, method: str = "cls3",
+                           n_samples: int = 6_000, seed: int = 0) -> dict:
+    """Drive gains inside a consistent method (``method``) from the twin's current logs
+    (``current_logs`` at 200 Hz; the robot's friction made linear, ``_linear_friction``): the
+    largest relative gain error, the time, and whether the parameters are consistent."""
+    from dynid.identification import identify_constrained
+
+    model_robot = _linear_friction(load_robot(robot))
+    logs, payload_log, payload, gains = current_logs(model_robot, n_samples, seed, rate=200.0)
+    start = time.perf_counter()
+    result = identify_constrained(model_robot, logs, method=method, payload_data=payload_log,
+                                  payload=payload)
+    seconds = time.perf_counter() - start
+    return {"gains_method": method, "gains_n_samples": 3 * n_samples,
+            "gains_max_relative_error": float(np.abs(result.model.drive_gains / gains - 1)
+                                              .max()),
+            "gains_seconds": seconds, "gains_consistent": result.consistency.consistent}
+
+
+def _drive_gains_bench(model_robot, n_samples: int, repeat: int, seed: int) -> dict:
+    """The drive-gains fit (Gautier & Briot) on three current logs of ``n_samples`` — two of
+    the arm, one with a 3 kg payload — beside pinocchio's regressor on the same samples in a
+    Python loop (what the fit's regressor would cost through pinocchio)."""
+    from dynid.identification.drive_gains import identify_drive_gains
+
+    arm_logs, payload_log, payload, gains = current_logs(model_robot, n_samples, seed)
+    logs = [*arm_logs, payload_log]
 
     def fit():
         return identify_drive_gains(model_robot, logs[:2], payload_data=logs[2],
-                                    payload=KnownPayload(mass, com))
+                                    payload=payload)
 
     error = float(np.abs(fit().drive_gains / gains - 1).max())  # also compiles and warms up
     seconds = _best(fit, repeat)
