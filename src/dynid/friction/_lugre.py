@@ -89,3 +89,39 @@ def lugre_sensitivities(t, dq, sigma0, fc, fs, vs, floor):
             dz[k, j, 2] = through_level * l_fs + decay * dz[k - 1, j, 2]
             dz[k, j, 3] = through_level * l_vs + decay * dz[k - 1, j, 3]
     return z, dz
+
+
+@kernel
+def lugre_torque_jacobian(t, dq, sigma0, sigma1, sigma2, fc, fs, vs, fo, floor):
+    """``(torque, jacobian)``: LuGre's torque along a time series from the steady state at
+    the first sample, ``(N, n)``, and its derivatives by the fields ``sigma0, sigma1, sigma2,
+    fc, fs, vs, fo``, ``(N, n, 7)`` (``LuGre.torque_and_jacobian_along``), from the state
+    and its sensitivities (``lugre_sensitivities``)."""
+    z, dz = lugre_sensitivities(t, dq, sigma0, fc, fs, vs, floor)
+    n_samples, n = dq.shape
+    torque = np.empty((n_samples, n))
+    out = np.empty((n_samples, n, 7))
+    for j in range(n):
+        for k in range(n_samples):
+            v = dq[k, j]
+            bell = np.exp(-((v / vs[j]) ** 2))
+            raw = fc[j] + (fs[j] - fc[j]) * bell
+            level, live = (raw, 1.0) if raw > floor else (floor, 0.0)
+            speed = abs(v)
+            state = z[k, j]
+            rate = v - sigma0[j] * speed * state / level
+            torque[k, j] = sigma0[j] * state + sigma1[j] * rate + sigma2[j] * v + fo[j]
+            # rate = dq - sigma0 |dq| z / s: by sigma0, and by the level s (then fc, fs, vs)
+            rate_s0 = -speed * state / level - sigma0[j] * speed / level * dz[k, j, 0]
+            rate_level = sigma0[j] * speed * state / (level * level)
+            l_fc = live * (1.0 - bell)
+            l_fs = live * bell
+            l_vs = live * (fs[j] - fc[j]) * bell * 2.0 * v * v / vs[j] ** 3
+            out[k, j, 0] = state + sigma0[j] * dz[k, j, 0] + sigma1[j] * rate_s0
+            out[k, j, 1] = rate
+            out[k, j, 2] = v
+            for p, l_p in ((1, l_fc), (2, l_fs), (3, l_vs)):
+                rate_p = -sigma0[j] * speed / level * dz[k, j, p] + rate_level * l_p
+                out[k, j, 2 + p] = sigma0[j] * dz[k, j, p] + sigma1[j] * rate_p
+            out[k, j, 6] = 1.0
+    return torque, out

@@ -91,7 +91,8 @@ def friction_line(dq: ArrayLike, residual: ArrayLike) -> NDArray:
     return line
 
 
-def line_start(name: str, line: ArrayLike, dq: ArrayLike) -> FrictionModel:
+def line_start(name: str, line: ArrayLike, dq: ArrayLike, *, stiction: float = 0.0
+               ) -> FrictionModel:
     """The model ``name`` where it reproduces the friction line ``fv dq + fc sign(dq) + fo``
     (``line`` ``(n, 3)``, rows ``(fv, fc, fo)``) as closely as it can, for a fit that should
     end no worse than the line: viscous-Coulomb exactly; Stribeck exactly (no stiction above
@@ -100,7 +101,11 @@ def line_start(name: str, line: ArrayLike, dq: ArrayLike) -> FrictionModel:
     shapes allow (the sigmoid's ``phi3`` carries the offset, up to ``phi1 / 2``). A negative
     Coulomb or viscous coefficient, which Stribeck and LuGre cannot take, starts at 0.
     ``dq`` ``(N, n)``: the velocities, for the Stribeck velocity (a tenth of the typical speed)
-    and the sigmoid's slope."""
+    and the sigmoid's slope. ``stiction`` > 0 adds that fraction of the Coulomb level as
+    stiction (Stribeck ``fs``, LuGre ``fs - fc``): a start shaped like friction usually is,
+    no longer the line."""
+    if not stiction >= 0:
+        raise ValueError(f"`stiction` must be >= 0, got {stiction}")
     if name not in FITTABLE_MODELS:
         raise ValueError(f"`name` must be one of {FITTABLE_MODELS}, got {name!r}")
     velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
@@ -125,9 +130,9 @@ def line_start(name: str, line: ArrayLike, dq: ArrayLike) -> FrictionModel:
         at_rest = np.clip(0.5 - fo / phi1, 0.05, 0.95)
         return Sigmoid(phi1, phi2, np.log(at_rest / (1 - at_rest)) / phi2)
     if name == "stribeck":
-        return Stribeck(coulomb, np.zeros(n), 0.1 * speed, np.ones(n), viscous, fo)
+        return Stribeck(coulomb, stiction * coulomb, 0.1 * speed, np.ones(n), viscous, fo)
     return LuGre(np.full(n, DEFAULT_SIGMA0), np.full(n, DEFAULT_SIGMA1), viscous, coulomb,
-                 np.maximum(coulomb, 1e-6), 0.1 * speed, fo)
+                 np.maximum((1 + stiction) * coulomb, 1e-6), 0.1 * speed, fo)
 
 
 def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike, *,

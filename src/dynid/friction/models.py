@@ -498,23 +498,11 @@ class LuGre(FrictionModel):
         times = as_vector("t", t, values.shape[0])
         if values.shape[0] > 1 and not (np.diff(times) > 0).all():
             raise ValueError("`t` must be strictly increasing")
-        from dynid.friction._lugre import lugre_sensitivities
+        from dynid.friction._lugre import lugre_torque_jacobian
 
-        z, dz = lugre_sensitivities(times, values, self.sigma0, self.fc, self.fs, self.vs,
-                                    LEVEL_FLOOR)
-        level = self._stribeck(values)
-        d_level = self._stribeck_jacobian(values)  # by fc, fs, vs
-        speed = np.abs(values)
-        rate = values - self.sigma0 * speed * z / level
-        # tau = sigma0 z + sigma1 rate + sigma2 dq + fo, rate = dq - sigma0 |dq| z / s(dq)
-        d_rate = -self.sigma0[:, None] * (speed / level)[..., None] * dz
-        d_rate[..., 0] -= speed * z / level
-        d_rate[..., 1:] += (self.sigma0 * speed * z / level**2)[..., None] * d_level
-        d_torque = self.sigma0[:, None] * dz + self.sigma1[:, None] * d_rate
-        d_torque[..., 0] += z
-        torque = self.sigma0 * z + self.sigma1 * rate + self.sigma2 * values + self.fo
-        out = np.stack([d_torque[..., 0], rate, values, d_torque[..., 1], d_torque[..., 2],
-                        d_torque[..., 3], np.ones_like(values)], axis=-1)
+        torque, out = lugre_torque_jacobian(times, values, self.sigma0, self.sigma1,
+                                            self.sigma2, self.fc, self.fs, self.vs, self.fo,
+                                            LEVEL_FLOOR)
         return (torque.reshape(*shape, self.n_joints),
                 out.reshape(*shape, self.n_joints, 7))
 

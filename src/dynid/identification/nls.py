@@ -80,7 +80,14 @@ _MASS_MARGIN = 0.005  # the total-mass hinge sits this fraction of the range ins
 _THINNEST = 1e-3
 # the solver's tolerances: relative fall of the cost, relative step (scaled), and the cosine
 # between the residual and any free column of the Jacobian
-_FTOL, _XTOL, _GTOL = 1e-10, 1e-10, 1e-10
+_FTOL, _XTOL, _GTOL = 1e-9, 1e-10, 1e-10
+# the Tikhonov pull to the start on the unseen directions (`_Problem.anchored`): its weight
+# (scaled units, per unit of the relative misfit) and the eigenvalue below which a direction
+# counts as unseen; the stages
+# re-anchor it while the cost falls below `_RESTAGE` of the stage's start (`_staged`)
+_PULL, _UNSEEN = 0.3, 1e-8
+_RESTAGE, _STAGES = 0.5, 10
+_STAGE_FTOL = 1e-6  # a stage before the last stops at this relative fall
 
 
 @dataclass
@@ -191,6 +198,25 @@ def _link_parameters_and_slope(chi: NDArray) -> tuple[NDArray, NDArray]:
     return _link_parameters(chi), slope
 
 
+def _link_second(chi: NDArray, weights: NDArray) -> NDArray:
+    """``(n, 10, 10)``: per link the Hessian of ``weights_k . pi_k(chi_k)`` by ``chi_k``, the
+    second-order term ``sum_i r_i d^2 r_i`` of the fit through the link parameters (with
+    ``weights = A^T r``). pi is cubic in chi, so its slope is quadratic and a central difference
+    of the slope with a unit step is exact."""
+    n = chi.shape[0]
+    out = np.empty((n, N_LINK_PARAMETERS, N_LINK_PARAMETERS))
+    for u in range(N_LINK_PARAMETERS):
+        up, down = chi.copy(), chi.copy()
+        up[:, u] += 1.0
+        down[:, u] -= 1.0
+        ahead = np.einsum("ki,kiv->kv", weights, _link_parameters_and_slope(up)[1])
+        behind = np.einsum("ki,kiv->kv", weights, _link_parameters_and_slope(down)[1])
+        out[:, :, u] = (ahead - behind) / 2
+    out = 0.5 * (out + np.swapaxes(out, 1, 2))
+    values, vectors = np.linalg.eigh(out)
+    return vectors @ (np.maximum(values, 0.0)[..., None] * np.swapaxes(vectors, 1, 2))
+
+
 def _unknowns(parameters: NDArray, bounds: ParameterBounds | None) -> NDArray:
     """Link 10-vectors -> unknowns, projected into the bounds and onto consistent inertia (a
     start for the fit)."""
@@ -226,7 +252,7 @@ def _smooth_abs_root(x: NDArray) -> tuple[NDArray, NDArray]:
 def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
                  friction: str | FrictionModel = "stribeck",
                  bounds: ParameterBounds | None = None, start: NDArray | None = None,
-                 lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 200,
+                 lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 1000,
                  rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
                  progress: Callable[[str], None] | None = None) -> NLSResult:
     """Fit the physical parameters and a friction model jointly (see the module) to ``data``:
@@ -281,8 +307,16 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     n_deviations = (n_logs - 1) * n
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     n_rotor = n if rotor else 0
-    linear_start = _linear_start(robot, logs, bounds, rotor, offsets)
-    model0 = _friction_start(robot, used, friction, linear_start.line)
+    linear_start = _linear_start(robot, logs, bounds, rotor, offsets,
+                                 line=isinstance(friction, str) and friction != "none")
+    # a named model starts shaped by the data (stiction above Coulomb where the model has it);
+    # where that ends above the linear friction, the fit runs again from the model that
+    # reproduces it (`exact`)
+    model0 = _friction_start(robot, used, friction, linear_start.line, stiction=0.5)
+    exact = _friction_start(robot, used, friction, linear_start.line, stiction=0.0)
+    if exact is model0 or np.array_equal(_friction_table(exact)[1],
+                                         _friction_table(model0)[1]):
+        exact = None
     total_samples = sum(log.n_samples for log in logs)
     say(f"nls: {used.n_samples} of {total_samples} samples"
         + (f" from {len(logs)} logs" if len(logs) > 1 else "") + f", friction {model0.name}, "
@@ -304,15 +338,13 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     kinds = np.array([model0.KINDS[name] for name in names0], dtype=str)
     free = kinds != "fixed"
     logarithmic = kinds[free] == "positive"
-    theta0 = table0[:, free]  # (n, k_free)
-    theta0 = np.where(logarithmic, np.log(np.maximum(theta0, 1e-12)), theta0)
     k_free = int(free.sum())
     rotor0 = (linear_start.rotor_inertia if linear_start.rotor_inertia is not None
               else robot.rotor_inertia)[:n_rotor]
     deviations0 = (linear_start.deviations if linear_start.deviations is not None
                    and linear_start.deviations.size == n_deviations else np.zeros(n_deviations))
     x0 = np.concatenate([chi0.ravel(), rotor0, deviations0,
-                         theta0.T.ravel()])  # friction field-major
+                         _free_unknowns(model0, free, logarithmic)])  # friction field-major
 
     lower_rigid = np.full((n, N_LINK_PARAMETERS), -np.inf)
     upper_rigid = np.full((n, N_LINK_PARAMETERS), np.inf)
@@ -335,7 +367,23 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
                        used_dq=used.dq, lasso=lasso, lasso_scale=np.repeat(
                            np.maximum(np.abs(chi0[:, [4, 6, 9]]).mean(axis=1), 1e-4), 3),
                        total=bounds.total_mass if bounds is not None else None)
-    solution = _levenberg_marquardt(problem.evaluate, x0, lower, upper, max_iterations)
+    solution = _staged(problem, x0, lower, upper, max_iterations)
+    if exact is not None:  # never end above the linear friction: try from it too
+        exact_x = np.clip(np.concatenate([x0[:linear], _free_unknowns(exact, free, logarithmic)]),
+                          lower, upper)
+        problem.pull = None
+        linear_cost = float(problem.evaluate(exact_x, False))
+        if solution.cost > linear_cost and solution.iterations < max_iterations:
+            say(f"nls: ended above the linear friction ({solution.cost:.6g} > "
+                f"{linear_cost:.6g}); fitting again from it")
+            again = _staged(problem, exact_x, lower, upper,
+                            max_iterations - solution.iterations)
+            again.iterations += solution.iterations
+            again.evaluations += solution.evaluations
+            solution = again if again.cost < solution.cost else dataclasses.replace(
+                solution, iterations=again.iterations, evaluations=again.evaluations)
+    problem.second = False  # Gauss-Newton J^T J for the covariance
+    _, _, solution.normal = problem.evaluate(solution.x, True)
     chi, table = problem.split(solution.x)
     parameters = _link_parameters(chi)
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
@@ -403,6 +451,31 @@ class _Problem:
         off_diagonal[:, [5, 7, 8]] = True  # L21, L31, L32 (see _TRIL)
         self.lasso_columns = np.flatnonzero(off_diagonal.ravel())
         self.masses = np.arange(self.n) * N_LINK_PARAMETERS
+        self.second = True  # the rigid block's Hessian exact (Newton), not Gauss-Newton
+        self.anchor: NDArray | None = None  # the start's chi, set with `anchored`
+        self.pull: NDArray | None = None
+
+    def anchored(self, x: NDArray) -> float:
+        """Anchor a Tikhonov pull ``(chi - chi_a)^T M (chi - chi_a)`` at the rigid unknowns of
+        ``x`` on the directions the data do not see there (eigenvectors V of the chi block of
+        the normal matrix scaled to unit diagonal, ``D^-1 H D^-1``, with eigenvalue below
+        ``_UNSEEN`` times the largest): ``M = _PULL c D V V^T D``, c the cost at ``x`` (over
+        ``|tau|^2``). It keeps the steps bounded along the unidentifiable combinations of the
+        physical parameters (where ``H`` is singular and the fit crawls along flat curved
+        valleys) without touching the identifiable ones; scaled by the misfit, it fades as
+        the fit improves (the stages re-anchor it), so noise-free data still give back the
+        truth. Returns the cost at ``x``."""
+        rigid = self.rigid
+        self.pull = None
+        cost, _, matrix = self.evaluate(x, True)
+        self.anchor = x[:rigid].copy()
+        block = matrix[:rigid, :rigid]
+        scale = np.sqrt(np.maximum(np.diag(block), 0.0))
+        scale = np.where(scale > 0, scale, max(float(scale.max(initial=0.0)), 1e-300))
+        values, vectors = np.linalg.eigh(block / np.outer(scale, scale))
+        null = scale[:, None] * vectors[:, values < _UNSEEN * max(values[-1], 1e-300)]
+        self.pull = _PULL * cost * null @ null.T
+        return cost
 
     def split(self, x: NDArray) -> tuple[NDArray, NDArray]:
         """Unknowns -> (chi ``(n, 10)``, the friction table ``(n, k)`` with the fixed fields)."""
@@ -459,8 +532,14 @@ class _Problem:
             for k in range(n):
                 rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
                 chain[rows, rows] = slope_links[k]
-            gradient_linear = chain.T @ (self.stacked.T @ r.ravel())
+            by_pi = self.stacked.T @ r.ravel()  # d |r|^2 / 2 d (pi, Ia, d)
+            gradient_linear = chain.T @ by_pi
             normal_linear = chain.T @ self.gram @ chain
+            if self.second:  # the residual's own curvature through pi(chi): exact Newton
+                second = _link_second(chi, by_pi[:rigid].reshape(n, N_LINK_PARAMETERS))
+                for k in range(n):
+                    rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
+                    normal_linear[rows, rows] += second[k]
             if k_free:
                 by_joint = slope_friction.transpose(1, 0, 2)  # (n, N, k_free)
                 cross = np.matmul(self.by_joint, by_joint)  # (n, linear, k_free): A_j^T F_j
@@ -497,9 +576,78 @@ class _Problem:
                     slope = side / width
                     matrix[np.ix_(self.masses, self.masses)] += slope**2
                     gradient[self.masses] += slope * row
+        if self.pull is not None:
+            away = x[:rigid] - self.anchor
+            pulled = self.pull @ away
+            cost += float(away @ pulled)
+            if normal:
+                gradient[:rigid] += pulled
+                matrix[:rigid, :rigid] += self.pull
         if not normal:
             return cost
         return cost, gradient, matrix
+
+
+def _damped_step(normal: NDArray, gradient: NDArray, mu: NDArray, x: NDArray, lower: NDArray,
+                 upper: NDArray, keep: NDArray) -> NDArray | None:
+    """The step minimising ``2 g.s + s^T (H + mu I) s`` with the unknowns outside ``keep``
+    fixed, and every unknown the step would carry across a bound fixed on it in turn (then
+    the rest solved again): a step inside the bounds on which the model is minimal, not a
+    clipped one whose predicted fall may be negative. None where the damped matrix is not
+    positive definite in floating point."""
+    step = np.zeros_like(x)
+    keep = keep.copy()
+    for _ in range(x.size):
+        if not keep.any():
+            break
+        rest = ~keep
+        matrix = normal[np.ix_(keep, keep)].copy()
+        matrix[np.diag_indices_from(matrix)] += mu[keep]
+        right = gradient[keep] + normal[np.ix_(keep, rest)] @ step[rest]
+        try:
+            factor = scipy.linalg.cho_factor(matrix)
+        except np.linalg.LinAlgError:
+            return None
+        step[keep] = -scipy.linalg.cho_solve(factor, right)
+        trial = x + step
+        out = keep & ((trial < lower) | (trial > upper))
+        if not out.any():
+            break
+        step[out] = np.clip(trial[out], lower[out], upper[out]) - x[out]
+        keep &= ~out
+    return step
+
+
+def _staged(problem: _Problem, x0: NDArray, lower: NDArray, upper: NDArray, budget: int
+            ) -> _Solution:
+    """Levenberg-Marquardt in stages: each anchors the pull of ``_Problem.anchored`` at its
+    start (the unseen directions turn with the parameters); a stage stops at ``_STAGE_FTOL``,
+    and once one lowers the cost by less than ``_RESTAGE``, a last one runs to the full
+    tolerances. The solution's ``cost`` and ``start_cost`` are the
+    fit's own (no pull)."""
+    x, iterations, evaluations = x0, 0, 0
+    start_cost, polish = None, False
+    for stage in range(_STAGES):
+        polish = polish or stage == _STAGES - 1
+        before = problem.anchored(x)
+        start_cost = before if start_cost is None else start_cost
+        solution = _levenberg_marquardt(problem.evaluate, x, lower, upper, budget - iterations,
+                                        ftol=_FTOL if polish else _STAGE_FTOL)
+        iterations += solution.iterations
+        evaluations += solution.evaluations
+        x = solution.x
+        if not solution.success or polish:
+            break
+        polish = solution.cost > _RESTAGE * before
+    problem.pull = None
+    return dataclasses.replace(solution, iterations=iterations, evaluations=evaluations,
+                               start_cost=start_cost, cost=float(problem.evaluate(x, False)))
+
+
+def _free_unknowns(model: FrictionModel, free: NDArray, logarithmic: NDArray) -> NDArray:
+    """A friction model's free fields as unknowns: logarithms where "positive", field-major."""
+    theta = model.per_joint()[:, free]
+    return np.where(logarithmic, np.log(np.maximum(theta, 1e-12)), theta).T.ravel()
 
 
 @dataclass
@@ -517,24 +665,22 @@ class _Solution:
 def _levenberg_marquardt(evaluate: Callable, x0: NDArray, lower: NDArray, upper: NDArray,
                          budget: int, *, ftol: float = _FTOL, xtol: float = _XTOL,
                          gtol: float = _GTOL) -> _Solution:
-    """Bounded Levenberg-Marquardt on the cost ``evaluate(x, False)`` with its Gauss-Newton
+    """Bounded Levenberg-Marquardt on the cost ``evaluate(x, False)`` with its quadratic
     model ``evaluate(x, True) = (cost, g, H)``: ``cost(x + s) ~ cost + 2 g.s + s^T H s``.
 
-    Each iteration solves ``(H + mu I) s = -g`` over the unknowns not held at a bound by the
-    gradient, clips the step into the bounds and takes it when the cost falls by at least 1e-4 of the predicted fall (Nielsen's
-    damping update): the cost never rises. The unknowns are SI values of order 0.01-10 (or
-    logarithms) and stay unscaled: the damping then keeps steps bounded along the directions
-    the data cannot see (the physical parameters beyond the base ones, where ``H`` is singular
-    and the gradient zero); Moré's column scaling blows the steps up along them and crawls.
-    Stops on the cost (both the actual and the predicted fall below ``ftol`` of the cost), the
-    step (``|s| <= xtol (|x| + xtol)``) or
-    the gradient (every free column's cosine with the residual below ``gtol``), else on the
-    ``budget`` of iterations."""
+    Each iteration solves ``(H + mu D) s = -g`` (D: Marquardt's scaling, the largest diagonal
+    of H seen) over the unknowns not held at a bound by the gradient, fixing on its bound any
+    unknown the step would carry across one (``_damped_step``), and takes the step when the
+    cost falls by at least 1e-4 of the predicted fall (Nielsen's damping update): the cost
+    never rises. Stops on the cost (both the actual and the predicted fall below ``ftol`` of
+    the cost), the step (``|s| <= xtol (|x| + xtol)``) or the gradient (every free column's
+    cosine with the residual below ``gtol``), else on the ``budget`` of iterations; the
+    status says which."""
     x = np.clip(x0, lower, upper)
     cost, gradient, normal = evaluate(x, True)
     start_cost = cost
-    mu = 1e-3 * max(float(np.max(np.diag(normal), initial=0.0)), 1e-300)
-    floor = 1e-12 * mu
+    scale = np.diag(normal).copy()
+    mu, floor = 1e-3, 1e-15
     growth = 2.0
     iterations, evaluations = 0, 1
     reason = None
@@ -550,18 +696,14 @@ def _levenberg_marquardt(evaluate: Callable, x0: NDArray, lower: NDArray, upper:
         if iterations >= budget:
             break
         iterations += 1
-        keep = ~blocked
-        matrix = normal[np.ix_(keep, keep)].copy()
-        matrix[np.diag_indices_from(matrix)] += mu
-        try:
-            reduced = -scipy.linalg.cho_solve(scipy.linalg.cho_factor(matrix), gradient[keep])
-        except np.linalg.LinAlgError:
+        scale = np.maximum(scale, np.diag(normal))  # Marquardt's, the largest seen
+        damping = mu * np.maximum(scale, 1e-12 * scale.max())
+        solved = _damped_step(normal, gradient, damping, x, lower, upper, ~blocked)
+        if solved is None:  # not positive definite in floating point: damp more
             mu, growth = mu * growth, growth * 2
             continue
-        step = np.zeros_like(x)
-        step[keep] = reduced
-        trial = np.clip(x + step, lower, upper)
-        step = trial - x
+        step = solved
+        trial = np.clip(x + step, lower, upper)  # on a bound exactly, not a rounding past it
         predicted = -(2 * gradient @ step + step @ normal @ step)
         small = np.linalg.norm(step) <= xtol * (np.linalg.norm(x) + xtol)
         try:
@@ -612,16 +754,17 @@ class _LinearStart:
 
 
 def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds | None,
-                  rotor: bool, offsets: Offsets) -> _LinearStart:
+                  rotor: bool, offsets: Offsets, *, line: bool) -> _LinearStart:
     """The consistent linear fit (cls3, viscous + Coulomb + offset friction) when there are
     bounds; else (or where cls3 refuses the bounds) the robot's own parameters with the
-    friction line of an OLS fit's residual."""
+    friction line of an OLS fit's residual (``line``: when a named friction model needs it;
+    else zeros)."""
     n = robot.n_joints
     data = logs[0] if len(logs) == 1 else list(logs)
     refused = ""
     if bounds is not None:
         try:
-            fit = identify_constrained(robot, data, method="cls3", bounds=bounds,
+            fit = identify_constrained(robot, data, method="cls3", bounds=bounds, 
                                        friction=ViscousCoulomb.zeros(n), rotor_inertia=rotor,
                                        offsets=offsets)
         except ValueError as error:  # e.g. a total-mass range of zero width
@@ -640,6 +783,10 @@ def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds
                     line=line, deviations=deviations,
                     source=f"cls3 with viscous + Coulomb friction ({fit.status})")
             refused = f" (cls3 gave no finite estimate: {fit.status})"
+    if not line:
+        return _LinearStart(parameters=robot.parameters, rotor_inertia=None,
+                            line=np.zeros((n, 3)), deviations=None,
+                            source="the robot's parameters" + refused)
     # the friction line from the residual of an OLS fit, on the whole log (compressed: cheap;
     # a decimation may not excite every column)
     ols = identify(robot, data, friction=ViscousCoulomb.zeros(n))
@@ -664,14 +811,14 @@ def _check_friction(robot: Robot, friction: str | FrictionModel) -> None:
 
 
 def _friction_start(robot: Robot, used: Dataset, friction: str | FrictionModel,
-                    line: NDArray) -> FrictionModel:
+                    line: NDArray, *, stiction: float) -> FrictionModel:
     """The friction model to fit, with its start values: a given model as it is, a named one
-    where it reproduces the start's friction line (``line_start``)."""
+    from the start's friction line (``line_start``, with ``stiction``)."""
     if isinstance(friction, FrictionModel):
         return friction
     if friction == "none":
         return NoFriction(robot.n_joints)
-    start = line_start(friction, line, used.dq)
+    start = line_start(friction, line, used.dq, stiction=stiction)
     if isinstance(start, Arctan) and isinstance(robot.friction, Arctan):
         # the robot file's own shape constants (they stay fixed in the fit)
         start = Arctan(start.tau_s, start.tau_sc, start.tau_v, robot.friction.k_v,
