@@ -20,10 +20,15 @@ the exact Jacobian: the regressor is linear in the link 10-vectors pi and pi(chi
 (``_link_parameters_and_slope``); the friction models give their parameter Jacobians in closed
 form (``FrictionModel.parameter_jacobian``; LuGre's bristle-state sensitivities carried by its
 compiled recursion). ``J^T J`` and ``J^T r`` are assembled from the regressor's Gram matrix and
-per-joint products, so an iteration costs little more than one torque evaluation. The fit
-starts from the consistent linear solution (cls3 with viscous + Coulomb friction, each friction
-model where it reproduces that friction) and never raises the cost, so it ends no worse than
-linear friction on the data it fits; it stops on its cost, step or gradient tolerance and says
+per-joint products, so an iteration costs little more than one torque evaluation; the rigid
+block adds the residual's own curvature through pi(chi) (its positive part: a modified
+Newton step, which the fits of noisy data need where a link is pushed against its bounds).
+The directions the data do not see get a Tikhonov pull to where each stage starts, scaled by
+the misfit (``_Problem.anchored``, ``_staged``). The fit starts from the consistent linear
+solution (cls3 with viscous + Coulomb friction) with each friction model shaped from that
+friction line, and where that ends above the line, again from the model that reproduces it
+(``line_start``): the solver never raises the cost, so the fit ends no worse than linear
+friction on the data it fits. It stops on its cost, step or gradient tolerance and says
 which. Logs longer than ``max_samples`` are decimated evenly for the fit (a LuGre state is
 integrated on the full series first).
 
