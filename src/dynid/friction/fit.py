@@ -21,7 +21,8 @@ from dynid._validation import as_batch, as_vector
 from dynid.friction.models import Arctan, FrictionModel, LuGre, Sigmoid, Stribeck, ViscousCoulomb
 from dynid.metrics import mae, rmse
 
-__all__ = ["FITTABLE_MODELS", "FIT_METHODS", "FrictionFit", "fit_friction", "start_model"]
+__all__ = ["FITTABLE_MODELS", "FIT_METHODS", "FrictionFit", "fit_friction", "friction_line",
+           "line_start", "start_model"]
 
 FITTABLE_MODELS = ("viscous-coulomb", "arctan", "sigmoid", "stribeck", "lugre")
 FIT_METHODS = ("least-squares", "nelder-mead")
@@ -59,12 +60,7 @@ def start_model(name: str, dq: ArrayLike, residual: ArrayLike) -> FrictionModel:
         raise ValueError(f"`name` must be one of {FITTABLE_MODELS}, got {name!r}")
     velocity, torque = _pair(dq, residual)
     n = velocity.shape[1]
-    line = np.empty((n, 3))
-    for j in range(n):
-        columns = np.stack([velocity[:, j], np.sign(velocity[:, j]),
-                            np.ones(velocity.shape[0])], axis=1)
-        line[j] = np.linalg.lstsq(columns, torque[:, j], rcond=None)[0]
-    fv, fc, fo = line.T
+    fv, fc, fo = friction_line(velocity, torque).T
     speed = np.maximum(np.median(np.abs(velocity), axis=0), 1e-3)
     coulomb, viscous = np.abs(fc), np.maximum(fv, 0.0)
     if name == "viscous-coulomb":
@@ -80,6 +76,63 @@ def start_model(name: str, dq: ArrayLike, residual: ArrayLike) -> FrictionModel:
         return Stribeck(coulomb, 0.5 * coulomb, 0.1 * speed, np.ones(n), viscous, fo)
     return LuGre(np.full(n, DEFAULT_SIGMA0), np.full(n, DEFAULT_SIGMA1), viscous, coulomb,
                  np.maximum(1.5 * coulomb, 1e-3), 0.1 * speed, fo)
+
+
+def friction_line(dq: ArrayLike, residual: ArrayLike) -> NDArray:
+    """``(n, 3)``: per joint, the least-squares line ``fv dq + fc sign(dq) + fo`` through the
+    residual ``(N, n)`` at velocities ``dq`` ``(N, n)``; rows ``(fv, fc, fo)``."""
+    velocity, torque = _pair(dq, residual)
+    n = velocity.shape[1]
+    line = np.empty((n, 3))
+    for j in range(n):
+        columns = np.stack([velocity[:, j], np.sign(velocity[:, j]),
+                            np.ones(velocity.shape[0])], axis=1)
+        line[j] = np.linalg.lstsq(columns, torque[:, j], rcond=None)[0]
+    return line
+
+
+def line_start(name: str, line: ArrayLike, dq: ArrayLike, *, stiction: float = 0.0
+               ) -> FrictionModel:
+    """The model ``name`` where it reproduces the friction line ``fv dq + fc sign(dq) + fo``
+    (``line`` ``(n, 3)``, rows ``(fv, fc, fo)``) as closely as it can, for a fit that should
+    end no worse than the line: viscous-Coulomb exactly; Stribeck exactly (no stiction above
+    Coulomb, ``fs = 0``); LuGre exactly in steady state (``fs = fc``: a flat Stribeck curve;
+    stiff bristles ``DEFAULT_SIGMA0``, ``DEFAULT_SIGMA1``); arctan and sigmoid as far as their
+    shapes allow (the sigmoid's ``phi3`` carries the offset, up to ``phi1 / 2``). A negative
+    Coulomb or viscous coefficient, which Stribeck and LuGre cannot take, starts at 0.
+    ``dq`` ``(N, n)``: the velocities, for the Stribeck velocity (a tenth of the typical speed)
+    and the sigmoid's slope. ``stiction`` > 0 adds that fraction of the Coulomb level as
+    stiction (Stribeck ``fs``, LuGre ``fs - fc``): a start shaped like friction usually is,
+    no longer the line."""
+    if not stiction >= 0:
+        raise ValueError(f"`stiction` must be >= 0, got {stiction}")
+    if name not in FITTABLE_MODELS:
+        raise ValueError(f"`name` must be one of {FITTABLE_MODELS}, got {name!r}")
+    velocity, _ = as_batch("dq", dq, np.shape(dq)[-1])
+    n = velocity.shape[1]
+    table = np.asarray(line, dtype=float)
+    if table.shape != (n, 3) or not np.isfinite(table).all():
+        raise ValueError(f"`line` must be finite with shape ({n}, 3) (fv, fc, fo per joint), "
+                         f"got shape {table.shape}")
+    fv, fc, fo = table.T
+    speed = np.maximum(np.median(np.abs(velocity), axis=0), 1e-3)
+    coulomb, viscous = np.maximum(fc, 0.0), np.maximum(fv, 0.0)
+    if name == "viscous-coulomb":
+        return ViscousCoulomb(fv, fc, fo)
+    if name == "arctan":
+        template = Arctan.template(n)
+        return Arctan(fc, np.zeros(n), fv, template.k_v, template.delta)
+    if name == "sigmoid":
+        # phi1 / 2 the saturation level, 95 % of it at half the typical speed; the logistic at
+        # rest L(phi2 phi3) = 1/2 - fo / phi1 gives the offset far from rest
+        phi1 = 2 * np.maximum(coulomb + viscous * speed, 1e-3)
+        phi2 = 2.94 / (0.5 * speed)
+        at_rest = np.clip(0.5 - fo / phi1, 0.05, 0.95)
+        return Sigmoid(phi1, phi2, np.log(at_rest / (1 - at_rest)) / phi2)
+    if name == "stribeck":
+        return Stribeck(coulomb, stiction * coulomb, 0.1 * speed, np.ones(n), viscous, fo)
+    return LuGre(np.full(n, DEFAULT_SIGMA0), np.full(n, DEFAULT_SIGMA1), viscous, coulomb,
+                 np.maximum((1 + stiction) * coulomb, 1e-6), 0.1 * speed, fo)
 
 
 def fit_friction(model: str | FrictionModel, dq: ArrayLike, residual: ArrayLike, *,

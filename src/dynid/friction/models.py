@@ -78,6 +78,19 @@ class FrictionModel(abc.ABC):
         same as ``torque(dq)`` for a static model; a stateful one integrates its state."""
         return self.torque(dq)
 
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        """``(*, n, k)``: the derivative of joint j's torque ``torque(dq)[..., j]`` by joint
+        j's value of each field, in field order (a joint's torque depends on its own fields
+        only; "fixed" fields included). Closed form, in the fields' own units (the chain rule
+        for a logarithm is the fitter's)."""
+        raise NotImplementedError(f"{self.name!r} friction has no parameter Jacobian")
+
+    def torque_and_jacobian_along(self, t: ArrayLike, dq: ArrayLike) -> tuple[NDArray, NDArray]:
+        """``(torque_along(t, dq), its parameter Jacobian)``, ``(N, n)`` and ``(N, n, k)``:
+        ``(torque(dq), parameter_jacobian(dq))`` for a static model; a stateful one carries
+        the state's sensitivities along the series."""
+        return self.torque(dq), self.parameter_jacobian(dq)
+
     @property
     def n_joints(self) -> int:
         return len(getattr(self, fields(self)[0].name))  # type: ignore[arg-type]
@@ -162,6 +175,10 @@ class NoFriction(FrictionModel):
     def from_per_joint(self, values: ArrayLike) -> NoFriction:
         return NoFriction(np.asarray(values).shape[0])
 
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        return np.zeros((*shape, self.joints, 0))
+
 
 @dataclass(frozen=True)
 class ViscousCoulomb(FrictionModel):
@@ -196,6 +213,10 @@ class ViscousCoulomb(FrictionModel):
     def regressor(self, dq: ArrayLike) -> NDArray:
         values, _ = self._dq(dq)
         return _diagonal_blocks(self.columns(values))
+
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        return np.stack(self.columns(values), axis=-1).reshape(*shape, self.n_joints, 3)
 
     def with_coefficients(self, coefficients: ArrayLike) -> ViscousCoulomb:
         """The same model with other coefficients ``fv_1..n, fc_1..n, fo_1..n``."""
@@ -267,6 +288,15 @@ class Arctan(FrictionModel):
     def coefficient_names(self) -> list[str]:
         return _names(("tau_s", "tau_sc", "tau_v"), self.n_joints)
 
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        s, sc, v = self.columns(values)
+        # d/dk (2/pi) atan(k v) = (2/pi) v / (1 + (k v)^2)
+        d_k_v = self.tau_s * (2 / np.pi) * values / (1.0 + (self.k_v * values) ** 2)
+        d_delta = self.tau_sc * (2 / np.pi) * values / (1.0 + (self.delta * values) ** 2)
+        out = np.stack([s, sc, v, d_k_v, d_delta], axis=-1)
+        return out.reshape(*shape, self.n_joints, 5)
+
     def regressor(self, dq: ArrayLike) -> NDArray:
         values, _ = self._dq(dq)
         return _diagonal_blocks(self.columns(values))
@@ -296,6 +326,16 @@ class Sigmoid(FrictionModel):
         at_rest = _logistic(self.phi2 * self.phi3)
         out = self.phi1 * (_logistic(self.phi2 * (values + self.phi3)) - at_rest)
         return out.reshape(*shape, self.n_joints)
+
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        moving = _logistic(self.phi2 * (values + self.phi3))
+        at_rest = _logistic(self.phi2 * self.phi3)
+        slope, slope_rest = moving * (1.0 - moving), at_rest * (1.0 - at_rest)  # L' = L (1 - L)
+        out = np.stack([moving - at_rest,
+                        self.phi1 * (slope * (values + self.phi3) - slope_rest * self.phi3),
+                        self.phi1 * self.phi2 * (slope - slope_rest)], axis=-1)
+        return out.reshape(*shape, self.n_joints, 3)
 
 
 @dataclass(frozen=True)
@@ -334,6 +374,21 @@ class Stribeck(FrictionModel):
             decay = np.exp(-((speed / self.vs) ** self.ks))
         out = np.sign(values) * (self.fc + self.fs * decay) + self.fv * values + self.fo
         return out.reshape(*shape, self.n_joints)
+
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        values, shape = self._dq(dq)
+        sign, ratio = np.sign(values), np.abs(values) / self.vs
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            power = ratio**self.ks  # u = (|dq| / vs)^ks; decay exp(-u)
+            decay = np.exp(-power)
+            # d exp(-u) / d vs = exp(-u) u ks / vs, / d ks = -exp(-u) u ln(|dq| / vs); both
+            # vanish where u = 0 (at rest) or exp(-u) underflows (far from it)
+            alive = (decay > 0) & (ratio > 0)
+            d_vs = np.where(alive, decay * power * self.ks / self.vs, 0.0)
+            d_ks = np.where(alive, -decay * power * np.log(np.where(alive, ratio, 1.0)), 0.0)
+        out = np.stack([sign, sign * decay, sign * self.fs * d_vs, sign * self.fs * d_ks,
+                        values, np.ones_like(values)], axis=-1)
+        return out.reshape(*shape, self.n_joints, 6)
 
 
 LEVEL_FLOOR = 1e-12  # N m: the LuGre Stribeck curve never reaches 0 (it divides by it)
@@ -416,6 +471,40 @@ class LuGre(FrictionModel):
         values, shape = self._dq(dq)
         z = self.states_along(t, values)
         return self.torque_with_state(values, z).reshape(*shape, self.n_joints)
+
+    def _stribeck_jacobian(self, dq: NDArray) -> NDArray:
+        """``(N, n, 3)``: the Stribeck level ``s(dq)`` by fc, fs, vs (0 where floored)."""
+        bell = np.exp(-((dq / self.vs) ** 2))
+        live = self.fc + (self.fs - self.fc) * bell > LEVEL_FLOOR
+        out = np.stack([1.0 - bell, bell,
+                        (self.fs - self.fc) * bell * 2.0 * dq**2 / self.vs**3], axis=-1)
+        return np.where(live[..., None], out, 0.0)
+
+    def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
+        """Of the steady state ``torque(dq)``: sigma0 and sigma1 do not enter it (zeros)."""
+        values, shape = self._dq(dq)
+        sign = np.sign(values)[..., None]
+        level = self._stribeck_jacobian(values)
+        zeros = np.zeros_like(values)
+        out = np.stack([zeros, zeros, values, *np.moveaxis(sign * level, -1, 0),
+                        np.ones_like(values)], axis=-1)
+        return out.reshape(*shape, self.n_joints, 7)
+
+    def torque_and_jacobian_along(self, t: ArrayLike, dq: ArrayLike) -> tuple[NDArray, NDArray]:
+        """Along the series from the steady state at the first sample (``torque_along``): the
+        compiled recursion carries ``dz / d(sigma0, fc, fs, vs)`` beside ``z``, differentiated
+        step by step (exact for the discrete update, not an approximation of it)."""
+        values, shape = self._dq(dq)
+        times = as_vector("t", t, values.shape[0])
+        if values.shape[0] > 1 and not (np.diff(times) > 0).all():
+            raise ValueError("`t` must be strictly increasing")
+        from dynid.friction._lugre import lugre_torque_jacobian
+
+        torque, out = lugre_torque_jacobian(times, values, self.sigma0, self.sigma1,
+                                            self.sigma2, self.fc, self.fs, self.vs, self.fo,
+                                            LEVEL_FLOOR)
+        return (torque.reshape(*shape, self.n_joints),
+                out.reshape(*shape, self.n_joints, 7))
 
 
 def _logistic(x: NDArray) -> NDArray:

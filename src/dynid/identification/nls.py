@@ -15,10 +15,22 @@ range). An optional L1 term ``lambda sum |x|`` (eq. 29) acts on L's off-diagonal
 Gilbert gives it, without pulling masses, CoMs or principal moments (a lasso on those shrinks
 the links into point masses).
 
-Solved by bounded trust-region least squares (scipy) on an equivalent square problem built from
-``J^T J`` and ``J^T r`` — assembled from the regressor's Gram matrix and per-joint products, so
-an iteration costs little more than one torque evaluation. Logs longer than ``max_samples`` are
-decimated evenly for the fit (a LuGre state is integrated on the full series first).
+Solved by bounded Levenberg-Marquardt (``_levenberg_marquardt``) on the normal equations with
+the exact Jacobian: the regressor is linear in the link 10-vectors pi and pi(chi) is polynomial
+(``_link_parameters_and_slope``); the friction models give their parameter Jacobians in closed
+form (``FrictionModel.parameter_jacobian``; LuGre's bristle-state sensitivities carried by its
+compiled recursion). ``J^T J`` and ``J^T r`` are assembled from the regressor's Gram matrix and
+per-joint products, so an iteration costs little more than one torque evaluation; the rigid
+block adds the residual's own curvature through pi(chi) (its positive part: a modified
+Newton step, which the fits of noisy data need where a link is pushed against its bounds).
+The directions the data do not see get a Tikhonov pull to where each stage starts, scaled by
+the misfit (``_Problem.anchored``, ``_staged``). The fit starts from the consistent linear
+solution (cls3 with viscous + Coulomb friction) with each friction model shaped from that
+friction line, and where that ends above the line, again from the model that reproduces it
+(``line_start``): the solver never raises the cost, so the fit ends no worse than linear
+friction on the data it fits. It stops on its cost, step or gradient tolerance and says
+which. Logs longer than ``max_samples`` are decimated evenly for the fit (a LuGre state is
+integrated on the full series first).
 
 Several logs fit together, each with its own torque offsets: per-log deviations around the
 friction model's own offset (effects coding, as in ``dynid.identification._logs``) are linear
@@ -33,23 +45,33 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset, concatenate
 from dynid.dynamics import regressor, rotor_regressor
-from dynid.friction.fit import FITTABLE_MODELS, fit_friction, start_model
+from dynid.friction.fit import FITTABLE_MODELS, fit_friction, friction_line, line_start
 from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification._compress import triangular_factor
 from dynid.identification._logs import Offsets, as_logs
 from dynid.identification._stream import deviation_block
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.identification.constrained import identify_constrained
 from dynid.identification.linear import identify
 from dynid.identification.model import LinearModel
 from dynid.metrics import mae, rmse
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds
-from dynid.robot.inertia import N_LINK_PARAMETERS, from_com, to_com
+from dynid.robot.inertia import (
+    FIRST_MOMENT,
+    INERTIA,
+    MASS,
+    N_LINK_PARAMETERS,
+    from_com,
+    inertia_vector,
+    to_com,
+)
 
 __all__ = ["NLS_FRICTION_MODELS", "FrictionComparison", "NLSResult", "compare_friction",
            "identify_nls"]
@@ -61,6 +83,16 @@ _MASS_MARGIN = 0.005  # the total-mass hinge sits this fraction of the range ins
 # every link's mass spreads at least this far [m] along each principal axis (the CoM second
 # moment is L L^T + m d^2 E): inertia strictly positive definite, no zero-thickness rods
 _THINNEST = 1e-3
+# the solver's tolerances: relative fall of the cost, relative step (scaled), and the cosine
+# between the residual and any free column of the Jacobian
+_FTOL, _XTOL, _GTOL = 1e-9, 1e-10, 1e-10
+# the Tikhonov pull to the start on the unseen directions (`_Problem.anchored`): its weight
+# (scaled units, per unit of the relative misfit) and the eigenvalue below which a direction
+# counts as unseen; the stages
+# re-anchor it while the cost falls below `_RESTAGE` of the stage's start (`_staged`)
+_PULL, _UNSEEN = 0.3, 1e-8
+_RESTAGE, _STAGES = 0.5, 10
+_STAGE_FTOL = 1e-6  # a stage before the last stops at this relative fall
 
 
 @dataclass
@@ -78,6 +110,9 @@ class NLSResult:
     mae: NDArray
     n_samples_fitted: int
     seconds: float
+    iterations: int = 0  # Levenberg-Marquardt iterations
+    cost: float = float("nan")  # |r|^2 [N^2 m^2] on the fitted samples (penalty rows included)
+    start_cost: float = float("nan")  # the same at the start
 
     def to_json(self) -> dict:
         return {"method": "nls", "friction": self.friction.name, "status": self.status,
@@ -86,7 +121,8 @@ class NLSResult:
                 "not_checked": self.consistency.not_checked(),
                 "total_mass": self.consistency.total_mass, "rmse": self.rmse.tolist(),
                 "mae": self.mae.tolist(), "n_samples_fitted": self.n_samples_fitted,
-                "seconds": self.seconds, "friction_parameters": self.friction.to_dict()}
+                "seconds": self.seconds, "iterations": self.iterations,
+                "friction_parameters": self.friction.to_dict()}
 
     def friction_table(self) -> tuple[tuple[str, ...], NDArray]:
         """The fitted friction's field names and values per joint ``(n, k)``; no fields and
@@ -126,6 +162,66 @@ def _link_parameters(chi: NDArray) -> NDArray:
     return from_com(chi[:, 0], chi[:, 1:4], trace[:, None, None] * np.eye(3) - second)
 
 
+def _link_parameters_and_slope(chi: NDArray) -> tuple[NDArray, NDArray]:
+    """``_link_parameters(chi)`` ``(n, 10)`` and its derivative ``(n, 10, 10)``, entry
+    ``[k, i, u]`` = d pi_k,i / d chi_k,u, in closed form: with ``Sigma = L L^T + m d^2 E``,
+    ``I_com = tr(Sigma) E - Sigma`` and ``I_origin = I_com + m (c.c E - c c^T)``::
+
+        d/dm:    (1, c, 2 d^2 E + c.c E - c c^T)
+        d/dc_a:  (0, m e_a, m (2 c_a E - e_a c^T - c e_a^T))
+        d/dL_ab: (0, 0, tr(S) E - S),  S = e_a (L e_b)^T + (L e_b) e_a^T
+    """
+    n = chi.shape[0]
+    mass, com = chi[:, 0], chi[:, 1:4]
+    factor = np.zeros((n, 3, 3))
+    for e, (a, b) in enumerate(_TRIL):
+        factor[:, a, b] = chi[:, 4 + e]
+    eye = np.eye(3)
+    d_mass = np.zeros((n, N_LINK_PARAMETERS))
+    d_mass[:, 0] = 1.0
+    d_first = np.zeros((n, N_LINK_PARAMETERS, 3))
+    d_first[:, 0] = com
+    d_origin = np.zeros((n, N_LINK_PARAMETERS, 3, 3))
+    steiner = (np.einsum("ki,ki->k", com, com)[:, None, None] * eye
+               - com[:, :, None] * com[:, None, :])
+    d_origin[:, 0] = 2 * _THINNEST**2 * eye + steiner
+    for a in range(3):
+        d_first[:, 1 + a, a] = mass
+        unit = np.zeros((n, 3, 3))
+        unit[:, a, :] = com
+        d_origin[:, 1 + a] = mass[:, None, None] * (
+            2 * com[:, a, None, None] * eye - unit - np.swapaxes(unit, 1, 2))
+    for e, (a, b) in enumerate(_TRIL):
+        change = np.zeros((n, 3, 3))
+        change[:, a, :] += factor[:, :, b]
+        change[:, :, a] += factor[:, :, b]
+        d_origin[:, 4 + e] = 2 * factor[:, a, b, None, None] * eye - change
+    slope = np.empty((n, N_LINK_PARAMETERS, N_LINK_PARAMETERS))
+    slope[:, MASS, :] = d_mass
+    slope[:, FIRST_MOMENT, :] = np.swapaxes(d_first, 1, 2)
+    slope[:, INERTIA, :] = np.swapaxes(inertia_vector(d_origin), 1, 2)
+    return _link_parameters(chi), slope
+
+
+def _link_second(chi: NDArray, weights: NDArray) -> NDArray:
+    """``(n, 10, 10)``: per link the Hessian of ``weights_k . pi_k(chi_k)`` by ``chi_k``, the
+    second-order term ``sum_i r_i d^2 r_i`` of the fit through the link parameters (with
+    ``weights = A^T r``). pi is cubic in chi, so its slope is quadratic and a central difference
+    of the slope with a unit step is exact."""
+    n = chi.shape[0]
+    out = np.empty((n, N_LINK_PARAMETERS, N_LINK_PARAMETERS))
+    for u in range(N_LINK_PARAMETERS):
+        up, down = chi.copy(), chi.copy()
+        up[:, u] += 1.0
+        down[:, u] -= 1.0
+        ahead = np.einsum("ki,kiv->kv", weights, _link_parameters_and_slope(up)[1])
+        behind = np.einsum("ki,kiv->kv", weights, _link_parameters_and_slope(down)[1])
+        out[:, :, u] = (ahead - behind) / 2
+    out = 0.5 * (out + np.swapaxes(out, 1, 2))
+    values, vectors = np.linalg.eigh(out)
+    return vectors @ (np.maximum(values, 0.0)[..., None] * np.swapaxes(vectors, 1, 2))
+
+
 def _unknowns(parameters: NDArray, bounds: ParameterBounds | None) -> NDArray:
     """Link 10-vectors -> unknowns, projected into the bounds and onto consistent inertia (a
     start for the fit)."""
@@ -161,24 +257,28 @@ def _smooth_abs_root(x: NDArray) -> tuple[NDArray, NDArray]:
 def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
                  friction: str | FrictionModel = "stribeck",
                  bounds: ParameterBounds | None = None, start: NDArray | None = None,
-                 lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 200,
+                 lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 1000,
                  rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
                  progress: Callable[[str], None] | None = None) -> NLSResult:
     """Fit the physical parameters and a friction model jointly (see the module) to ``data``:
     one log, or several (``offsets="per-log"``, default: each its own torque offsets;
     ``"shared"``: the friction model's offset for all).
 
-    ``friction``: a name of ``NLS_FRICTION_MODELS`` (its start is fitted on the residual of an
-    OLS fit) or a model instance (its values are the start; its "fixed" fields stay).
-    ``bounds`` default to the robot file's (mass range and CoM box per link; without bounds,
-    masses stay positive and CoMs free); ``start`` ``(n, 10)`` defaults to the robot's own
-    parameters (CAD), projected into the bounds; ``lasso`` is Gilbert's lambda.
-    ``rotor_inertia``: fit each drive's rotor inertia too, >= 0, from the robot's (default:
-    when the robot states them). ``max_iterations``: the solver's evaluation budget;
+    ``friction``: a name of ``NLS_FRICTION_MODELS`` (started where it reproduces the linear
+    viscous + Coulomb + offset friction of the start as closely as it can: exactly for
+    viscous-Coulomb and Stribeck, in steady state for LuGre) or a model instance (its values are
+    the start; its "fixed" fields stay). ``bounds`` default to the robot file's (mass range and
+    CoM box per link; without bounds, masses stay positive and CoMs free). The start: with
+    bounds, the consistent linear fit ``identify_constrained(method="cls3")`` with viscous +
+    Coulomb + offset friction (rigid body, rotor inertias, friction line and per-log offsets),
+    from which the fit only descends; without, the robot's own parameters (CAD) and the
+    friction line of an OLS fit. ``start`` ``(n, 10)`` replaces the start's rigid body;
+    ``lasso`` is Gilbert's lambda. ``rotor_inertia``: fit each drive's rotor inertia too,
+    >= 0 (default: when the robot states them). ``max_iterations``: the Levenberg-Marquardt
+    iterations allowed (each one linear solve and one residual evaluation); the fit stops
+    earlier on its cost, step or gradient tolerance, and ``success`` says whether it did.
     ``max_samples``: the samples fitted, over all logs (each log decimated in proportion).
     """
-    import scipy.optimize
-
     clock = time.perf_counter()
     say = progress or (lambda _line: None)
     logs = as_logs(data)
@@ -186,6 +286,8 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
         raise ValueError(f"`lasso` must be >= 0, got {lasso}")
     if not (isinstance(max_samples, int) and max_samples >= 10):
         raise ValueError(f"`max_samples` must be an integer >= 10, got {max_samples!r}")
+    if not (isinstance(max_iterations, int) and max_iterations >= 1):
+        raise ValueError(f"`max_iterations` must be an integer >= 1, got {max_iterations!r}")
     if offsets not in ("per-log", "shared"):
         raise ValueError(f"`offsets` must be 'per-log' or 'shared', got {offsets!r}")
     n = robot.n_joints
@@ -199,44 +301,55 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     bounds = bounds if bounds is not None else robot.bounds
     if bounds is not None and bounds.n_links != n:
         raise ValueError(f"`bounds` has {bounds.n_links} links, the robot {n}")
-    start_parameters = robot.parameters if start is None else np.asarray(start, float)
-    if start_parameters.shape != (n, N_LINK_PARAMETERS):
-        raise ValueError(f"`start` must have shape ({n}, 10), got {start_parameters.shape}")
+    if start is not None:
+        start = np.asarray(start, float)
+        if start.shape != (n, N_LINK_PARAMETERS):
+            raise ValueError(f"`start` must have shape ({n}, 10), got {start.shape}")
+    _check_friction(robot, friction)
     picks = _decimation(logs, max_samples)
     used = _joined([log.select(pick) for log, pick in zip(logs, picks, strict=True)])
     n_logs = len(logs) if offsets == "per-log" else 1
     n_deviations = (n_logs - 1) * n
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     n_rotor = n if rotor else 0
+    linear_start = _linear_start(robot, logs, bounds, rotor, offsets,
+                                 line=isinstance(friction, str) and friction != "none")
+    # a named model starts shaped by the data (stiction above Coulomb where the model has it);
+    # where that ends above the linear friction, the fit runs again from the model that
+    # reproduces it (`exact`)
+    model0 = _friction_start(robot, used, friction, linear_start.line, stiction=0.5)
+    exact = _friction_start(robot, used, friction, linear_start.line, stiction=0.0)
+    if exact is model0 or np.array_equal(_friction_table(exact)[1],
+                                         _friction_table(model0)[1]):
+        exact = None
+    total_samples = sum(log.n_samples for log in logs)
+    say(f"nls: {used.n_samples} of {total_samples} samples"
+        + (f" from {len(logs)} logs" if len(logs) > 1 else "") + f", friction {model0.name}, "
+        f"started from {linear_start.source}")
+
     columns = [regressor(robot, used.q, used.dq, used.ddq)]
     if rotor:
         columns.append(rotor_regressor(used.ddq))
     if n_deviations:
         columns.append(np.concatenate([deviation_block(k, n_logs, pick.size, n)
                                        for k, pick in enumerate(picks)]))
-    stacked = np.concatenate(columns, axis=-1).reshape(
-        -1, N_LINK_PARAMETERS * n + n_rotor + n_deviations)
-    tau = used.tau.ravel()
-    norm = float(np.linalg.norm(tau))
-    model0 = _friction_start(robot, logs, used, friction)
-    total_samples = sum(log.n_samples for log in logs)
-    say(f"nls: {used.n_samples} of {total_samples} samples"
-        + (f" from {len(logs)} logs" if len(logs) > 1 else "") + f", friction {model0.name}")
+    rigid = N_LINK_PARAMETERS * n
+    linear = rigid + n_rotor + n_deviations  # the link block, rotor inertias, log deviations
+    per_joint = np.concatenate(columns, axis=-1)  # (N, n, linear)
 
     # unknowns: the rigid (n, 10) block, then the free friction fields (joint-major per field)
-    chi0 = _unknowns(start_parameters, bounds)
+    chi0 = _unknowns(linear_start.parameters if start is None else start, bounds)
     names0, table0 = _friction_table(model0)
     kinds = np.array([model0.KINDS[name] for name in names0], dtype=str)
     free = kinds != "fixed"
     logarithmic = kinds[free] == "positive"
-    theta0 = table0[:, free]  # (n, k_free)
-    theta0 = np.where(logarithmic, np.log(np.maximum(theta0, 1e-12)), theta0)
     k_free = int(free.sum())
-    rigid = N_LINK_PARAMETERS * n
-    # the link block, then the rotor inertias, then the logs' offset deviations
-    linear = rigid + n_rotor + n_deviations
-    x0 = np.concatenate([chi0.ravel(), robot.rotor_inertia[:n_rotor], np.zeros(n_deviations),
-                         theta0.T.ravel()])  # friction field-major
+    rotor0 = (linear_start.rotor_inertia if linear_start.rotor_inertia is not None
+              else robot.rotor_inertia)[:n_rotor]
+    deviations0 = (linear_start.deviations if linear_start.deviations is not None
+                   and linear_start.deviations.size == n_deviations else np.zeros(n_deviations))
+    x0 = np.concatenate([chi0.ravel(), rotor0, deviations0,
+                         _free_unknowns(model0, free, logarithmic)])  # friction field-major
 
     lower_rigid = np.full((n, N_LINK_PARAMETERS), -np.inf)
     upper_rigid = np.full((n, N_LINK_PARAMETERS), np.inf)
@@ -252,138 +365,51 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     upper = np.concatenate([upper_rigid.ravel(),
                             np.full(n_rotor + n_deviations + k_free * n, np.inf)])
     x0 = np.clip(x0, lower, upper)
-    # the L1 term: L's off-diagonal entries over the size of the link's principal ones
-    off_diagonal = np.zeros((n, N_LINK_PARAMETERS), dtype=bool)
-    off_diagonal[:, [5, 7, 8]] = True  # L21, L31, L32 (see _TRIL)
-    sizes = np.maximum(np.abs(chi0[:, [4, 6, 9]]).mean(axis=1), 1e-4)
-    lasso_columns = np.flatnonzero(off_diagonal.ravel())
-    lasso_scale = np.repeat(sizes, 3)
-    total = bounds.total_mass if bounds is not None else None
-    masses = np.arange(n) * N_LINK_PARAMETERS
-
-    def split(x: NDArray) -> tuple[NDArray, NDArray]:
-        chi = x[:rigid].reshape(n, N_LINK_PARAMETERS)
-        theta = x[linear:].reshape(k_free, n).T
-        table = table0.copy()
-        if k_free:
-            table[:, free] = np.where(logarithmic, np.exp(np.minimum(theta, 700.0)), theta)
-        return chi, table
-
-    def friction_torque(table: NDArray) -> NDArray:
-        if not kinds.size:
-            return np.zeros((used.n_samples, n))
-        model = model0.from_per_joint(table)
-        if model.stateful:  # integrate the state on each full series, then pick
-            return np.concatenate([model.torque_along(log.t, log.dq)[pick]
-                                   for log, pick in zip(logs, picks, strict=True)])
-        return model.torque(used.dq)
-
-    # The residual rows (N n of them) enter only through J^T J, J^T r and |r|^2, each cheap
-    # from A^T A (once) and per-joint products: the solver gets an equivalent square problem
-    # [R; 0] x ~ [r^; rho] with R^T R = J^T J, R^T r^ = J^T r and |r^|^2 + rho^2 = |r|^2, so
-    # its Gauss-Newton model, gradient and cost are exactly those of the full problem.
-    per_joint = stacked.reshape(used.n_samples, n, linear)
-    gram = stacked.T @ stacked
-    cache: dict = {}
-
-    def evaluate(x: NDArray) -> tuple[NDArray, NDArray]:
-        key = x.tobytes()
-        if key in cache:
-            return cache[key]
-        chi, table = split(x)
-        pi = np.concatenate([_link_parameters(chi).ravel(), x[rigid:linear]])
-        r = ((stacked @ pi).reshape(used.n_samples, n) + friction_torque(table) - used.tau)
-        slope_rigid = np.eye(linear)  # d (pi, Ia, d) / d (chi, Ia, d): block diagonal
-
-        step = 1e-7 * np.maximum(np.abs(chi), 1e-3)
-        for c in range(N_LINK_PARAMETERS):  # every link at once
-            up, down = chi.copy(), chi.copy()
-            up[:, c] += step[:, c]
-            down[:, c] -= step[:, c]
-            slope = (_link_parameters(up) - _link_parameters(down)) / (2 * step[:, c, None])
-            for k in range(n):
-                rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
-                slope_rigid[rows, N_LINK_PARAMETERS * k + c] = slope[k]
-        theta = x[linear:].reshape(k_free, n).T
-        slope_friction = np.empty((used.n_samples, n, k_free))
-        for f in range(k_free):  # one field of every joint at once: joints do not mix
-            h = 1e-7 * np.maximum(np.abs(theta[:, f]), 1e-3)
-            up, down = theta.copy(), theta.copy()
-            up[:, f] += h
-            down[:, f] = np.maximum(down[:, f] - h, low_friction[f])  # one-sided at a bound
-            torque_up = friction_torque(split(np.concatenate([x[:linear], up.T.ravel()]))[1])
-            torque_down = friction_torque(split(np.concatenate([x[:linear],
-                                                                down.T.ravel()]))[1])
-            slope_friction[:, :, f] = (torque_up - torque_down) / (up[:, f] - down[:, f])
-        cross = np.zeros((linear, k_free * n))  # A^T F
-        friction_gram = np.zeros((k_free * n, k_free * n))  # F^T F (joints do not mix)
-        friction_gradient = np.zeros(k_free * n)  # F^T r
-        for j in range(n):
-            columns = np.arange(k_free) * n + j
-            cross[:, columns] = per_joint[:, j, :].T @ slope_friction[:, j, :]
-            friction_gram[np.ix_(columns, columns)] = (slope_friction[:, j, :].T
-                                                       @ slope_friction[:, j, :])
-            friction_gradient[columns] = slope_friction[:, j, :].T @ r[:, j]
-        top = slope_rigid.T @ cross
-        normal = np.block([[slope_rigid.T @ gram @ slope_rigid, top],
-                           [top.T, friction_gram]]) / norm**2
-        gradient = np.concatenate([slope_rigid.T @ (stacked.T @ r.ravel()),
-                                   friction_gradient]) / norm**2
-        cost = float(np.sum(r**2)) / norm**2
-        if lasso > 0:
-            value, derivative = _smooth_abs_root(x[lasso_columns] / lasso_scale)
-            rows_l = np.sqrt(lasso) * value
-            slopes_l = np.sqrt(lasso) * derivative / lasso_scale
-            normal[lasso_columns, lasso_columns] += slopes_l**2
-            gradient[lasso_columns] += slopes_l * rows_l
-            cost += float(rows_l @ rows_l)
-        if total is not None:  # the total-mass hinge, one residual row
-            width = max(total[1] - total[0], 1e-2 * total[1], 1e-6)
-            low, high = total[0] + _MASS_MARGIN * width, total[1] - _MASS_MARGIN * width
-            mass = float(x[masses].sum())
-            if not low <= mass <= high:
-                side = 1.0 if mass > high else -1.0
-                row = (mass - high if side > 0 else low - mass) / width
-                slope = side / width
-                normal[np.ix_(masses, masses)] += slope**2
-                gradient[masses] += slope * row
-                cost += row**2
-        values, vectors = np.linalg.eigh(normal)
-        keep = values > max(values[-1], 1e-300) * 1e-14
-        square = np.zeros((x.size + 1, x.size))
-        square[: x.size][keep] = np.sqrt(values[keep])[:, None] * vectors[:, keep].T
-        reduced = np.zeros(x.size + 1)
-        reduced[: x.size][keep] = (vectors[:, keep].T @ gradient) / np.sqrt(values[keep])
-        reduced[-1] = np.sqrt(max(cost - float(reduced @ reduced), 0.0))
-        cache.clear()
-        cache[key] = (reduced, square)
-        return reduced, square
-
-    # the unknowns are SI values of order 0.01-10 (or logarithms): unscaled steps converge;
-    # x_scale="jac" blows the steps up along the unidentifiable directions and crawls
-    result = scipy.optimize.least_squares(
-        lambda x: evaluate(x)[0], x0, jac=lambda x: evaluate(x)[1], bounds=(lower, upper),
-        method="trf", xtol=1e-12, ftol=1e-10, gtol=1e-14, max_nfev=max_iterations)
-    chi, table = split(result.x)
+    problem = _Problem(per_joint=per_joint, tau=used.tau, rigid=rigid, linear=linear,
+                       model0=model0, table0=table0, free=free, logarithmic=logarithmic,
+                       series=[(log.t, log.dq, pick) for log, pick in zip(logs, picks,
+                                                                          strict=True)],
+                       used_dq=used.dq, lasso=lasso, lasso_scale=np.repeat(
+                           np.maximum(np.abs(chi0[:, [4, 6, 9]]).mean(axis=1), 1e-4), 3),
+                       total=bounds.total_mass if bounds is not None else None)
+    solution = _staged(problem, x0, lower, upper, max_iterations)
+    if exact is not None:  # never end above the linear friction: try from it too
+        exact_x = np.clip(np.concatenate([x0[:linear], _free_unknowns(exact, free, logarithmic)]),
+                          lower, upper)
+        problem.pull = None
+        linear_cost = float(problem.evaluate(exact_x, False))
+        if solution.cost > linear_cost and solution.iterations < max_iterations:
+            say(f"nls: ended above the linear friction ({solution.cost:.6g} > "
+                f"{linear_cost:.6g}); fitting again from it")
+            again = _staged(problem, exact_x, lower, upper,
+                            max_iterations - solution.iterations)
+            again.iterations += solution.iterations
+            again.evaluations += solution.evaluations
+            solution = again if again.cost < solution.cost else dataclasses.replace(
+                solution, iterations=again.iterations, evaluations=again.evaluations)
+    problem.second = False  # Gauss-Newton J^T J for the covariance
+    _, _, solution.normal = problem.evaluate(solution.x, True)
+    chi, table = problem.split(solution.x)
     parameters = _link_parameters(chi)
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
-    status = "converged" if result.success else f"stopped: {result.message}"
-    say(f"nls: {status} after {result.nfev} evaluations")
-    deviations = result.x[rigid + n_rotor:linear]
-    offset_torque = stacked[:, rigid + n_rotor:linear] @ deviations
+    say(f"nls: {solution.status} after {solution.iterations} iterations "
+        f"({solution.evaluations} evaluations)")
+    deviations = solution.x[rigid + n_rotor:linear]
+    offset_torque = per_joint[:, :, rigid + n_rotor:linear] @ deviations
     model = _linear_model(
-        robot.with_rotor_inertia(result.x[rigid:rigid + n_rotor]) if rotor else robot,
-        parameters, fitted, used, friction_torque(table) + offset_torque.reshape(-1, n),
-        status, rotor)
+        robot.with_rotor_inertia(solution.x[rigid:rigid + n_rotor]) if rotor else robot,
+        parameters, fitted, used, problem.friction(table)[0] + offset_torque,
+        solution.status, rotor)
+    model.report["iterations"] = solution.iterations
+    model.report["start"] = linear_start.source
     if len(logs) > 1:
         model.report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
                                  "n_samples": log.n_samples} for k, log in enumerate(logs)]
         model.report["offsets"] = offsets
         if n_deviations:
             model.report["log_offsets"] = _log_offsets(
-                logs, deviations, _offset_field(fitted), evaluate(result.x)[1], norm,
-                model.report, slice(rigid + n_rotor, linear),
-                _offset_position(names0, free, n, linear))
+                logs, deviations, _offset_field(fitted), solution.normal, model.report,
+                slice(rigid + n_rotor, linear), _offset_position(names0, free, n, linear))
     tau_all, predicted = [], []
     for k, log in enumerate(logs):
         shift = deviation_block(k, n_logs, 1, n)[0] @ deviations if n_deviations else 0.0
@@ -392,10 +418,417 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     tau_all, predicted = np.concatenate(tau_all), np.concatenate(predicted)
     return NLSResult(
         model=model, parameters=parameters, friction=fitted,
-        consistency=check_consistency(parameters, bounds), status=status,
-        success=bool(result.success), rmse=rmse(tau_all, predicted),
+        consistency=check_consistency(parameters, bounds), status=solution.status,
+        success=solution.success, rmse=rmse(tau_all, predicted),
         mae=mae(tau_all, predicted), n_samples_fitted=used.n_samples,
-        seconds=time.perf_counter() - clock)
+        seconds=time.perf_counter() - clock, iterations=solution.iterations,
+        cost=solution.cost * problem.norm**2, start_cost=solution.start_cost * problem.norm**2)
+
+
+class _Problem:
+    """The fit's cost ``|r|^2 / |tau|^2`` (plus the lasso and total-mass rows) in the unknowns
+    ``x`` = (chi, rotor inertias, log deviations, free friction fields field-major), with its
+    exact gradient and Gauss-Newton normal matrix ``J^T J``.
+
+    The residual rows (N n of them) enter only through ``J^T J``, ``J^T r`` and ``|r|^2``: the
+    regressor A is linear in the link 10-vectors pi, so ``J = [A dpi/dchi, F]`` with F the
+    friction's parameter Jacobian, block-diagonal over the joints. ``A^T A`` is formed once;
+    an evaluation costs one product with A, one with A^T and the per-joint products with F."""
+
+    def __init__(self, *, per_joint: NDArray, tau: NDArray, rigid: int, linear: int,
+                 model0: FrictionModel, table0: NDArray, free: NDArray, logarithmic: NDArray,
+                 series: list, used_dq: NDArray, lasso: float, lasso_scale: NDArray,
+                 total: tuple[float, float] | None) -> None:
+        self.n_samples, self.n, _ = per_joint.shape
+        self.stacked = per_joint.reshape(-1, linear)
+        # (n, linear, N): joint j's regressor rows, transposed, contiguous for the products
+        self.by_joint = np.ascontiguousarray(per_joint.transpose(1, 2, 0))
+        self.gram = self.stacked.T @ self.stacked
+        self.tau = tau
+        self.norm = float(np.linalg.norm(tau))
+        self.rigid, self.linear = rigid, linear
+        self.model0, self.table0, self.free, self.logarithmic = model0, table0, free, logarithmic
+        self.k_free = int(free.sum())
+        self.series, self.used_dq = series, used_dq
+        self.lasso, self.lasso_scale = lasso, lasso_scale
+        self.total = total
+        off_diagonal = np.zeros((self.n, N_LINK_PARAMETERS), dtype=bool)
+        off_diagonal[:, [5, 7, 8]] = True  # L21, L31, L32 (see _TRIL)
+        self.lasso_columns = np.flatnonzero(off_diagonal.ravel())
+        self.masses = np.arange(self.n) * N_LINK_PARAMETERS
+        self.second = True  # the rigid block's Hessian exact (Newton), not Gauss-Newton
+        self.anchor: NDArray | None = None  # the start's chi, set with `anchored`
+        self.pull: NDArray | None = None
+
+    def anchored(self, x: NDArray) -> float:
+        """Anchor a Tikhonov pull ``(chi - chi_a)^T M (chi - chi_a)`` at the rigid unknowns of
+        ``x`` on the directions the data do not see there (eigenvectors V of the chi block of
+        the normal matrix scaled to unit diagonal, ``D^-1 H D^-1``, with eigenvalue below
+        ``_UNSEEN`` times the largest): ``M = _PULL c D V V^T D``, c the cost at ``x`` (over
+        ``|tau|^2``). It keeps the steps bounded along the unidentifiable combinations of the
+        physical parameters (where ``H`` is singular and the fit crawls along flat curved
+        valleys) without touching the identifiable ones; scaled by the misfit, it fades as
+        the fit improves (the stages re-anchor it), so noise-free data still give back the
+        truth. Returns the cost at ``x``."""
+        rigid = self.rigid
+        self.pull = None
+        cost, _, matrix = self.evaluate(x, True)
+        self.anchor = x[:rigid].copy()
+        block = matrix[:rigid, :rigid]
+        scale = np.sqrt(np.maximum(np.diag(block), 0.0))
+        scale = np.where(scale > 0, scale, max(float(scale.max(initial=0.0)), 1e-300))
+        values, vectors = np.linalg.eigh(block / np.outer(scale, scale))
+        null = scale[:, None] * vectors[:, values < _UNSEEN * max(values[-1], 1e-300)]
+        self.pull = _PULL * cost * null @ null.T
+        return cost
+
+    def split(self, x: NDArray) -> tuple[NDArray, NDArray]:
+        """Unknowns -> (chi ``(n, 10)``, the friction table ``(n, k)`` with the fixed fields)."""
+        chi = x[:self.rigid].reshape(self.n, N_LINK_PARAMETERS)
+        theta = x[self.linear:].reshape(self.k_free, self.n).T
+        table = self.table0.copy()
+        if self.k_free:
+            table[:, self.free] = np.where(self.logarithmic, np.exp(np.minimum(theta, 700.0)),
+                                           theta)
+        return chi, table
+
+    def friction(self, table: NDArray, jacobian: bool = False
+                 ) -> tuple[NDArray, NDArray | None]:
+        """The friction torque on the fitted samples ``(N, n)`` and, asked, its Jacobian by
+        the free unknowns ``(N, n, k_free)`` (a logarithm's chain rule applied); a stateful
+        model is integrated on each full log, then picked."""
+        if not self.table0.size:
+            return np.zeros((self.n_samples, self.n)), np.zeros((self.n_samples, self.n, 0))
+        model = self.model0.from_per_joint(table)
+        slope = None
+        if model.stateful:
+            parts = [(model.torque_and_jacobian_along(t, dq) if jacobian
+                      else (model.torque_along(t, dq), None)) for t, dq, _ in self.series]
+            torque = np.concatenate([part[0][pick] for part, (_, _, pick)
+                                     in zip(parts, self.series, strict=True)])
+            if jacobian:
+                slope = np.concatenate([part[1][pick] for part, (_, _, pick)
+                                        in zip(parts, self.series, strict=True)])
+        else:
+            torque = model.torque(self.used_dq)
+            if jacobian:
+                slope = model.parameter_jacobian(self.used_dq)
+        if jacobian:
+            chain = np.where(self.logarithmic, table[:, self.free], 1.0)  # d p / d log p = p
+            slope = slope[:, :, self.free] * chain
+        return torque, slope
+
+    def evaluate(self, x: NDArray, normal: bool) -> float | tuple[float, NDArray, NDArray]:
+        """The cost at ``x``; with ``normal``, ``(cost, J^T r, J^T J)`` too (all over
+        ``|tau|^2``: the cost is ``|r|^2`` of the scaled rows, its gradient ``2 J^T r``)."""
+        n, rigid, linear, k_free = self.n, self.rigid, self.linear, self.k_free
+        chi, table = self.split(x)
+        if normal:
+            links, slope_links = _link_parameters_and_slope(chi)
+        else:
+            links = _link_parameters(chi)
+        pi = np.concatenate([links.ravel(), x[rigid:linear]])
+        torque, slope_friction = self.friction(table, normal)
+        r = (self.stacked @ pi).reshape(self.n_samples, n) + torque - self.tau
+        scale = self.norm**2
+        cost = float(np.sum(r**2)) / scale
+        if normal:
+            chain = np.eye(linear)  # d (pi, Ia, d) / d (chi, Ia, d): block diagonal
+            for k in range(n):
+                rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
+                chain[rows, rows] = slope_links[k]
+            by_pi = self.stacked.T @ r.ravel()  # d |r|^2 / 2 d (pi, Ia, d)
+            gradient_linear = chain.T @ by_pi
+            normal_linear = chain.T @ self.gram @ chain
+            if self.second:  # the residual's own curvature through pi(chi): exact Newton
+                second = _link_second(chi, by_pi[:rigid].reshape(n, N_LINK_PARAMETERS))
+                for k in range(n):
+                    rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
+                    normal_linear[rows, rows] += second[k]
+            if k_free:
+                by_joint = slope_friction.transpose(1, 0, 2)  # (n, N, k_free)
+                cross = np.matmul(self.by_joint, by_joint)  # (n, linear, k_free): A_j^T F_j
+                cross = chain.T @ cross.transpose(1, 2, 0).reshape(linear, k_free * n)
+                friction_gram = np.matmul(by_joint.transpose(0, 2, 1), by_joint)
+                block = np.zeros((k_free * n, k_free * n))
+                for j in range(n):  # joints do not mix
+                    where = np.arange(k_free) * n + j
+                    block[np.ix_(where, where)] = friction_gram[j]
+                gradient_friction = np.einsum("sjf,sj->fj", slope_friction, r).ravel()
+                matrix = np.block([[normal_linear, cross], [cross.T, block]]) / scale
+                gradient = np.concatenate([gradient_linear, gradient_friction]) / scale
+            else:
+                matrix, gradient = normal_linear / scale, gradient_linear / scale
+        if self.lasso > 0:
+            value, derivative = _smooth_abs_root(x[self.lasso_columns] / self.lasso_scale)
+            rows = np.sqrt(self.lasso) * value
+            cost += float(rows @ rows)
+            if normal:
+                slopes = np.sqrt(self.lasso) * derivative / self.lasso_scale
+                matrix[self.lasso_columns, self.lasso_columns] += slopes**2
+                gradient[self.lasso_columns] += slopes * rows
+        if self.total is not None:  # the total-mass hinge, one residual row
+            low_total, high_total = self.total
+            width = max(high_total - low_total, 1e-2 * high_total, 1e-6)
+            low = low_total + _MASS_MARGIN * width
+            high = high_total - _MASS_MARGIN * width
+            mass = float(x[self.masses].sum())
+            if not low <= mass <= high:
+                side = 1.0 if mass > high else -1.0
+                row = (mass - high if side > 0 else low - mass) / width
+                cost += row**2
+                if normal:
+                    slope = side / width
+                    matrix[np.ix_(self.masses, self.masses)] += slope**2
+                    gradient[self.masses] += slope * row
+        if self.pull is not None:
+            away = x[:rigid] - self.anchor
+            pulled = self.pull @ away
+            cost += float(away @ pulled)
+            if normal:
+                gradient[:rigid] += pulled
+                matrix[:rigid, :rigid] += self.pull
+        if not normal:
+            return cost
+        return cost, gradient, matrix
+
+
+def _damped_step(normal: NDArray, gradient: NDArray, mu: NDArray, x: NDArray, lower: NDArray,
+                 upper: NDArray, keep: NDArray) -> NDArray | None:
+    """The step minimising ``2 g.s + s^T (H + mu I) s`` with the unknowns outside ``keep``
+    fixed, and every unknown the step would carry across a bound fixed on it in turn (then
+    the rest solved again): a step inside the bounds on which the model is minimal, not a
+    clipped one whose predicted fall may be negative. None where the damped matrix is not
+    positive definite in floating point."""
+    step = np.zeros_like(x)
+    keep = keep.copy()
+    for _ in range(x.size):
+        if not keep.any():
+            break
+        rest = ~keep
+        matrix = normal[np.ix_(keep, keep)].copy()
+        matrix[np.diag_indices_from(matrix)] += mu[keep]
+        right = gradient[keep] + normal[np.ix_(keep, rest)] @ step[rest]
+        try:
+            factor = scipy.linalg.cho_factor(matrix)
+        except np.linalg.LinAlgError:
+            return None
+        step[keep] = -scipy.linalg.cho_solve(factor, right)
+        trial = x + step
+        out = keep & ((trial < lower) | (trial > upper))
+        if not out.any():
+            break
+        step[out] = np.clip(trial[out], lower[out], upper[out]) - x[out]
+        keep &= ~out
+    return step
+
+
+def _staged(problem: _Problem, x0: NDArray, lower: NDArray, upper: NDArray, budget: int
+            ) -> _Solution:
+    """Levenberg-Marquardt in stages: each anchors the pull of ``_Problem.anchored`` at its
+    start (the unseen directions turn with the parameters); a stage stops at ``_STAGE_FTOL``,
+    and once one lowers the cost by less than ``_RESTAGE``, a last one runs to the full
+    tolerances. The solution's ``cost`` and ``start_cost`` are the
+    fit's own (no pull)."""
+    x, iterations, evaluations = x0, 0, 0
+    start_cost, polish = None, False
+    for stage in range(_STAGES):
+        polish = polish or stage == _STAGES - 1
+        before = problem.anchored(x)
+        start_cost = before if start_cost is None else start_cost
+        solution = _levenberg_marquardt(problem.evaluate, x, lower, upper, budget - iterations,
+                                        ftol=_FTOL if polish else _STAGE_FTOL)
+        iterations += solution.iterations
+        evaluations += solution.evaluations
+        x = solution.x
+        if not solution.success or polish:
+            break
+        polish = solution.cost > _RESTAGE * before
+    problem.pull = None
+    return dataclasses.replace(solution, iterations=iterations, evaluations=evaluations,
+                               start_cost=start_cost, cost=float(problem.evaluate(x, False)))
+
+
+def _free_unknowns(model: FrictionModel, free: NDArray, logarithmic: NDArray) -> NDArray:
+    """A friction model's free fields as unknowns: logarithms where "positive", field-major."""
+    theta = model.per_joint()[:, free]
+    return np.where(logarithmic, np.log(np.maximum(theta, 1e-12)), theta).T.ravel()
+
+
+@dataclass
+class _Solution:
+    x: NDArray
+    status: str
+    success: bool
+    iterations: int
+    evaluations: int
+    cost: float
+    start_cost: float
+    normal: NDArray  # J^T J at x (over |tau|^2)
+
+
+def _levenberg_marquardt(evaluate: Callable, x0: NDArray, lower: NDArray, upper: NDArray,
+                         budget: int, *, ftol: float = _FTOL, xtol: float = _XTOL,
+                         gtol: float = _GTOL) -> _Solution:
+    """Bounded Levenberg-Marquardt on the cost ``evaluate(x, False)`` with its quadratic
+    model ``evaluate(x, True) = (cost, g, H)``: ``cost(x + s) ~ cost + 2 g.s + s^T H s``.
+
+    Each iteration solves ``(H + mu D) s = -g`` (D: Marquardt's scaling, the largest diagonal
+    of H seen) over the unknowns not held at a bound by the gradient, fixing on its bound any
+    unknown the step would carry across one (``_damped_step``), and takes the step when the
+    cost falls by at least 1e-4 of the predicted fall (Nielsen's damping update): the cost
+    never rises. Stops on the cost (both the actual and the predicted fall below ``ftol`` of
+    the cost), the step (``|s| <= xtol (|x| + xtol)``) or the gradient (every free column's
+    cosine with the residual below ``gtol``), else on the ``budget`` of iterations; the
+    status says which."""
+    x = np.clip(x0, lower, upper)
+    cost, gradient, normal = evaluate(x, True)
+    start_cost = cost
+    scale = np.diag(normal).copy()
+    mu, floor = 1e-3, 1e-15
+    growth = 2.0
+    iterations, evaluations = 0, 1
+    reason = None
+    while True:
+        blocked = (((x <= lower) & (gradient > 0)) | ((x >= upper) & (gradient < 0)))
+        column = np.sqrt(np.maximum(np.diag(normal), 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cosine = np.where(blocked | (column == 0), 0.0,
+                              np.abs(gradient) / (column * np.sqrt(max(cost, 1e-300))))
+        if cosine.max(initial=0.0) <= gtol:
+            reason = f"gradient tolerance met (largest cosine {cosine.max(initial=0.0):.1e})"
+            break
+        if iterations >= budget:
+            break
+        iterations += 1
+        scale = np.maximum(scale, np.diag(normal))  # Marquardt's, the largest seen
+        damping = mu * np.maximum(scale, 1e-12 * scale.max())
+        solved = _damped_step(normal, gradient, damping, x, lower, upper, ~blocked)
+        if solved is None:  # not positive definite in floating point: damp more
+            mu, growth = mu * growth, growth * 2
+            continue
+        step = solved
+        trial = np.clip(x + step, lower, upper)  # on a bound exactly, not a rounding past it
+        predicted = -(2 * gradient @ step + step @ normal @ step)
+        small = np.linalg.norm(step) <= xtol * (np.linalg.norm(x) + xtol)
+        try:
+            new_cost = evaluate(trial, False)
+        except ValueError:  # outside a friction model's domain (an exp underflowed to 0)
+            new_cost = np.inf
+        evaluations += 1
+        ratio = (cost - new_cost) / predicted if predicted > 0 and new_cost < cost else -1.0
+        if ratio > 1e-4:
+            previous, x = cost, trial
+            cost, gradient, normal = evaluate(x, True)
+            evaluations += 1
+            mu = max(mu * max(1 / 3, 1 - (2 * ratio - 1) ** 3), floor)
+            growth = 2.0
+            if previous - cost <= ftol * previous and predicted <= ftol * previous:
+                reason = f"cost tolerance met (relative fall below {ftol:.0e})"
+                break
+            if small:
+                reason = f"step tolerance met (relative step below {xtol:.0e})"
+                break
+        else:
+            if small:
+                reason = f"step tolerance met (relative step below {xtol:.0e})"
+                break
+            mu, growth = mu * growth, growth * 2
+            if not np.isfinite(mu) or mu > 1e30:
+                reason = None
+                break
+    if reason is None:
+        status = (f"stopped: the budget of {budget} iterations ran out before a tolerance was "
+                  "met" if iterations >= budget
+                  else "stopped: no step reduces the cost (the damping diverged)")
+    else:
+        status = f"converged: {reason}"
+    return _Solution(x=x, status=status, success=reason is not None, iterations=iterations,
+                     evaluations=evaluations, cost=cost, start_cost=start_cost, normal=normal)
+
+
+@dataclass
+class _LinearStart:
+    """Where the fit starts: a linear fit with viscous + Coulomb + offset friction."""
+
+    parameters: NDArray  # (n, 10)
+    rotor_inertia: NDArray | None  # (n,), None: the robot's
+    line: NDArray  # (n, 3): fv, fc, fo per joint
+    deviations: NDArray | None  # the per-log offset deviations (effects coding), None: zeros
+    source: str
+
+
+def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds | None,
+                  rotor: bool, offsets: Offsets, *, line: bool) -> _LinearStart:
+    """The consistent linear fit (cls3, viscous + Coulomb + offset friction) when there are
+    bounds; else (or where cls3 refuses the bounds) the robot's own parameters with the
+    friction line of an OLS fit's residual (``line``: when a named friction model needs it;
+    else zeros)."""
+    n = robot.n_joints
+    data = logs[0] if len(logs) == 1 else list(logs)
+    refused = ""
+    if bounds is not None:
+        try:
+            fit = identify_constrained(robot, data, method="cls3", bounds=bounds, 
+                                       friction=ViscousCoulomb.zeros(n), rotor_inertia=rotor,
+                                       offsets=offsets)
+        except ValueError as error:  # e.g. a total-mass range of zero width
+            refused = f" (cls3 refused the bounds: {error})"
+        else:
+            if np.isfinite(fit.parameters).all() and np.isfinite(fit.friction).all():
+                line = fit.friction.reshape(3, n).T
+                deviations = None
+                if "log_offsets" in fit.model.report:  # o_k = fo + d_k for all logs but the last
+                    deviations = np.concatenate([
+                        np.asarray(entry["offsets"]) - line[:, 2]
+                        for entry in fit.model.report["log_offsets"][:-1]])
+                return _LinearStart(
+                    parameters=fit.parameters,
+                    rotor_inertia=fit.model.robot.rotor_inertia if rotor else None,
+                    line=line, deviations=deviations,
+                    source=f"cls3 with viscous + Coulomb friction ({fit.status})")
+            refused = f" (cls3 gave no finite estimate: {fit.status})"
+    if not line:
+        return _LinearStart(parameters=robot.parameters, rotor_inertia=None,
+                            line=np.zeros((n, 3)), deviations=None,
+                            source="the robot's parameters" + refused)
+    # the friction line from the residual of an OLS fit, on the whole log (compressed: cheap;
+    # a decimation may not excite every column)
+    ols = identify(robot, data, friction=ViscousCoulomb.zeros(n))
+    residual = np.concatenate([log.tau - ols.rigid_torque(log.q, log.dq, log.ddq)
+                               for log in logs])
+    line = friction_line(np.concatenate([log.dq for log in logs]), residual)
+    return _LinearStart(parameters=robot.parameters, rotor_inertia=None, line=line,
+                        deviations=None,
+                        source="the robot's parameters, OLS friction line" + refused)
+
+
+def _check_friction(robot: Robot, friction: str | FrictionModel) -> None:
+    n = robot.n_joints
+    if isinstance(friction, FrictionModel):
+        if friction.n_joints != n:
+            raise ValueError(f"`friction` has {friction.n_joints} joints, the robot {n}")
+        if friction.name not in NLS_FRICTION_MODELS:
+            raise ValueError(f"`friction` must be one of {NLS_FRICTION_MODELS}, got "
+                             f"{friction.name!r}")
+    elif friction not in NLS_FRICTION_MODELS:
+        raise ValueError(f"`friction` must be one of {NLS_FRICTION_MODELS}, got {friction!r}")
+
+
+def _friction_start(robot: Robot, used: Dataset, friction: str | FrictionModel,
+                    line: NDArray, *, stiction: float) -> FrictionModel:
+    """The friction model to fit, with its start values: a given model as it is, a named one
+    from the start's friction line (``line_start``, with ``stiction``)."""
+    if isinstance(friction, FrictionModel):
+        return friction
+    if friction == "none":
+        return NoFriction(robot.n_joints)
+    start = line_start(friction, line, used.dq, stiction=stiction)
+    if isinstance(start, Arctan) and isinstance(robot.friction, Arctan):
+        # the robot file's own shape constants (they stay fixed in the fit)
+        start = Arctan(start.tau_s, start.tau_sc, start.tau_v, robot.friction.k_v,
+                       robot.friction.delta)
+    return start
 
 
 def _decimation(logs: Sequence[Dataset], max_samples: int) -> list[NDArray]:
@@ -439,19 +872,19 @@ def _offset_position(names: Sequence[str], free: NDArray, n: int, first: int
     return first + field * n + np.arange(n)
 
 
-def _log_offsets(logs: Sequence[Dataset], deviations: NDArray, fo: NDArray, square: NDArray,
-                 norm: float, report: dict, where: slice, fo_position: NDArray | None
-                 ) -> list[dict]:
+def _log_offsets(logs: Sequence[Dataset], deviations: NDArray, fo: NDArray, normal: NDArray,
+                 report: dict, where: slice, fo_position: NDArray | None) -> list[dict]:
     """Every log's offsets ``fo + d_l`` with a standard deviation from the Gauss-Newton
-    covariance ``sigma^2 (J^T J)^-1`` (``square^T square = J^T J / norm^2``)."""
+    covariance ``sigma^2 (J^T J)^-1`` (``normal = J^T J / |tau|^2``; the report's relative
+    error is ``|r| / |tau|``)."""
     n = fo.size
     n_logs = len(logs)
-    sigma2 = (norm * report["relative_error_percent"] / 100) ** 2 / max(
-        report["n_equations"] - square.shape[1], 1)
-    covariance = sigma2 * np.linalg.pinv(square.T @ square) / norm**2
+    sigma2 = (report["relative_error_percent"] / 100) ** 2 / max(
+        report["n_equations"] - normal.shape[1], 1)  # over |tau|^2, as `normal`
+    covariance = sigma2 * np.linalg.pinv(normal, hermitian=True)
     out = []
     for k, log in enumerate(logs):
-        for_log = np.zeros((n, square.shape[1]))  # o_k = fo + this matrix @ unknowns
+        for_log = np.zeros((n, normal.shape[1]))  # o_k = fo + this matrix @ unknowns
         for_log[:, where] = deviation_block(k, n_logs, 1, n)[0]
         if fo_position is not None:
             for_log[np.arange(n), fo_position] = 1.0
@@ -460,34 +893,6 @@ def _log_offsets(logs: Sequence[Dataset], deviations: NDArray, fo: NDArray, squa
                     "offsets": (fo + deviation_block(k, n_logs, 1, n)[0] @ deviations).tolist(),
                     "std": np.sqrt(np.maximum(spread, 0)).tolist()})
     return out
-
-
-def _friction_start(robot: Robot, logs: Sequence[Dataset], used: Dataset,
-                    friction: str | FrictionModel) -> FrictionModel:
-    """The friction model to fit, with its start values."""
-    n = robot.n_joints
-    if isinstance(friction, FrictionModel):
-        if friction.n_joints != n:
-            raise ValueError(f"`friction` has {friction.n_joints} joints, the robot {n}")
-        if friction.name not in NLS_FRICTION_MODELS:
-            raise ValueError(f"`friction` must be one of {NLS_FRICTION_MODELS}, got "
-                             f"{friction.name!r}")
-        return friction
-    if friction not in NLS_FRICTION_MODELS:
-        raise ValueError(f"`friction` must be one of {NLS_FRICTION_MODELS}, got {friction!r}")
-    if friction == "none":
-        return NoFriction(n)
-    # the start from the residual of an OLS fit with viscous + Coulomb + offset columns, on
-    # the whole log (compressed: cheap; the decimated samples may not excite every column)
-    ols = identify(robot, logs[0] if len(logs) == 1 else list(logs),
-                   friction=ViscousCoulomb.zeros(n))
-    residual = used.tau - ols.rigid_torque(used.q, used.dq, used.ddq)
-    start = start_model(friction, used.dq, residual)
-    if isinstance(start, Arctan) and isinstance(robot.friction, Arctan):
-        # the robot file's own shape constants (they stay fixed in the fit)
-        start = Arctan(start.tau_s, start.tau_sc, start.tau_v, robot.friction.k_v,
-                       robot.friction.delta)
-    return start
 
 
 def _linear_model(robot: Robot, parameters: NDArray, fitted: FrictionModel, used: Dataset,
