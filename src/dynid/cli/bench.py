@@ -21,7 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
-                                           "compare", "all", "scale", "codegen"],
+                                           "compare", "all", "scale", "codegen", "nls"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
@@ -32,7 +32,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "from a memory-mapped log (and on a Dask LocalCluster), excitation, "
                             "the demo (minutes; a few GB of disk in --folder); codegen: the "
                             "generated C's inverse dynamics and M(q) in ns per call (the "
-                            "system's C compiler) beside pinocchio's rnea and crba from Python")
+                            "system's C compiler) beside pinocchio's rnea and crba from Python; "
+                            "nls: NLS with sigmoid, Stribeck and LuGre friction on 10^4 samples "
+                            "of the Panda twin (seconds, stopped on tolerances, RMSE against "
+                            "the cls3 start) and the drive gains cls3 identifies from the "
+                            "twin's motor currents")
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
@@ -65,6 +69,22 @@ def _bench(args: argparse.Namespace) -> int:
             print_json(result)
         else:
             print(format_codegen_bench(result))
+        return 0
+    if args.suite == "nls":
+        from dynid.bench import consistent_gains_bench
+        from dynid.bench_nls import format_nls, run_nls_suite
+
+        result = run_nls_suite(progress=stderr_progress(args))
+        result.update(consistent_gains_bench(args.robot))
+        if args.json:
+            print_json(result)
+        else:
+            print(format_nls(result))
+            print(f"drive gains from motor currents by {result['gains_method']} "
+                  f"({result['gains_n_samples']} samples of the twin, a payload log among "
+                  f"them): within {100 * result['gains_max_relative_error']:.2f} %, "
+                  f"{result['gains_seconds']:.2f} s, consistent: "
+                  f"{'yes' if result['gains_consistent'] else 'no'}")
         return 0
     if args.suite == "scale":
         from pathlib import Path
