@@ -437,7 +437,7 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     x0 = np.clip(x0, lower, upper)
     problem = _Problem(per_joint=per_joint, tau=used.tau, rigid=rigid, linear=linear,
                        model0=model0, table0=table0, free=free, logarithmic=logarithmic,
-                       series=[(log.t, log.dq, pick) for log, pick in zip(logs, picks,
+                       series=[(log.t, log.dq, pick) for log, pick in zip(every, picks,
                                                                           strict=True)],
                        used_dq=used.dq, lasso=lasso, lasso_scale=np.repeat(
                            np.maximum(np.abs(chi0[:, [4, 6, 9]]).mean(axis=1), 1e-4), 3),
