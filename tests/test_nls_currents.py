@@ -74,7 +74,7 @@ def test_a_known_gain_fixes_the_scale():
 
 def test_currents_without_a_scale_are_refused_by_name():
     robot, (data, payload_data) = _current_logs(None)
-    with pytest.raises(ValueError, match="only up to a scale.*payload log with its known mass"):
+    with pytest.raises(ValueError, match=r"only up to a scale.*payload log with its known mass"):
         identify_nls(robot, data, friction="sigmoid")
     with pytest.raises(ValueError, match="`payload_data` and `payload` come together"):
         identify_nls(robot, data, payload_data=payload_data)

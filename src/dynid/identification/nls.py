@@ -129,7 +129,9 @@ class NLSResult:
                 "total_mass": self.consistency.total_mass, "rmse": self.rmse.tolist(),
                 "mae": self.mae.tolist(), "n_samples_fitted": self.n_samples_fitted,
                 "seconds": self.seconds, "iterations": self.iterations,
-                "friction_parameters": self.friction.to_dict()}
+                "friction_parameters": self.friction.to_dict(),
+                **({"drive_gains": self.model.report["drive_gains"]}
+                   if "drive_gains" in self.model.report else {})}
 
     def friction_table(self) -> tuple[tuple[str, ...], NDArray]:
         """The fitted friction's field names and values per joint ``(n, k)``; no fields and
@@ -909,7 +911,7 @@ def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds
     refused = ""
     if bounds is not None:
         try:
-            fit = identify_constrained(robot, data, method="cls3", bounds=bounds, 
+            fit = identify_constrained(robot, data, method="cls3", bounds=bounds,
                                        friction=ViscousCoulomb.zeros(n), rotor_inertia=rotor,
                                        offsets=offsets)
         except ValueError as error:  # e.g. a total-mass range of zero width
