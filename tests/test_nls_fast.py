@@ -47,15 +47,16 @@ def test_link_second_is_the_positive_part_of_the_weighted_hessian():
     # the Hessian of w . pi(chi) by central differences of the function itself
     hessian = np.empty((3, 10, 10))
     h = 1e-4
+    def value(u, v, du, dv):
+        moved = chi.copy()
+        moved[:, u] += du
+        moved[:, v] += dv
+        return np.einsum("ki,ki->k", weights, nls._link_parameters(moved))
+
     for u in range(10):
         for v in range(10):
-            def value(du, dv):
-                moved = chi.copy()
-                moved[:, u] += du
-                moved[:, v] += dv
-                return np.einsum("ki,ki->k", weights, nls._link_parameters(moved))
-            hessian[:, u, v] = (value(h, h) - value(h, -h) - value(-h, h)
-                                + value(-h, -h)) / (4 * h * h)
+            hessian[:, u, v] = (value(u, v, h, h) - value(u, v, h, -h) - value(u, v, -h, h)
+                                + value(u, v, -h, -h)) / (4 * h * h)
     values, vectors = np.linalg.eigh(hessian)
     positive = vectors @ (np.maximum(values, 0)[..., None] * np.swapaxes(vectors, 1, 2))
     np.testing.assert_allclose(second, positive, rtol=1e-5, atol=1e-6)

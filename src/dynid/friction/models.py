@@ -176,7 +176,7 @@ class NoFriction(FrictionModel):
         return NoFriction(np.asarray(values).shape[0])
 
     def parameter_jacobian(self, dq: ArrayLike) -> NDArray:
-        values, shape = self._dq(dq)
+        _, shape = self._dq(dq)
         return np.zeros((*shape, self.joints, 0))
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +58,12 @@ from dynid.identification._stream import deviation_block
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
 from dynid.identification.constrained import identify_constrained
+from dynid.identification.drive_gains import (
+    KnownPayload,
+    _gain_lookup,
+    _payload_columns,
+    identify_drive_gains,
+)
 from dynid.identification.linear import identify
 from dynid.identification.model import LinearModel
 from dynid.metrics import mae, rmse
@@ -68,6 +74,7 @@ from dynid.robot.inertia import (
     INERTIA,
     MASS,
     N_LINK_PARAMETERS,
+    PARAMETER_NAMES,
     from_com,
     inertia_vector,
     to_com,
@@ -122,7 +129,9 @@ class NLSResult:
                 "total_mass": self.consistency.total_mass, "rmse": self.rmse.tolist(),
                 "mae": self.mae.tolist(), "n_samples_fitted": self.n_samples_fitted,
                 "seconds": self.seconds, "iterations": self.iterations,
-                "friction_parameters": self.friction.to_dict()}
+                "friction_parameters": self.friction.to_dict(),
+                **({"drive_gains": self.model.report["drive_gains"]}
+                   if "drive_gains" in self.model.report else {})}
 
     def friction_table(self) -> tuple[tuple[str, ...], NDArray]:
         """The fitted friction's field names and values per joint ``(n, k)``; no fields and
@@ -259,7 +268,9 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
                  bounds: ParameterBounds | None = None, start: NDArray | None = None,
                  lasso: float = 0.0, max_samples: int = 10_000, max_iterations: int = 1000,
                  rotor_inertia: bool | None = None, offsets: Offsets = "per-log",
-                 progress: Callable[[str], None] | None = None) -> NLSResult:
+                 progress: Callable[[str], None] | None = None,
+                 payload_data: Dataset | None = None, payload: KnownPayload | None = None,
+                 gains: Mapping[int | str, float] | None = None) -> NLSResult:
     """Fit the physical parameters and a friction model jointly (see the module) to ``data``:
     one log, or several (``offsets="per-log"``, default: each its own torque offsets;
     ``"shared"``: the friction model's offset for all).
@@ -278,10 +289,32 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     iterations allowed (each one linear solve and one residual evaluation); the fit stops
     earlier on its cost, step or gradient tolerance, and ``success`` says whether it did.
     ``max_samples``: the samples fitted, over all logs (each log decimated in proportion).
+
+    Motor currents (logs with ``effort="current"``, ``tau`` in A): the drive gains K
+    (torque = K current) are unknowns too, fitted in current units, joint j's residual
+    ``h_j (tau_model_j + payload torque_j) - i_j`` with ``h = 1/K``, as in
+    ``identify_drive_gains`` (Gautier & Briot 2014), whose unbiased linear fit starts them:
+    ``payload_data`` is a current log with the known ``payload`` on the last link (its known
+    part's torque on the right, its unknown part fitted), ``gains`` known gains that stay
+    fixed (``{joint number or name: K}``); currents alone fix the dynamics only up to a scale.
+    The model's ``drive_gains`` and ``drive_gains_std`` (Gauss-Newton covariance) and the
+    report's ``drive_gains``, ``kind`` and ``payload`` say what was found; ``rmse`` and
+    ``mae`` are in N m (the currents times the fitted gains).
     """
     clock = time.perf_counter()
     say = progress or (lambda _line: None)
-    logs = as_logs(data)
+    logs = as_logs(data, effort=None)
+    efforts = sorted({log.effort for log in logs})
+    if efforts not in (["torque"], ["current"]):
+        raise ValueError(f"`data` must hold joint torques or motor currents, one kind in all "
+                         f"logs (effort 'torque' or 'current'), got {efforts}")
+    currents = efforts == ["current"]
+    if not currents and (payload_data is not None or payload is not None or gains):
+        raise ValueError("`payload_data`, `payload` and `gains` are for motor-current logs "
+                         "(effort 'current'); `data` holds torques")
+    if (payload_data is None) != (payload is None):
+        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
+                         "is known of its payload (KnownPayload(mass=...))")
     if not lasso >= 0:
         raise ValueError(f"`lasso` must be >= 0, got {lasso}")
     if not (isinstance(max_samples, int) and max_samples >= 10):
@@ -306,13 +339,34 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
         if start.shape != (n, N_LINK_PARAMETERS):
             raise ValueError(f"`start` must have shape ({n}, 10), got {start.shape}")
     _check_friction(robot, friction)
-    picks = _decimation(logs, max_samples)
-    used = _joined([log.select(pick) for log, pick in zip(logs, picks, strict=True)])
-    n_logs = len(logs) if offsets == "per-log" else 1
-    n_deviations = (n_logs - 1) * n
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     n_rotor = n if rotor else 0
-    linear_start = _linear_start(robot, logs, bounds, rotor, offsets,
+    torque_logs, every, drive = logs, logs, None
+    if currents:
+        if payload_data is not None:
+            as_logs(payload_data, effort="current")
+            if payload_data.n_joints != n:
+                raise ValueError(f"`payload_data` has {payload_data.n_joints} joints, `robot` "
+                                 f"{n}")
+        known_gains = _gain_lookup(robot, gains)
+        if payload_data is None and not known_gains:
+            raise ValueError("motor currents fix the dynamics only up to a scale (only the "
+                             "ratios of the parameters and the drive gains are identifiable): "
+                             "give a payload log with its known mass (`payload_data`, "
+                             "`payload`) or a known gain for one joint (`gains`)")
+        drive = identify_drive_gains(robot, logs, payload_data=payload_data, payload=payload,
+                                     gains=gains, friction=ViscousCoulomb.zeros(n),
+                                     rotor_inertia=rotor, offsets=offsets)
+        # the linear start in torque units: the currents times the start's gains
+        torque_logs = [dataclasses.replace(log, tau=log.tau * drive.drive_gains,
+                                           effort="torque") for log in logs]
+        every = logs + ([payload_data] if payload_data is not None else [])
+        free_gains = np.array([j for j in range(n) if j not in known_gains], dtype=int)
+    picks = _decimation(every, max_samples)
+    used = _joined([log.select(pick) for log, pick in zip(every, picks, strict=True)])
+    n_logs = len(every) if offsets == "per-log" else 1
+    n_deviations = (n_logs - 1) * n
+    linear_start = _linear_start(robot, torque_logs, bounds, rotor, offsets,
                                  line=isinstance(friction, str) and friction != "none")
     # a named model starts shaped by the data (stiction above Coulomb where the model has it);
     # where that ends above the linear friction, the fit runs again from the model that
@@ -322,10 +376,10 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if exact is model0 or np.array_equal(_friction_table(exact)[1],
                                          _friction_table(model0)[1]):
         exact = None
-    total_samples = sum(log.n_samples for log in logs)
+    total_samples = sum(log.n_samples for log in every)
     say(f"nls: {used.n_samples} of {total_samples} samples"
-        + (f" from {len(logs)} logs" if len(logs) > 1 else "") + f", friction {model0.name}, "
-        f"started from {linear_start.source}")
+        + (f" from {len(every)} logs" if len(every) > 1 else "") + f", friction {model0.name}, "
+        f"started from {linear_start.source}" + (", drive gains fitted" if currents else ""))
 
     columns = [regressor(robot, used.q, used.dq, used.ddq)]
     if rotor:
@@ -333,8 +387,23 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if n_deviations:
         columns.append(np.concatenate([deviation_block(k, n_logs, pick.size, n)
                                        for k, pick in enumerate(picks)]))
+    known_torque, payload0, payload_names = None, np.zeros(0), []
+    if currents and payload_data is not None:
+        # the payload log's rows (the last ones): the known part's torque, the unknown part's
+        # identifiable columns (`identify_drive_gains`'s)
+        known, unknown, independent = _payload_columns(robot, payload)
+        payload_names = [f"payload_{PARAMETER_NAMES[unknown[k]]}" for k in independent]
+        rows = slice(used.n_samples - picks[-1].size, used.n_samples)
+        last_link = columns[0][rows][..., N_LINK_PARAMETERS * (n - 1):]
+        block = np.zeros((used.n_samples, n, len(payload_names)))
+        block[rows] = last_link[..., unknown[independent]]
+        columns.append(block)
+        known_torque = np.zeros((used.n_samples, n))
+        known_torque[rows] = last_link @ known
+        payload0 = np.array(list(drive.report["payload"]["identified"].values()))
     rigid = N_LINK_PARAMETERS * n
-    linear = rigid + n_rotor + n_deviations  # the link block, rotor inertias, log deviations
+    # the link block, rotor inertias, log deviations, the payload's unknown part
+    linear = rigid + n_rotor + n_deviations + payload0.size
     per_joint = np.concatenate(columns, axis=-1)  # (N, n, linear)
 
     # unknowns: the rigid (n, 10) block, then the free friction fields (joint-major per field)
@@ -348,8 +417,10 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
               else robot.rotor_inertia)[:n_rotor]
     deviations0 = (linear_start.deviations if linear_start.deviations is not None
                    and linear_start.deviations.size == n_deviations else np.zeros(n_deviations))
-    x0 = np.concatenate([chi0.ravel(), rotor0, deviations0,
-                         _free_unknowns(model0, free, logarithmic)])  # friction field-major
+    gains0 = (1.0 / drive.drive_gains[free_gains]) if currents else np.zeros(0)  # h = 1/K
+    x0 = np.concatenate([chi0.ravel(), rotor0, deviations0, payload0,
+                         _free_unknowns(model0, free, logarithmic),  # friction field-major
+                         gains0])
 
     lower_rigid = np.full((n, N_LINK_PARAMETERS), -np.inf)
     upper_rigid = np.full((n, N_LINK_PARAMETERS), np.inf)
@@ -361,21 +432,24 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
             lower_rigid[k, 1:4], upper_rigid[k, 1:4] = link.com_lower, link.com_upper
     low_friction = np.where(kinds[free] == "nonneg", 0.0, -np.inf)
     lower = np.concatenate([lower_rigid.ravel(), np.zeros(n_rotor),
-                            np.full(n_deviations, -np.inf), np.repeat(low_friction, n)])
+                            np.full(n_deviations + payload0.size, -np.inf),
+                            np.repeat(low_friction, n), np.full(gains0.size, -np.inf)])
     upper = np.concatenate([upper_rigid.ravel(),
-                            np.full(n_rotor + n_deviations + k_free * n, np.inf)])
+                            np.full(x0.size - rigid, np.inf)])
     x0 = np.clip(x0, lower, upper)
     problem = _Problem(per_joint=per_joint, tau=used.tau, rigid=rigid, linear=linear,
                        model0=model0, table0=table0, free=free, logarithmic=logarithmic,
-                       series=[(log.t, log.dq, pick) for log, pick in zip(logs, picks,
+                       series=[(log.t, log.dq, pick) for log, pick in zip(every, picks,
                                                                           strict=True)],
                        used_dq=used.dq, lasso=lasso, lasso_scale=np.repeat(
                            np.maximum(np.abs(chi0[:, [4, 6, 9]]).mean(axis=1), 1e-4), 3),
-                       total=bounds.total_mass if bounds is not None else None)
+                       total=bounds.total_mass if bounds is not None else None,
+                       known_torque=known_torque,
+                       gains=(drive.drive_gains, free_gains) if currents else None)
     solution = _staged(problem, x0, lower, upper, max_iterations)
     if exact is not None:  # never end above the linear friction: try from it too
-        exact_x = np.clip(np.concatenate([x0[:linear], _free_unknowns(exact, free, logarithmic)]),
-                          lower, upper)
+        exact_x = np.clip(np.concatenate([x0[:linear], _free_unknowns(exact, free, logarithmic),
+                                          x0[linear + k_free * n:]]), lower, upper)
         problem.pull = None
         linear_cost = float(problem.evaluate(exact_x, False))
         if solution.cost > linear_cost and solution.iterations < max_iterations:
@@ -394,26 +468,52 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     fitted = model0.from_per_joint(table) if kinds.size else NoFriction(n)
     say(f"nls: {solution.status} after {solution.iterations} iterations "
         f"({solution.evaluations} evaluations)")
-    deviations = solution.x[rigid + n_rotor:linear]
-    offset_torque = per_joint[:, :, rigid + n_rotor:linear] @ deviations
+    ends = rigid + n_rotor + n_deviations
+    deviations = solution.x[rigid + n_rotor:ends]
+    offset_torque = per_joint[:, :, rigid + n_rotor:ends] @ deviations
+    drive_gains = 1.0 / problem.inverse_gains(solution.x) if currents else np.ones(n)
+    links_torque = used  # what the links alone (no payload) give, in N m
+    if currents:
+        extra = per_joint[:, :, ends:linear] @ solution.x[ends:linear]
+        links_torque = dataclasses.replace(
+            used, effort="torque", tau=used.tau * drive_gains - extra
+            - (known_torque if known_torque is not None else 0.0))
     model = _linear_model(
         robot.with_rotor_inertia(solution.x[rigid:rigid + n_rotor]) if rotor else robot,
-        parameters, fitted, used, problem.friction(table)[0] + offset_torque,
+        parameters, fitted, links_torque, problem.friction(table)[0] + offset_torque,
         solution.status, rotor)
     model.report["iterations"] = solution.iterations
     model.report["start"] = linear_start.source
-    if len(logs) > 1:
+    if len(every) > 1:
         model.report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
-                                 "n_samples": log.n_samples} for k, log in enumerate(logs)]
+                                 "n_samples": log.n_samples} for k, log in enumerate(every)]
         model.report["offsets"] = offsets
         if n_deviations:
             model.report["log_offsets"] = _log_offsets(
-                logs, deviations, _offset_field(fitted), solution.normal, model.report,
-                slice(rigid + n_rotor, linear), _offset_position(names0, free, n, linear))
+                every, deviations, _offset_field(fitted), solution.normal, model.report,
+                slice(rigid + n_rotor, ends), _offset_position(names0, free, n, linear))
+    if currents:
+        covariance = solution.cost / max(used.n_samples * n - solution.x.size, 1) * np.linalg.pinv(
+            solution.normal, hermitian=True)
+        spread = np.zeros(n)
+        where = np.arange(solution.x.size - free_gains.size, solution.x.size)
+        spread[free_gains] = (np.sqrt(np.maximum(np.diag(covariance)[where], 0.0))
+                              * drive_gains[free_gains] ** 2)  # dK = dh / h^2
+        model = dataclasses.replace(model, drive_gains=drive_gains, drive_gains_std=spread)
+        model.report["kind"] = "current"
+        model.report["drive_gains"] = {
+            "value": drive_gains.tolist(), "std": spread.tolist(),
+            "known": {robot.joint_names[j]: g for j, g in _gain_lookup(robot, gains).items()}}
+        if payload_names:
+            model.report["payload"] = {
+                "mass": payload.mass,
+                "com_tool": None if payload.com is None else np.asarray(payload.com).tolist(),
+                "identified": dict(zip(payload_names, solution.x[ends:linear].tolist(),
+                                       strict=True))}
     tau_all, predicted = [], []
     for k, log in enumerate(logs):
         shift = deviation_block(k, n_logs, 1, n)[0] @ deviations if n_deviations else 0.0
-        tau_all.append(log.tau)
+        tau_all.append(log.tau * drive_gains)
         predicted.append(model.predict(log.q, log.dq, log.ddq, log.t) + shift)
     tau_all, predicted = np.concatenate(tau_all), np.concatenate(predicted)
     return NLSResult(
@@ -438,12 +538,19 @@ class _Problem:
     def __init__(self, *, per_joint: NDArray, tau: NDArray, rigid: int, linear: int,
                  model0: FrictionModel, table0: NDArray, free: NDArray, logarithmic: NDArray,
                  series: list, used_dq: NDArray, lasso: float, lasso_scale: NDArray,
-                 total: tuple[float, float] | None) -> None:
+                 total: tuple[float, float] | None, known_torque: NDArray | None = None,
+                 gains: tuple[NDArray, NDArray] | None = None) -> None:
         self.n_samples, self.n, _ = per_joint.shape
         self.stacked = per_joint.reshape(-1, linear)
         # (n, linear, N): joint j's regressor rows, transposed, contiguous for the products
         self.by_joint = np.ascontiguousarray(per_joint.transpose(1, 2, 0))
         self.gram = self.stacked.T @ self.stacked
+        # motor currents: the known torque (a payload's), and the drive gains (all joints', the
+        # free ones' index: their inverses h = 1/K end the unknowns)
+        self.known_torque = known_torque
+        self.gains = gains
+        if gains is not None:
+            self.joint_grams = np.matmul(self.by_joint, self.by_joint.transpose(0, 2, 1))
         self.tau = tau
         self.norm = float(np.linalg.norm(tau))
         self.rigid, self.linear = rigid, linear
@@ -482,10 +589,21 @@ class _Problem:
         self.pull = _PULL * cost * null @ null.T
         return cost
 
+    def inverse_gains(self, x: NDArray) -> NDArray:
+        """``h = 1/K`` per joint ``(n,)``: the fixed ones from the gains, the free from ``x``
+        (ones for torque logs)."""
+        if self.gains is None:
+            return np.ones(self.n)
+        values, free = self.gains
+        out = 1.0 / values
+        out[free] = x[x.size - free.size:]
+        return out
+
     def split(self, x: NDArray) -> tuple[NDArray, NDArray]:
         """Unknowns -> (chi ``(n, 10)``, the friction table ``(n, k)`` with the fixed fields)."""
         chi = x[:self.rigid].reshape(self.n, N_LINK_PARAMETERS)
-        theta = x[self.linear:].reshape(self.k_free, self.n).T
+        theta = x[self.linear:self.linear + self.k_free * self.n].reshape(self.k_free,
+                                                                          self.n).T
         table = self.table0.copy()
         if self.k_free:
             table[:, self.free] = np.where(self.logarithmic, np.exp(np.minimum(theta, 700.0)),
@@ -529,7 +647,12 @@ class _Problem:
             links = _link_parameters(chi)
         pi = np.concatenate([links.ravel(), x[rigid:linear]])
         torque, slope_friction = self.friction(table, normal)
-        r = (self.stacked @ pi).reshape(self.n_samples, n) + torque - self.tau
+        model = (self.stacked @ pi).reshape(self.n_samples, n) + torque
+        if self.known_torque is not None:
+            model += self.known_torque
+        inverse = self.inverse_gains(x)
+        r = model * inverse - self.tau  # in the measured units (currents: h (tau) - i)
+        weighted = r * inverse  # d r / d (model torque) = h: the chain to every other unknown
         scale = self.norm**2
         cost = float(np.sum(r**2)) / scale
         if normal:
@@ -537,9 +660,11 @@ class _Problem:
             for k in range(n):
                 rows = slice(N_LINK_PARAMETERS * k, N_LINK_PARAMETERS * (k + 1))
                 chain[rows, rows] = slope_links[k]
-            by_pi = self.stacked.T @ r.ravel()  # d |r|^2 / 2 d (pi, Ia, d)
+            by_pi = self.stacked.T @ weighted.ravel()  # d |r|^2 / 2 d (pi, Ia, d)
             gradient_linear = chain.T @ by_pi
-            normal_linear = chain.T @ self.gram @ chain
+            gram = (self.gram if self.gains is None
+                    else np.einsum("j,jab->ab", inverse**2, self.joint_grams))
+            normal_linear = chain.T @ gram @ chain
             if self.second:  # the residual's own curvature through pi(chi): exact Newton
                 second = _link_second(chi, by_pi[:rigid].reshape(n, N_LINK_PARAMETERS))
                 for k in range(n):
@@ -547,18 +672,35 @@ class _Problem:
                     normal_linear[rows, rows] += second[k]
             if k_free:
                 by_joint = slope_friction.transpose(1, 0, 2)  # (n, N, k_free)
-                cross = np.matmul(self.by_joint, by_joint)  # (n, linear, k_free): A_j^T F_j
+                # (n, linear, k_free): h_j^2 A_j^T F_j
+                cross = np.matmul(self.by_joint, by_joint) * (inverse**2)[:, None, None]
                 cross = chain.T @ cross.transpose(1, 2, 0).reshape(linear, k_free * n)
-                friction_gram = np.matmul(by_joint.transpose(0, 2, 1), by_joint)
+                friction_gram = (np.matmul(by_joint.transpose(0, 2, 1), by_joint)
+                                 * (inverse**2)[:, None, None])
                 block = np.zeros((k_free * n, k_free * n))
                 for j in range(n):  # joints do not mix
                     where = np.arange(k_free) * n + j
                     block[np.ix_(where, where)] = friction_gram[j]
-                gradient_friction = np.einsum("sjf,sj->fj", slope_friction, r).ravel()
-                matrix = np.block([[normal_linear, cross], [cross.T, block]]) / scale
-                gradient = np.concatenate([gradient_linear, gradient_friction]) / scale
+                gradient_friction = np.einsum("sjf,sj->fj", slope_friction, weighted).ravel()
+                matrix = np.block([[normal_linear, cross], [cross.T, block]])
+                gradient = np.concatenate([gradient_linear, gradient_friction])
             else:
-                matrix, gradient = normal_linear / scale, gradient_linear / scale
+                matrix, gradient = normal_linear, gradient_linear
+            if self.gains is not None:  # d r_j / d h_j = the model torque of joint j
+                free = self.gains[1]
+                on = model[:, free]  # (N, g)
+                with_linear = (chain.T @ np.einsum("jls,sj->lj", self.by_joint[free], on)
+                               * inverse[free])
+                with_friction = np.zeros((k_free * n, free.size))
+                if k_free:
+                    for g, j in enumerate(free):
+                        with_friction[np.arange(k_free) * n + j, g] = inverse[j] * (
+                            slope_friction[:, j, :].T @ on[:, g])
+                side = np.vstack([with_linear, with_friction])
+                matrix = np.block([[matrix, side],
+                                   [side.T, np.diag(np.sum(on**2, axis=0))]])
+                gradient = np.concatenate([gradient, np.sum(on * r[:, free], axis=0)])
+            matrix, gradient = matrix / scale, gradient / scale
         if self.lasso > 0:
             value, derivative = _smooth_abs_root(x[self.lasso_columns] / self.lasso_scale)
             rows = np.sqrt(self.lasso) * value
@@ -769,7 +911,7 @@ def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds
     refused = ""
     if bounds is not None:
         try:
-            fit = identify_constrained(robot, data, method="cls3", bounds=bounds, 
+            fit = identify_constrained(robot, data, method="cls3", bounds=bounds,
                                        friction=ViscousCoulomb.zeros(n), rotor_inertia=rotor,
                                        offsets=offsets)
         except ValueError as error:  # e.g. a total-mass range of zero width
