@@ -20,6 +20,8 @@ from dynid.robot import load_robot
     (["identify", "panda", "a.csv", "--method", "wls", "--noise-std", "0.1", "0.2"],
      "--noise-std", "--noise 0.1 0.2"),
     (["detect", "panda", "a.csv", "--gain", "30"], "--gain", "--observer-gain 30"),
+    (["identify", "panda", "a.csv", "--method", "nls", "--max-evaluations", "50"],
+     "--max-evaluations", "--max-iterations 50"),
 ])
 def test_old_spellings_are_refused_with_the_new_one(argv, old, new, capsys):
     with pytest.raises(SystemExit) as stop:

@@ -66,8 +66,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="several logs: each its own torque offsets (per-log, default) "
                                "or one set for all")
     current_options(identify)
-    identify.add_argument("--max-evaluations", type=Range(int, 1, 1_000_000), metavar="N",
-                          help="nls: the solver's evaluation budget (default 200)")
+    identify.add_argument("--max-iterations", type=Range(int, 1, 1_000_000), metavar="N",
+                          help="nls: the Levenberg-Marquardt iterations' budget (default "
+                               "1000; a fit stops on its tolerances first and says which)")
+    renamed_option(identify, "--max-evaluations", "--max-iterations")
     identify.add_argument("--regulariser", choices=["euclidean", "entropic"],
                           help="constrained: distance to the prior (default euclidean)")
     identify.add_argument("--parameters-output", metavar="PARAMS.yaml",
@@ -284,7 +286,7 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
         "--parameters-output": ("parameters_output", (*constrained, "nls")),
         "--lasso": ("lasso", ("nls",)),
         "--max-samples": ("max_samples", ("nls",)),
-        "--max-evaluations": ("max_evaluations", ("nls",)),
+        "--max-iterations": ("max_iterations", ("nls",)),
         "--prior-weight": ("prior_weight", tuple(constrained)),
         "--bounds": ("bounds", (*constrained, "nls")),
         "--scheduler": ("scheduler", ("ols", "wls", *constrained)),
@@ -543,9 +545,10 @@ def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
     if args.max_samples is not None and args.max_samples < 10:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
     fit = {"friction": name, "lasso": args.lasso or 0.0,
-           "max_samples": args.max_samples or 10_000,
-           "max_iterations": args.max_evaluations or 200, "bounds": _bounds(args, robot),
+           "max_samples": args.max_samples or 10_000, "bounds": _bounds(args, robot),
            "rotor_inertia": args.rotor_inertia, "offsets": args.offsets, **currents}
+    if args.max_iterations is not None:
+        fit["max_iterations"] = args.max_iterations
     result = identify_nls(robot, _one_or_all(logs), progress=stderr_progress(args), **fit)
     model, spread = _bootstrapped(args, robot, logs, result.model, fit)
     return _show_identified(
