@@ -37,6 +37,8 @@ from dynid.robot import (
 from dynid.robot.inertia import from_log_cholesky
 
 EXAMPLES = int(os.environ.get("DYNID_FUZZ_EXAMPLES", "100"))
+# the suite draws the same examples every run (CI is reproducible); `make fuzz` draws new ones
+EXPLORE = "DYNID_FUZZ_EXAMPLES" in os.environ
 HALF_PI = (1.5708, -1.5708, np.pi / 2, -np.pi / 2)
 
 
@@ -125,7 +127,8 @@ def _carried(model, robot: Robot):
     return model.with_physical_parameters(robot.parameters, method="retrieve-test")
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not EXPLORE,
+          database=None if not EXPLORE else settings.default.database,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["mdh", "dh", "urdf"]),
        n=st.integers(2, 5))
@@ -156,6 +159,15 @@ def test_random_robots_round_trip(tmp_path, seed, kind, n):
     carried = _round_trip(_carried(model, robot), tmp_path / "carried.yaml")
     assert carried.physical_parameters is not None
     assert validate_model(carried, data, n_poses=20).consistent
+
+
+@pytest.mark.xfail(strict=True, reason="known bug (found by the property test's random draws; "
+                   "issue 22's loader): a 3-joint DH chain with a pi twist rounded to 3.1416 and a 0.2 mm link "
+                   "length is identified with fo3 regrouped into the rigid body, and its model "
+                   "file is then refused on loading (the span test misses 0.71)")
+def test_rounded_pi_twist_dh_chain_round_trips(tmp_path):
+    test_random_robots_round_trip.hypothesis.inner_test(tmp_path=tmp_path, seed=53730,
+                                                        kind="dh", n=3)
 
 
 def _gen3_like() -> Robot:

@@ -51,7 +51,7 @@ API_MODULES = (
     "dynid.monitor",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "demo")
 
 _KINDS = (
     ("class", "Classes"),
