@@ -388,8 +388,7 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
 
 def test_joint_numbers_are_ascii_digits():
     """`int` reads '١' and '²' as digits: typed as a joint they are names, never numbers."""
-    from dynid.cli._common import joint_keys
-    from dynid.cli._common import known_gain
+    from dynid.cli._common import joint_keys, known_gain
 
     assert known_gain("2=0.85") == (2, 0.85)
     assert known_gain("١=0.85") == ("١", 0.85)
