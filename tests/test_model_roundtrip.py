@@ -161,10 +161,11 @@ def test_random_robots_round_trip(tmp_path, seed, kind, n):
     assert validate_model(carried, data, n_poses=20).consistent
 
 
-@pytest.mark.xfail(strict=True, reason="known bug (found by the property test's random draws; "
-                   "issue 22's loader): a 3-joint DH chain with a pi twist rounded to 3.1416 and a 0.2 mm link "
-                   "length is identified with fo3 regrouped into the rigid body, and its model "
-                   "file is then refused on loading (the span test misses 0.71)")
+@pytest.mark.xfail(strict=True, reason=(
+    "known bug (found by the property test's random draws; issue 22's loader): a 3-joint DH "
+    "chain with a pi twist rounded to 3.1416 and a 0.2 mm link length is identified with fo3 "
+    "regrouped into the rigid body, and its model file is then refused on loading (the span "
+    "test misses 0.71)"))
 def test_rounded_pi_twist_dh_chain_round_trips(tmp_path):
     test_random_robots_round_trip.hypothesis.inner_test(tmp_path=tmp_path, seed=53730,
                                                         kind="dh", n=3)
