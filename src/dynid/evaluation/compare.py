@@ -45,7 +45,7 @@ from dynid._parallel import run_parallel
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
 from dynid.friction.models import FrictionModel, NoFriction
-from dynid.identification._currents import CURRENT_METHODS, fit_currents
+from dynid.identification._currents import CURRENT_METHODS, current_scale, fit_currents
 from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained import identify_constrained
@@ -488,7 +488,8 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                              f"{robot.n_joints}")
         if data.ddq is None:
             raise ValueError("every dataset needs accelerations (ddq): preprocess the logs")
-    scale = _comparison_scale(datasets, methods, payload_data, payload, gains)
+    scale = current_scale(datasets, methods, payload_data, payload, gains, data="datasets",
+                          method="methods")
     say = progress or (lambda _line: None)
     if bootstrap is not None:
         if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or \
@@ -558,33 +559,6 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                       bootstrap_settings={"replicates": bootstrap, "seed": seed,
                                           "level": level} if boot else None,
                       effort="current" if scale is not None else "torque")
-
-
-def _comparison_scale(datasets: Sequence[Dataset], methods: Sequence[str], payload_data,
-                      payload, gains) -> dict | None:
-    """Motor-current datasets: what fixes the gains' scale, as every fit's keyword arguments
-    (the methods checked to identify gains); None for torque datasets (none of them given)."""
-    efforts = {data.effort for data in datasets}
-    given = [key for key, value in (("payload_data", payload_data), ("payload", payload),
-                                    ("gains", gains)) if value is not None]
-    if len(efforts) > 1:
-        raise ValueError("`datasets` mix joint-torque and motor-current logs: compare one kind")
-    if efforts == {"torque"}:
-        if given:
-            raise ValueError(f"`{'`, `'.join(given)}`: these fix the drive gains of "
-                             "motor-current logs, and `datasets` hold joint torques")
-        return None
-    without = [method for method in methods if method not in CURRENT_METHODS]
-    if without:
-        raise ValueError(f"`methods` {', '.join(without)} identify no drive gains, so they "
-                         f"cannot read motor-current logs: choose among {CURRENT_METHODS}")
-    if (payload_data is None) != (payload is None):
-        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
-                         "is known of its payload (KnownPayload(mass=...))")
-    if not given:
-        raise ValueError("motor-current logs fix the dynamics only up to a scale: give "
-                         "`payload_data` with `payload`, or known `gains`")
-    return {"payload_data": payload_data, "payload": payload, "gains": gains}
 
 
 def write_table(comparison: Comparison, path, *, suffix: str | None = None) -> None:

@@ -59,6 +59,43 @@ def fit_currents(method: str, robot: Robot, logs: Dataset | Sequence[Dataset], *
     return result
 
 
+def current_scale(logs: Sequence[Dataset], methods: Sequence, payload_data, payload, gains,
+                  *, data: str = "data", method: str = "method") -> dict | None:
+    """What fixes the drive gains' scale of motor-current ``logs``, as the keyword arguments
+    of every fit of ``methods`` (each a name of ``CURRENT_METHODS`` or a function); None for
+    torque logs, which take none of them. ``data``, ``method``: the arguments' names in the
+    errors."""
+    given = [key for key, value in (("payload_data", payload_data), ("payload", payload),
+                                    ("gains", gains)) if value is not None]
+    efforts = {log.effort for log in logs}
+    if len(efforts) > 1:
+        raise ValueError(f"`{data}` mixes joint-torque and motor-current logs: give one kind")
+    if efforts == {"torque"}:
+        if given:
+            raise ValueError(f"`{'`, `'.join(given)}`: these fix the drive gains of "
+                             f"motor-current logs, and `{data}` holds joint torques")
+        return None
+    without = [str(m) for m in methods if isinstance(m, str) and m not in CURRENT_METHODS]
+    if without:
+        raise ValueError(f"`{method}`: {', '.join(without)} identif"
+                         f"{'ies' if len(without) == 1 else 'y'} no drive gains, so cannot read "
+                         f"motor-current logs: choose among {CURRENT_METHODS}")
+    if payload_data is not None:
+        if not isinstance(payload_data, Dataset) or payload_data.effort != "current":
+            raise ValueError("`payload_data` must be a motor-current Dataset (the payload log)")
+        if payload_data.ddq is None:
+            raise ValueError("`payload_data` has no accelerations (ddq): differentiate the "
+                             "velocities first")
+    if (payload_data is None) != (payload is None):
+        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
+                         "is known of its payload (KnownPayload(mass=...))")
+    if not given:
+        raise ValueError("motor-current logs fix the dynamics only up to a scale (only ratios "
+                         "are identifiable): give `payload_data` with `payload`, or known "
+                         "`gains`")
+    return {"payload_data": payload_data, "payload": payload, "gains": gains}
+
+
 def payload_torque(model: LinearModel, robot: Robot, data: Dataset, payload: KnownPayload,
                    measured: NDArray) -> NDArray:
     """``(N, n)``: the payload's joint torques on the payload log ``data`` by ``model``'s fit:

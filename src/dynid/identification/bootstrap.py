@@ -69,7 +69,11 @@ from dynid._parallel import run_parallel
 from dynid._progress import Progress
 from dynid._validation import frozen_copy
 from dynid.data.dataset import Dataset
-from dynid.identification._currents import CURRENT_METHODS, fit_currents, payload_torque
+from dynid.identification._currents import (
+    current_scale,
+    fit_currents,
+    payload_torque,
+)
 from dynid.identification._logs import as_logs, deviation_names
 from dynid.identification._stream import CHUNK_SAMPLES, _with_deviations, fold_logs
 from dynid.identification.constrained import CONSTRAINED_METHODS, identify_constrained
@@ -331,7 +335,7 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
                              + ("`executor=client.get_executor()`" if reserved == "client"
                                 else "`progress` to bootstrap itself"))
     logs = as_logs(data, effort=None)
-    scale = _current_scale(method, logs, payload_data, payload, gains)
+    scale = current_scale(logs, [method], payload_data, payload, gains)
     every = logs if scale is None or payload_data is None else [*logs, payload_data]
     for k, log in enumerate(every):
         if log.n_joints != robot.n_joints:
@@ -412,40 +416,6 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
     return Bootstrap(method=name, model=model, coefficients=coefficients,
                      block_length=int(length), block_rule=rule, seed=seed, friction=friction,
                      unsuccessful=state["unsuccessful"], drive_gains=drive)
-
-
-def _current_scale(method, logs: list[Dataset], payload_data, payload, gains
-                   ) -> dict | None:
-    """What fixes the drive gains' scale of motor-current ``logs``, as the keyword arguments
-    of every fit (``payload_data``, ``payload``, ``gains``); None for torque logs (which take
-    none of them)."""
-    given = [key for key, value in (("payload_data", payload_data), ("payload", payload),
-                                    ("gains", gains)) if value is not None]
-    efforts = {log.effort for log in logs}
-    if len(efforts) > 1:
-        raise ValueError("`data` mixes joint-torque and motor-current logs: bootstrap one kind")
-    if efforts == {"torque"}:
-        if given:
-            raise ValueError(f"`{'`, `'.join(given)}`: these fix the drive gains of "
-                             "motor-current logs, and `data` holds joint torques")
-        return None
-    if isinstance(method, str) and method not in CURRENT_METHODS:
-        raise ValueError(f"`method` must be one of {CURRENT_METHODS} (or a function) with "
-                         f"motor-current logs: methods that identify drive gains, got "
-                         f"{method!r}")
-    if payload_data is not None:
-        if not isinstance(payload_data, Dataset) or payload_data.effort != "current":
-            raise ValueError("`payload_data` must be a motor-current Dataset (the payload log)")
-        if payload_data.ddq is None:
-            raise ValueError("`payload_data` has no accelerations (ddq): differentiate the "
-                             "velocities first")
-    if (payload_data is None) != (payload is None):
-        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
-                         "is known of its payload (KnownPayload(mass=...))")
-    if not given:
-        raise ValueError("motor-current logs fix the dynamics only up to a scale: give "
-                         "`payload_data` with `payload`, or known `gains`")
-    return {"payload_data": payload_data, "payload": payload, "gains": gains}
 
 
 def _current_residuals(model: LinearModel, robot: Robot, logs: Sequence[Dataset],

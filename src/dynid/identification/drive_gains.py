@@ -148,14 +148,11 @@ class CurrentSystem:
                 "known": {names[j]: g for j, g in self.known_gains.items()}}
 
 
-def current_system(robot: Robot, data: Dataset | Sequence[Dataset], *,
-                   payload_data: Dataset | None, payload: KnownPayload | None,
-                   gains: Mapping[int | str, float] | None, friction: FrictionModel,
-                   method: Method, rotor_inertia: bool, offsets: Offsets) -> CurrentSystem:
-    """The current logs ``data`` (and the payload log) as one ``CurrentSystem``; ValueError
-    for logs of torques, a missing scale (no payload log, no known gain), or a payload log
-    without its payload."""
-    logs = as_logs(data, effort="current")
+def scale_knowledge(robot: Robot, payload_data: Dataset | None, payload: KnownPayload | None,
+                    gains: Mapping[int | str, float] | None) -> dict[int, float]:
+    """The known gains by joint index, once what fixes the scale of current logs is checked:
+    a payload log with its ``KnownPayload``, or a known gain (ValueError without either:
+    currents alone identify only ratios)."""
     if (payload_data is None) != (payload is None):
         raise ValueError("`payload_data` and `payload` come together: the payload log and what "
                          "is known of its payload (KnownPayload(mass=...))")
@@ -164,12 +161,27 @@ def current_system(robot: Robot, data: Dataset | Sequence[Dataset], *,
                          f"{type(payload).__name__}")
     if payload_data is not None:
         as_logs(payload_data, effort="current")
+        if payload_data.n_joints != robot.n_joints:
+            raise ValueError(f"`payload_data` has {payload_data.n_joints} joints, `robot` "
+                             f"{robot.n_joints}")
     known_gains = _gain_lookup(robot, gains)
     if payload_data is None and not known_gains:
         raise ValueError("motor currents fix the dynamics only up to a scale: give a payload "
                          "log with its known mass (`payload_data`, `payload`) or a known gain "
                          "for one joint (`gains`); without either only ratios (of the gains, "
                          "of the parameters) are identifiable")
+    return known_gains
+
+
+def current_system(robot: Robot, data: Dataset | Sequence[Dataset], *,
+                   payload_data: Dataset | None, payload: KnownPayload | None,
+                   gains: Mapping[int | str, float] | None, friction: FrictionModel,
+                   method: Method, rotor_inertia: bool, offsets: Offsets) -> CurrentSystem:
+    """The current logs ``data`` (and the payload log) as one ``CurrentSystem``; ValueError
+    for logs of torques, a missing scale (no payload log, no known gain), or a payload log
+    without its payload."""
+    logs = as_logs(data, effort="current")
+    known_gains = scale_knowledge(robot, payload_data, payload, gains)
     every = logs + ([payload_data] if payload_data is not None else [])
     for k, log in enumerate(every):
         if log.n_joints != robot.n_joints:

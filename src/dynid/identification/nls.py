@@ -60,9 +60,9 @@ from dynid.identification.consistency import ConsistencyReport, check_consistenc
 from dynid.identification.constrained import identify_constrained
 from dynid.identification.drive_gains import (
     KnownPayload,
-    _gain_lookup,
     _payload_columns,
     identify_drive_gains,
+    scale_knowledge,
 )
 from dynid.identification.linear import identify
 from dynid.identification.model import LinearModel
@@ -343,17 +343,7 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     n_rotor = n if rotor else 0
     torque_logs, every, drive = logs, logs, None
     if currents:
-        if payload_data is not None:
-            as_logs(payload_data, effort="current")
-            if payload_data.n_joints != n:
-                raise ValueError(f"`payload_data` has {payload_data.n_joints} joints, `robot` "
-                                 f"{n}")
-        known_gains = _gain_lookup(robot, gains)
-        if payload_data is None and not known_gains:
-            raise ValueError("motor currents fix the dynamics only up to a scale (only the "
-                             "ratios of the parameters and the drive gains are identifiable): "
-                             "give a payload log with its known mass (`payload_data`, "
-                             "`payload`) or a known gain for one joint (`gains`)")
+        known_gains = scale_knowledge(robot, payload_data, payload, gains)
         drive = identify_drive_gains(robot, logs, payload_data=payload_data, payload=payload,
                                      gains=gains, friction=ViscousCoulomb.zeros(n),
                                      rotor_inertia=rotor, offsets=offsets)
@@ -503,7 +493,7 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
         model.report["kind"] = "current"
         model.report["drive_gains"] = {
             "value": drive_gains.tolist(), "std": spread.tolist(),
-            "known": {robot.joint_names[j]: g for j, g in _gain_lookup(robot, gains).items()}}
+            "known": {robot.joint_names[j]: g for j, g in known_gains.items()}}
         if payload_names:
             model.report["payload"] = {
                 "mass": payload.mass,
