@@ -435,7 +435,7 @@ def nls_friction(robot, given: str | None) -> str:
 
 
 def current_options(parser: argparse.ArgumentParser) -> None:
-    """What fixes the scale of motor-current logs (see `current_scale`): a payload log with
+    """What fixes the scale of motor-current logs (see `scale_from_options`): a payload log with
     its known payload, or known drive gains."""
     parser.add_argument("--payload-log", metavar="LOG",
                         help="currents: a current log with a known payload on the last link; "
@@ -465,7 +465,7 @@ def known_gain(text: str) -> tuple:
     return (int(joint) if is_index(joint) else joint, gain)
 
 
-def current_scale(args: argparse.Namespace, robot, logs) -> dict:
+def scale_from_options(args: argparse.Namespace, robot, logs) -> dict:
     """For motor-current logs, what fixes their scale (Gautier & Briot 2014): the payload log
     and its known payload, and the known gains, as keywords of the fits; ``{}`` for torque
     logs."""

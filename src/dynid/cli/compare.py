@@ -10,7 +10,6 @@ from dynid.cli._common import (
     NONLINEAR_FRICTION,
     bounds_file,
     current_options,
-    current_scale,
     dask_client,
     friction_options,
     joint_keys,
@@ -23,6 +22,7 @@ from dynid.cli._common import (
     print_json,
     renamed_option,
     robot_options,
+    scale_from_options,
     scheduler_option,
     stderr_progress,
 )
@@ -93,7 +93,7 @@ def _compare(args: argparse.Namespace) -> int:
         references = [load_trajectory(path) for path in args.reference]
         references = references * len(args.data) if len(references) == 1 else references
     datasets = [prepared(args, path, robot) for path in args.data]
-    currents = current_scale(args, robot, datasets)
+    currents = scale_from_options(args, robot, datasets)
     methods = args.methods or list(CURRENT_DEFAULTS if currents else COMPARE_DEFAULTS)
     with dask_client(args) as client:
         table = compare_methods(robot, datasets, names=[Path(p).stem for p in args.data],

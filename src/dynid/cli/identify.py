@@ -12,7 +12,6 @@ from dynid.cli._common import (
     Range,
     bounds_file,
     current_options,
-    current_scale,
     dask_client,
     friction_options,
     linear_friction,
@@ -24,6 +23,7 @@ from dynid.cli._common import (
     print_json,
     renamed_option,
     robot_options,
+    scale_from_options,
     scheduler_option,
     stderr_progress,
 )
@@ -173,7 +173,7 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:  # the final fraction of every log is held out
         pairs = [split(log, 1.0 - args.validate) for log in logs]
         logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
-    currents = current_scale(args, robot, logs)
+    currents = scale_from_options(args, robot, logs)
     if currents and args.method == "wls":
         raise ValueError("`--method wls`: motor currents are fitted with each joint weighted "
                          "by its own current noise already (--method ols), or with a "
