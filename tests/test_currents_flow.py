@@ -163,6 +163,8 @@ def test_identify_recovers_the_gains_from_the_simulated_payload_log(arm, written
     (["--drive-gains", "nan"], "--drive-gains: expected a finite nonzero gain"),
     (["--drive-gains", "inf"], "--drive-gains: expected a finite nonzero gain"),
     (["--drive-gains", "one"], "--drive-gains: expected a number"),
+    (["--drive-gains", "1e300"], "--drive-gains: expected a finite nonzero gain"),
+    (["--drive-gains", "1e-300"], "--drive-gains: expected a finite nonzero gain"),
     (["--payload-mass", "0"], "--payload-mass"),
     (["--payload-mass", "kg"], "--payload-mass"),
     (["--payload-mass", "2", "--payload-com", "0.1", "0"], "--payload-com"),
@@ -222,6 +224,9 @@ def test_validation_on_a_current_log_gives_errors_in_amperes_and_newton_metres(
     assert_close(report.currents["rmse_current"], np.sqrt(np.mean(amperes**2, axis=0)))
     assert_close(report.currents["mae_current"], np.mean(np.abs(amperes), axis=0))
     assert_close(report.currents["rms_current"], np.sqrt(np.mean(check.tau**2, axis=0)))
+    # signed, also on joint 2 whose gain is negative
+    assert_close(report.currents["residual_mean_current"], np.mean(amperes, axis=0),
+                 rtol=1e-9, atol=1e-12)
     assert_close(report.currents["rmse_current"], 0.02 / np.abs(GAINS), rtol=0.25)  # the noise
     payload = json.loads(json.dumps(report.to_json()))
     assert payload["effort"] == "current"

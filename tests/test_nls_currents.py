@@ -48,7 +48,8 @@ def test_drive_gains_from_a_payload_log(friction):
     gains = result.model.drive_gains
     assert np.abs(gains / GAINS - 1).max() < 0.01
     assert (result.model.drive_gains_std > 0).all()
-    assert np.abs(gains - GAINS).max() < 5 * result.model.drive_gains_std.max() + 1e-3
+    # each joint's gain within 5 of its own standard deviations
+    assert (np.abs(gains - GAINS) < 5 * result.model.drive_gains_std + 1e-3).all()
     report = result.model.report
     assert report["kind"] == "current"
     np.testing.assert_allclose(report["drive_gains"]["value"], gains)
@@ -84,3 +85,17 @@ def test_currents_without_a_scale_are_refused_by_name():
         identify_nls(robot, torques, gains={1: 1.0})
     with pytest.raises(ValueError, match="one kind in all logs"):
         identify_nls(robot, [torques, data], gains={1: 1.0})
+
+
+def test_the_robot_files_gain_range_bounds_the_nls_gains():
+    """A stated range that excludes joint 1's true gain holds it at the range's edge (h = 1/K
+    is bounded as in the consistent methods); the other joints stay free."""
+    robot, (data, payload_data) = _current_logs(None)
+    ranges = np.column_stack([0.5 * GAINS, 2.0 * GAINS])
+    ranges[0] = [1.1 * GAINS[0], 2.0 * GAINS[0]]
+    robot = robot.with_drive_gains(None, ranges)
+    result = identify_nls(robot, data, friction="sigmoid", payload_data=payload_data,
+                          payload=KnownPayload(MASS, COM))
+    gains = result.model.drive_gains
+    assert gains[0] == pytest.approx(1.1 * GAINS[0], rel=1e-9)
+    assert ((gains >= ranges[:, 0] * (1 - 1e-12)) & (gains <= ranges[:, 1] * (1 + 1e-12))).all()

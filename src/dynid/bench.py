@@ -247,11 +247,10 @@ def _linear_friction(robot):
     sigmoid twin fitted with linear columns biases the gains by its misfit: about 1 % on the
     Panda)."""
     from dynid.friction import ViscousCoulomb
+    from dynid.friction.fit import friction_line
 
-    speeds = np.linspace(-2.0, 2.0, 401)
-    torque = robot.friction.torque(np.repeat(speeds[:, None], robot.n_joints, axis=1))
-    columns = np.column_stack([speeds, np.sign(speeds), np.ones_like(speeds)])
-    fv, fc, fo = np.linalg.lstsq(columns, torque, rcond=None)[0]
+    speeds = np.repeat(np.linspace(-2.0, 2.0, 401)[:, None], robot.n_joints, axis=1)
+    fv, fc, fo = friction_line(speeds, robot.friction.torque(speeds)).T
     return robot.with_friction(ViscousCoulomb(fv, fc, fo))
 
 

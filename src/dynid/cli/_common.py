@@ -451,15 +451,32 @@ def current_options(parser: argparse.ArgumentParser) -> None:
                              "fixes the scale without a payload log; repeatable")
 
 
+# a drive gain's size [N m/A] (torque per motor current, gear ratio included), either sign
+DRIVE_GAIN_LIMITS = (1e-6, 1e6)
+
+
+def drive_gain(text: str) -> float:
+    """An argparse type: a drive gain [N m/A], nonzero, of either sign, its size within
+    ``DRIVE_GAIN_LIMITS``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number [N m/A], got {text!r}") from None
+    low, high = DRIVE_GAIN_LIMITS
+    if not low <= abs(value) <= high:  # NaN, inf and 0 fail too
+        raise argparse.ArgumentTypeError(
+            f"expected a finite nonzero gain [N m/A] (torque per current) of size {low:g} to "
+            f"{high:g}, got {text!r}")
+    return value
+
+
 def known_gain(text: str) -> tuple:
     """`--gain JOINT=K`: a joint (name or 1-based number) and its gain [N m/A]."""
     joint, separator, value = text.partition("=")
     if not separator or not joint:
         raise argparse.ArgumentTypeError(f"expected JOINT=K (e.g. 1=0.85 or joint1=0.85), got "
                                          f"{text!r}")
-    gain = Range(float, -1e6, 1e6)(value)
-    if gain == 0:
-        raise argparse.ArgumentTypeError("a drive gain must be nonzero")
+    gain = drive_gain(value)
     from dynid._validation import is_index
 
     return (int(joint) if is_index(joint) else joint, gain)

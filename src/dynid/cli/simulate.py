@@ -9,6 +9,7 @@ from dynid.cli._common import (
     Range,
     check_samples,
     contacts_from,
+    drive_gain,
     loaded_robot,
     output_options,
     print_json,
@@ -60,7 +61,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="time-stamp jitter std (default %(default)g)")
     simulate.add_argument("--drop", type=Range(float, 0, 0.99), default=0.0, metavar="P",
                           help="probability of losing each sample (default %(default)g)")
-    simulate.add_argument("--drive-gains", type=_drive_gain, nargs="+", metavar="K",
+    simulate.add_argument("--drive-gains", type=drive_gain, nargs="+", metavar="K",
                           help="log motor currents i = tau / K [A] instead of torques: the "
                                "drive gains K [N m/A] (torque per current; nonzero, a sign "
                                "allowed), one value for every joint or one per joint; --noise "
@@ -182,18 +183,6 @@ def _simulate(args: argparse.Namespace) -> int:
             print(f"  contact on {contact['link_name']} from {contact['start']:g} s to "
                   f"{contact['stop']:g} s, force {contact['force']} N")
     return 0
-
-
-def _drive_gain(text: str) -> float:
-    """An argparse type: a finite, nonzero drive gain [N m/A]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number [N m/A], got {text!r}") from None
-    if not (abs(value) > 0 and abs(value) < float("inf")):  # NaN fails too
-        raise argparse.ArgumentTypeError(f"expected a finite nonzero gain [N m/A] (torque per "
-                                         f"current), got {text!r}")
-    return value
 
 
 def _named_robot(flag: str, name_or_path: str, tip: str | None):

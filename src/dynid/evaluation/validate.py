@@ -71,7 +71,9 @@ class ValidationReport:
                 "mae_current": self._amperes(self.mae),
                 "rmse_rigid_current": self._amperes(self.rmse_rigid),
                 "rms_current": self._amperes(self.rms_torque),
-                "residual_mean_current": self._amperes(self.residuals["mean"])}
+                # signed: the mean of K i - tau^ over K is that of i - tau^ / K
+                "residual_mean_current": np.asarray(self.residuals["mean"], dtype=float)
+                / self.drive_gains}
 
     @property
     def finite(self) -> bool:

@@ -22,10 +22,10 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.dynamics import regressor
-from dynid.identification.drive_gains import KnownPayload, identify_drive_gains
+from dynid.identification.drive_gains import KnownPayload, _payload_columns, identify_drive_gains
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
-from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, PARAMETER_NAMES
+from dynid.robot.inertia import FIRST_MOMENT, INERTIA, N_LINK_PARAMETERS, PARAMETER_NAMES
 
 # the methods that identify drive gains from current logs, and the function each runs
 CURRENT_METHODS = ("ols", "cls1", "cls2", "cls3", "log-cholesky", "nls")
@@ -107,11 +107,7 @@ def payload_torque(model: LinearModel, robot: Robot, data: Dataset, payload: Kno
     n = robot.n_joints
     last = N_LINK_PARAMETERS * (n - 1)
     columns = regressor(robot, data.q, data.dq, data.ddq)[..., last:]  # (N, n, 10)
-    link = np.zeros(N_LINK_PARAMETERS)
-    link[MASS] = payload.mass
-    if payload.com is not None:
-        link[FIRST_MOMENT] = payload.mass * (robot.tool[:3, :3] @ np.asarray(payload.com)
-                                             + robot.tool[:3, 3])
+    link = _payload_columns(robot, payload)[0]  # the known part, in the last link's frame
     entry = model.report.get("payload")
     identified = entry.get("identified") if isinstance(entry, dict) else None
     if identified:

@@ -479,7 +479,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     problem = _Problem(robot=robot, base=base, n_deviations=0, bounds=bounds, prior=prior,
                        regulariser=regulariser, method=method, n_rotor=template.n_rotor)
     fit = _CurrentFit.build(problem, system, unconstrained, weight,
-                            _gain_bounds(robot, gain_range, 1.0 / unconstrained.inverse_gains,
+                            gain_bounds(robot, gain_range, 1.0 / unconstrained.inverse_gains,
                                          free))
     w, inverse, status = fit.linear_form()
     linear_form = (1.0 / inverse).tolist()
@@ -739,7 +739,7 @@ class _CurrentFit:
         return (np.concatenate([parameters.ravel(), solved[:self.n_w - rigid]]), out, status)
 
 
-def _gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, free: list[int]
+def gain_bounds(robot: Robot, gain_range: ArrayLike | None, start: NDArray, free: list[int]
                  ) -> tuple[NDArray, NDArray]:
     """Lower and upper bounds on the unknown gains ``K[free]``: ``gain_range`` (default the
     robot's ``drive_gain_range``) where given, else ``GAIN_FLOOR`` around the unconstrained

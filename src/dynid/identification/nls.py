@@ -57,10 +57,11 @@ from dynid.identification._logs import Offsets, as_logs
 from dynid.identification._stream import deviation_block
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
-from dynid.identification.constrained import identify_constrained
+from dynid.identification.constrained import gain_bounds, identify_constrained
 from dynid.identification.drive_gains import (
     KnownPayload,
     _payload_columns,
+    gains_and_std,
     identify_drive_gains,
     scale_knowledge,
 )
@@ -312,9 +313,6 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if not currents and (payload_data is not None or payload is not None or gains):
         raise ValueError("`payload_data`, `payload` and `gains` are for motor-current logs "
                          "(effort 'current'); `data` holds torques")
-    if (payload_data is None) != (payload is None):
-        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
-                         "is known of its payload (KnownPayload(mass=...))")
     if not lasso >= 0:
         raise ValueError(f"`lasso` must be >= 0, got {lasso}")
     if not (isinstance(max_samples, int) and max_samples >= 10):
@@ -421,11 +419,17 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
             upper_rigid[k, 0] = link.mass[1]
             lower_rigid[k, 1:4], upper_rigid[k, 1:4] = link.com_lower, link.com_upper
     low_friction = np.where(kinds[free] == "nonneg", 0.0, -np.inf)
+    # h = 1/K within the gains' bounds of the consistent methods (the robot file's range, else
+    # GAIN_FLOOR around the start on its sign): h never crosses zero
+    low_h, high_h = np.zeros(0), np.zeros(0)
+    if currents:
+        low_k, high_k = gain_bounds(robot, None, drive.drive_gains, list(free_gains))
+        low_h, high_h = 1.0 / high_k, 1.0 / low_k
     lower = np.concatenate([lower_rigid.ravel(), np.zeros(n_rotor),
                             np.full(n_deviations + payload0.size, -np.inf),
-                            np.repeat(low_friction, n), np.full(gains0.size, -np.inf)])
+                            np.repeat(low_friction, n), low_h])
     upper = np.concatenate([upper_rigid.ravel(),
-                            np.full(x0.size - rigid, np.inf)])
+                            np.full(x0.size - rigid - gains0.size, np.inf), high_h])
     x0 = np.clip(x0, lower, upper)
     problem = _Problem(per_joint=per_joint, tau=used.tau, rigid=rigid, linear=linear,
                        model0=model0, table0=table0, free=free, logarithmic=logarithmic,
@@ -485,10 +489,8 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if currents:
         covariance = solution.cost / max(used.n_samples * n - solution.x.size, 1) * np.linalg.pinv(
             solution.normal, hermitian=True)
-        spread = np.zeros(n)
-        where = np.arange(solution.x.size - free_gains.size, solution.x.size)
-        spread[free_gains] = (np.sqrt(np.maximum(np.diag(covariance)[where], 0.0))
-                              * drive_gains[free_gains] ** 2)  # dK = dh / h^2
+        drive_gains, spread = gains_and_std(1.0 / drive_gains, covariance,
+                                            solution.x.size - free_gains.size, list(free_gains))
         model = dataclasses.replace(model, drive_gains=drive_gains, drive_gains_std=spread)
         model.report["kind"] = "current"
         model.report["drive_gains"] = {
@@ -679,8 +681,10 @@ class _Problem:
             if self.gains is not None:  # d r_j / d h_j = the model torque of joint j
                 free = self.gains[1]
                 on = model[:, free]  # (N, g)
-                with_linear = (chain.T @ np.einsum("jls,sj->lj", self.by_joint[free], on)
-                               * inverse[free])
+                # per free joint (no copy of by_joint's (g, linear, N) slice)
+                with_linear = (chain.T @ np.column_stack(
+                    [self.by_joint[j] @ on[:, g] for g, j in enumerate(free)])
+                    * inverse[free])
                 with_friction = np.zeros((k_free * n, free.size))
                 if k_free:
                     for g, j in enumerate(free):
