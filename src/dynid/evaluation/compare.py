@@ -488,7 +488,7 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                              f"{robot.n_joints}")
         if data.ddq is None:
             raise ValueError("every dataset needs accelerations (ddq): preprocess the logs")
-    scale = current_scale(datasets, methods, payload_data, payload, gains, data="datasets",
+    scale = current_scale(robot, datasets, methods, payload_data, payload, gains, data="datasets",
                           method="methods")
     say = progress or (lambda _line: None)
     if bootstrap is not None:

@@ -22,7 +22,12 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.dynamics import regressor
-from dynid.identification.drive_gains import KnownPayload, _payload_columns, identify_drive_gains
+from dynid.identification.drive_gains import (
+    KnownPayload,
+    _payload_columns,
+    identify_drive_gains,
+    scale_knowledge,
+)
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import FIRST_MOMENT, INERTIA, N_LINK_PARAMETERS, PARAMETER_NAMES
@@ -59,8 +64,9 @@ def fit_currents(method: str, robot: Robot, logs: Dataset | Sequence[Dataset], *
     return result
 
 
-def current_scale(logs: Sequence[Dataset], methods: Sequence, payload_data, payload, gains,
-                  *, data: str = "data", method: str = "method") -> dict | None:
+def current_scale(robot: Robot, logs: Sequence[Dataset], methods: Sequence, payload_data,
+                  payload, gains, *, data: str = "data", method: str = "method"
+                  ) -> dict | None:
     """What fixes the drive gains' scale of motor-current ``logs``, as the keyword arguments
     of every fit of ``methods`` (each a name of ``CURRENT_METHODS`` or a function); None for
     torque logs, which take none of them. ``data``, ``method``: the arguments' names in the
@@ -86,13 +92,7 @@ def current_scale(logs: Sequence[Dataset], methods: Sequence, payload_data, payl
         if payload_data.ddq is None:
             raise ValueError("`payload_data` has no accelerations (ddq): differentiate the "
                              "velocities first")
-    if (payload_data is None) != (payload is None):
-        raise ValueError("`payload_data` and `payload` come together: the payload log and what "
-                         "is known of its payload (KnownPayload(mass=...))")
-    if not given:
-        raise ValueError("motor-current logs fix the dynamics only up to a scale (only ratios "
-                         "are identifiable): give `payload_data` with `payload`, or known "
-                         "`gains`")
+    scale_knowledge(robot, payload_data, payload, gains)  # the fits' own check, up front
     return {"payload_data": payload_data, "payload": payload, "gains": gains}
 
 

@@ -335,7 +335,7 @@ def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,
                              + ("`executor=client.get_executor()`" if reserved == "client"
                                 else "`progress` to bootstrap itself"))
     logs = as_logs(data, effort=None)
-    scale = current_scale(logs, [method], payload_data, payload, gains)
+    scale = current_scale(robot, logs, [method], payload_data, payload, gains)
     every = logs if scale is None or payload_data is None else [*logs, payload_data]
     for k, log in enumerate(every):
         if log.n_joints != robot.n_joints:
