@@ -31,7 +31,7 @@ from dynid.friction.models import (
     ViscousCoulomb,
 )
 from dynid.identification import save_model
-from dynid.identification.linear import linear_template
+from dynid.identification.linear.idim import linear_template
 from dynid.robot import load_robot, load_urdf
 
 CC = shutil.which("cc")

@@ -12,8 +12,8 @@ import pytest
 from dynid.evaluation.validate import mass_matrix_check
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.constrained import identify_constrained
-from dynid.identification.linear import identify
+from dynid.identification.constrained.cls import identify_constrained
+from dynid.identification.linear.idim import identify
 from dynid.metrics import rmse
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
@@ -141,7 +141,7 @@ def test_prior_weight_auto_picks_by_held_out_error(twin):
     """`weight="auto"`: the weight of least held-out error over the log's time blocks, with
     the curve in the report; on the twin it predicts another log no worse than the default."""
     truth, fit, check = twin
-    from dynid.identification.constrained import AUTO_BLOCKS, AUTO_WEIGHTS
+    from dynid.identification.constrained.cls import AUTO_BLOCKS, AUTO_WEIGHTS
 
     prior = load_robot("panda-cad").parameters
     auto = identify_constrained(truth, fit, prior=prior, weight="auto")

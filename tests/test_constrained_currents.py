@@ -11,7 +11,7 @@ import pytest
 from dynid.excitation import random_fourier
 from dynid.friction import ViscousCoulomb
 from dynid.identification import KnownPayload, identify_drive_gains
-from dynid.identification.constrained import CONSTRAINED_METHODS, identify_constrained
+from dynid.identification.constrained.cls import CONSTRAINED_METHODS, identify_constrained
 from dynid.robot import load_robot
 from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate import SensorModel, simulate_open_loop
@@ -229,7 +229,7 @@ def test_panda_cls3_from_currents():
 
 
 def test_a_refinement_cut_short_warns(arm, twin, monkeypatch):
-    import dynid.identification.constrained as constrained
+    import dynid.identification.constrained.cls as constrained
 
     logs, payload_log, _ = twin
     monkeypatch.setattr(constrained, "CURRENT_STEPS", 1)

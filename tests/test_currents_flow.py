@@ -21,7 +21,7 @@ from dynid.excitation.optimize import random_fourier
 from dynid.excitation.trajectory import save_trajectory
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification.drive_gains import KnownPayload, identify_drive_gains
-from dynid.identification.linear import robot_model
+from dynid.identification.linear.idim import robot_model
 from dynid.robot import load_robot, to_pinocchio
 from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate.twin import (
@@ -253,7 +253,7 @@ def test_a_torque_log_has_no_errors_in_amperes(arm, current_model):
 def test_a_torque_model_on_a_current_log_says_it_has_no_gains(arm, current_logs, tmp_path,
                                                                capsys):
     from dynid.evaluation.validate import validate_model
-    from dynid.identification.linear import identify
+    from dynid.identification.linear.idim import identify
     from dynid.identification.model import save_model
 
     _, _, check = current_logs
@@ -331,7 +331,7 @@ def _call(lib, function, *arrays, n):
 def test_generated_inverse_dynamics_in_currents_is_the_models_torque_over_its_gains(
         current_model, tmp_path):
     from dynid.friction.models import NoFriction
-    from dynid.identification.linear import linear_template
+    from dynid.identification.linear.idim import linear_template
 
     rng = np.random.default_rng(3)
     q, dq, ddq = rng.uniform(-2, 2, (3, 10, 3))
@@ -363,7 +363,7 @@ def test_generated_inverse_dynamics_in_currents_is_the_models_torque_over_its_ga
 def test_torque_code_has_no_current_dynamics_and_a_torque_model_is_refused(
         current_model, arm, tmp_path, capsys):
     from dynid.codegen import generate
-    from dynid.identification.linear import robot_model
+    from dynid.identification.linear.idim import robot_model
     from dynid.identification.model import save_model
 
     torques = generate(current_model)

@@ -221,7 +221,7 @@ def test_builtins_without_written_bounds_get_derived_ones(name, tmp_path):
 
 def test_the_constrained_methods_accept_a_builtin_without_written_bounds():
     from dynid.identification.base_parameters import robot_base_parameters
-    from dynid.identification.retrieval import retrieve_sdp
+    from dynid.identification.retrieval.retrieve import retrieve_sdp
 
     robot = load_robot("arm3")  # "has no parameter bounds; give them" before issue 22
     base = robot_base_parameters(robot)

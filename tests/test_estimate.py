@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.identification.estimators import OLS, WLS, IllConditionedWarning, RankDeficiencyWarning
+from dynid.identification.linear.estimators import OLS, WLS, IllConditionedWarning, RankDeficiencyWarning
 
 
 def test_ols_recovers_known_parameters_within_their_error_bars(rng):
@@ -136,7 +136,7 @@ def test_torque_shapes_and_values_are_checked(rng):
 
 
 def test_iv_with_the_regressor_as_instruments_is_ols(rng):
-    from dynid.identification.estimators import IV
+    from dynid.identification.linear.estimators import IV
 
     w = rng.standard_normal((300, 4))
     y = w @ np.arange(1.0, 5.0) + 0.1 * rng.standard_normal(300)

@@ -12,8 +12,8 @@ from conftest import assert_close
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.fit import fit_friction
 from dynid.friction.models import LuGre, NoFriction, Stribeck, friction_from_dict
-from dynid.identification.linear import identify
-from dynid.identification.nls import compare_friction
+from dynid.identification.linear.idim import identify
+from dynid.identification.nonlinear.nls import compare_friction
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 

@@ -11,10 +11,10 @@ from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
 from dynid.excitation.optimize import random_fourier
 from dynid.excitation.trajectory import FourierTrajectory
 from dynid.friction.models import NoFriction, ViscousCoulomb
-from dynid.identification.estimators import OLS, WLS
-from dynid.identification.linear import identify
+from dynid.identification.linear.estimators import OLS, WLS
+from dynid.identification.linear.idim import identify
 from dynid.identification.model import load_model, save_model
-from dynid.identification.reverse_engineering import identify_static
+from dynid.identification.linear.reverse_engineering import identify_static
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 
@@ -249,7 +249,7 @@ def test_sub_millimetre_offsets_keep_their_terms(rng):
 def test_noisy_still_joint_warns_instead_of_a_silent_estimate():
     import warnings
 
-    from dynid.identification.estimators import IllConditionedWarning
+    from dynid.identification.linear.estimators import IllConditionedWarning
 
     robot = load_robot("arm3")
     traj = random_fourier(robot, seed=1)
@@ -315,13 +315,13 @@ def test_model_files_round_trip_every_kind(tmp_path, rng):
                  rnea(urdf_robot, q3, dq3, ddq3), atol=1e-9)
 
 
-@pytest.mark.filterwarnings("ignore::dynid.identification.linear.IVConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::dynid.identification.linear.idim.IVConvergenceWarning")
 def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
     """Closed loop, encoder quantisation, velocity from position differences, torque noise;
     the regressor is built from filtered, differentiated measurements: OLS is biased (mostly
     friction), IDIM-IV (the simulated model's regressor as instruments) is not."""
     from dynid.data.preprocess import prepare
-    from dynid.identification.linear import identify_iv
+    from dynid.identification.linear.idim import identify_iv
     from dynid.simulate.twin import simulate_closed_loop
 
     friction = ViscousCoulomb(np.full(3, 0.5), np.full(3, 1.0), np.zeros(3))
@@ -344,7 +344,7 @@ def test_iv_beats_ols_on_noisy_filtered_closed_loop_data():
 
 def test_iv_that_does_not_converge_says_so():
     from dynid.data.preprocess import prepare
-    from dynid.identification.linear import IVConvergenceWarning, identify_iv
+    from dynid.identification.linear.idim import IVConvergenceWarning, identify_iv
     from dynid.simulate.twin import simulate_closed_loop
 
     robot = load_robot("arm3")
@@ -360,13 +360,13 @@ def test_iv_that_does_not_converge_says_so():
     assert model.report["converged"] is False
 
 
-@pytest.mark.filterwarnings("ignore::dynid.identification.linear.IVConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::dynid.identification.linear.idim.IVConvergenceWarning")
 def test_iv_on_two_closed_loop_logs_with_their_own_offsets():
     """Two closed-loop runs of different references, each with its own torque-sensor offsets:
     IDIM-IV on both at once (one reference per log) reads each log's offsets back, and its
     coefficients are closer to the truth than OLS on the same logs."""
     from dynid.data.preprocess import prepare
-    from dynid.identification.linear import identify_iv
+    from dynid.identification.linear.idim import identify_iv
     from dynid.simulate.twin import simulate_closed_loop
 
     friction = ViscousCoulomb(np.full(3, 0.5), np.full(3, 1.0), np.zeros(3))
@@ -409,7 +409,7 @@ def test_prior_weight_auto_extends_its_grid_and_says_when_the_edge_wins():
     """Issue 22: `--prior-weight auto` chose the top of its grid (10) on 19 of 21 arms without
     a word. Now the grid grows by decades while its top wins, and a choice still at the top
     warns and is flagged."""
-    from dynid.identification.constrained import (
+    from dynid.identification.constrained.cls import (
         AUTO_EXTENSION,
         AUTO_WEIGHTS,
         PriorWeightEdgeWarning,
@@ -445,7 +445,7 @@ def test_identify_says_whether_the_estimate_is_a_body(tmp_path, capsys):
     from dynid.cli.identify import _body_check, _body_line
     from dynid.data.io import write_dataset
     from dynid.evaluation import model_mass_matrix_check
-    from dynid.identification.linear import robot_model
+    from dynid.identification.linear.idim import robot_model
 
     arm = load_robot("arm3")
     log = simulate_open_loop(arm, random_fourier(arm, seed=2), duration=4.0, rate=200.0)

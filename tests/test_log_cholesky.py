@@ -1,4 +1,4 @@
-"""Log-Cholesky least squares inside the bounds (``dynid.identification.log_cholesky``): every
+"""Log-Cholesky least squares inside the bounds (``dynid.identification.constrained.log_cholesky``): every
 coordinate vector is a consistent body inside the CoM boxes, mass bounds and total-mass range;
 the analytic Jacobian; and on twin data with bounds tight around the truth, where the same fit
 without them leaves the boxes, the method stays inside and fits as well as CLS-3."""
@@ -11,8 +11,8 @@ import pytest
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification.consistency import check_consistency
-from dynid.identification.constrained import identify_constrained
-from dynid.identification.log_cholesky import BoundedLogCholesky, fit_log_cholesky
+from dynid.identification.constrained.cls import identify_constrained
+from dynid.identification.constrained.log_cholesky import BoundedLogCholesky, fit_log_cholesky
 from dynid.robot import load_robot
 from dynid.robot.bounds import LinkBounds, ParameterBounds
 from dynid.robot.inertia import MASS, from_com, pseudo_inertia, to_com

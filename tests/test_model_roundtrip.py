@@ -24,8 +24,8 @@ from dynid.data.dataset import Dataset
 from dynid.dynamics import rnea
 from dynid.evaluation import validate_model
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.estimators import OLS, WLS
-from dynid.identification.linear import identify
+from dynid.identification.linear.estimators import OLS, WLS
+from dynid.identification.linear.idim import identify
 from dynid.identification.model import load_model, save_model
 from dynid.robot import (
     RevoluteDH,
@@ -257,10 +257,10 @@ METHODS = ("cls1", "cls2", "cls3", "log-cholesky", "nls", "static", "drive-gains
 def test_every_method_round_trips_on_a_rounded_urdf(so100_log, tmp_path, method):
     """SO-100 (issue 22: 'they miss 4.2e-07 of the regressor'): each method's model loads,
     validates, and a full-set model stays one."""
-    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.constrained.cls import identify_constrained
     from dynid.identification.drive_gains import identify_drive_gains
-    from dynid.identification.nls import identify_nls
-    from dynid.identification.reverse_engineering import identify_static
+    from dynid.identification.nonlinear.nls import identify_nls
+    from dynid.identification.linear.reverse_engineering import identify_static
 
     robot, data = so100_log
     n = robot.n_joints
@@ -386,7 +386,7 @@ def test_a_cls3_model_of_the_kinova_urdf_stays_a_full_set(tmp_path, capsys):
     2e-17 m2 terms; the full set failing a 1e-9 test on reading)."""
     from dynid.cli import main
     from dynid.data.io import write_dataset
-    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.constrained.cls import identify_constrained
 
     robot = _example_arm("kinova")
     n = robot.n_joints
@@ -418,7 +418,7 @@ def test_a_cls3_model_of_the_kinova_urdf_stays_a_full_set(tmp_path, capsys):
 def test_derived_bounds_survive_the_round_trip(tmp_path, name):
     """A model keeps the bounds derived from its description (a table robot's robot file drops
     them, to derive them again): validate and report on a saved model still check them."""
-    from dynid.identification.linear import robot_model
+    from dynid.identification.linear.idim import robot_model
 
     robot = SPECIAL.get(name, lambda: _example_arm(name))() if name == "ur5" else \
         load_robot(name)

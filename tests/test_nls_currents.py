@@ -9,7 +9,7 @@ import pytest
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import Stribeck
 from dynid.identification.drive_gains import KnownPayload
-from dynid.identification.nls import identify_nls
+from dynid.identification.nonlinear.nls import identify_nls
 from dynid.robot import load_robot
 from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate.twin import SensorModel, simulate_open_loop

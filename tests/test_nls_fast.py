@@ -1,4 +1,4 @@
-"""The pieces of the NLS fit (``dynid.identification.nls``): the closed-form derivatives of the
+"""The pieces of the NLS fit (``dynid.identification.nonlinear.nls``): the closed-form derivatives of the
 link parameters, the bounded Levenberg-Marquardt solver and its stopping word, the start at
 the linear friction, and the fit never ending above the consistent linear solution."""
 
@@ -11,8 +11,8 @@ from dynid.excitation.optimize import random_fourier
 from dynid.friction.fit import line_start
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification import nls
-from dynid.identification.constrained import identify_constrained
-from dynid.identification.nls import identify_nls
+from dynid.identification.constrained.cls import identify_constrained
+from dynid.identification.nonlinear.nls import identify_nls
 from dynid.metrics import rmse
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop

@@ -13,7 +13,7 @@ from dynid.cli import main
 from dynid.data.io import write_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.linear import identify
+from dynid.identification.linear.idim import identify
 from dynid.identification.model import save_model
 from dynid.identification.payload import identify_payload, in_tool_frame
 from dynid.robot import load_robot

@@ -38,7 +38,7 @@ def test_nls_with_sigmoid_friction_on_the_real_panda_log():
     """Gilbert's joint identification on Gaz's real log: physical parameters (consistent,
     within Table VIII's bounds and 16-20 kg) and a sigmoid per joint, validated on the held-out
     30 %: within 0.15 N m on every joint, a third of the no-friction error."""
-    from dynid.identification.nls import identify_nls
+    from dynid.identification.nonlinear.nls import identify_nls
 
     folder = reference_path("panda-gaz2019", "rbt_log_exciting_traj1")
     data, check = split(prepare(read_dataset(folder)), 0.7)
@@ -56,7 +56,7 @@ def test_gaz2019_sigmoid_refitted_on_the_residual_of_the_controller_model():
     (Table III) frozen, a sigmoid per joint fitted by Nelder-Mead on Delta tau = tau - tau^ of
     the first 70 %. On the held-out 30 % it beats their published sigmoid (Table I of the
     supplement), fitted on other motions."""
-    from dynid.identification.nls import compare_friction
+    from dynid.identification.nonlinear.nls import compare_friction
 
     folder = reference_path("panda-gaz2019", "rbt_log_exciting_traj1")
     data, check = split(prepare(read_dataset(folder)), 0.7)

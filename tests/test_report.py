@@ -93,7 +93,7 @@ def test_report_of_a_robot_without_limits_bounds_or_torques_claims_nothing_unche
     from dynid.evaluation.plots import excitation_figure
     from dynid.evaluation.report import build_report
     from dynid.evaluation.validate import validate_model
-    from dynid.identification.linear import identify
+    from dynid.identification.linear.idim import identify
 
     arm = load_robot("arm3")
     inf = np.full(3, np.inf)
@@ -121,7 +121,7 @@ def test_report_of_a_robot_without_limits_bounds_or_torques_claims_nothing_unche
 
 
 def _arm3_model():
-    from dynid.identification.linear import identify
+    from dynid.identification.linear.idim import identify
 
     arm = load_robot("arm3")
     log = simulate_open_loop(arm, random_fourier(arm, seed=1), duration=4.0, rate=100.0)

@@ -14,7 +14,7 @@ from conftest import assert_close, gaz_reverse_engineered_model
 from dynid.cli import main
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import check_consistency
-from dynid.identification.retrieval import (
+from dynid.identification.retrieval.retrieve import (
     _PenaltyProblem,
     _search_box,
     gaz2019_penalty_weights,
@@ -149,7 +149,7 @@ def test_retrieve_command(capsys, tmp_path):
     from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
     from dynid.identification.model import save_model
-    from dynid.identification.reverse_engineering import identify_static
+    from dynid.identification.linear.reverse_engineering import identify_static
     from dynid.robot import load_robot_file
 
     panda = load_robot("panda")

@@ -116,8 +116,8 @@ def ur5_log():
 
 def test_cls3_nls_and_retrieval_run_on_an_example_robot(ur5_log):
     from dynid.identification import identify, retrieve_sdp
-    from dynid.identification.constrained import identify_constrained
-    from dynid.identification.nls import identify_nls
+    from dynid.identification.constrained.cls import identify_constrained
+    from dynid.identification.nonlinear.nls import identify_nls
 
     robot, data = ur5_log
     cls3 = identify_constrained(robot, data, method="cls3")

@@ -15,7 +15,7 @@ from dynid.data.io import read_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.excitation.trajectory import save_trajectory
 from dynid.friction.models import Arctan, LuGre, NoFriction, Sigmoid, Stribeck, ViscousCoulomb
-from dynid.identification.linear import identify
+from dynid.identification.linear.idim import identify
 from dynid.robot import load_robot
 from dynid.robot.inertia import PARAMETER_NAMES
 from dynid.simulate._closed_loop import _cos_sin_near, _ldl_solve

@@ -328,7 +328,7 @@ def cad_urdf(tmp_path_factory):
 @pytest.mark.parametrize("method", ["cls1", "cls2", "log-cholesky"])
 def test_every_constrained_method_runs_on_a_bare_urdf(cad_urdf, method, tmp_path):
     from dynid.identification import load_model, save_model
-    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.constrained.cls import identify_constrained
 
     robot, data, _ = cad_urdf
     result = identify_constrained(robot, data, method=method)
@@ -343,7 +343,7 @@ def test_every_constrained_method_runs_on_a_bare_urdf(cad_urdf, method, tmp_path
 
 
 def test_cls3_runs_on_a_bare_urdf(cad_urdf):
-    from dynid.identification.constrained import identify_constrained
+    from dynid.identification.constrained.cls import identify_constrained
 
     robot, data, folder = cad_urdf
     assert robot.bounds.derived
@@ -359,7 +359,7 @@ def test_cls3_runs_on_a_bare_urdf(cad_urdf):
 
 
 def test_nls_runs_on_a_bare_urdf(cad_urdf):
-    from dynid.identification.nls import identify_nls
+    from dynid.identification.nonlinear.nls import identify_nls
 
     robot, data, _ = cad_urdf
     result = identify_nls(robot, data, friction="none", max_samples=300, max_iterations=15)

@@ -43,8 +43,8 @@ def test_jaco2_eq9_and_residual_statistics_by_hand():
 def twin_models():
     from dynid.excitation.optimize import random_fourier
     from dynid.friction.models import ViscousCoulomb
-    from dynid.identification.constrained import identify_constrained
-    from dynid.identification.linear import identify
+    from dynid.identification.constrained.cls import identify_constrained
+    from dynid.identification.linear.idim import identify
     from dynid.robot import load_robot
     from dynid.simulate.twin import SensorModel, simulate_open_loop
 

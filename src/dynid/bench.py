@@ -186,8 +186,8 @@ def run_identification_bench(*, robot: str = "panda", n_samples: int = 100_000,
     M(q), g(q) at ``n_poses`` random poses."""
     from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
-    from dynid.identification.linear import identify
-    from dynid.identification.reverse_engineering import identify_static
+    from dynid.identification.linear.idim import identify
+    from dynid.identification.linear.reverse_engineering import identify_static
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)
@@ -358,9 +358,9 @@ def run_consistency_bench(*, robot: str = "panda", n_samples: int = 100_000, res
     SDP retrieval and (d) penalty retrieval (Q = ``restarts``, kappa = ``stages``) from the
     robot's own static base coefficients."""
     from dynid.identification.base_parameters import robot_base_parameters
-    from dynid.identification.constrained import identify_constrained
-    from dynid.identification.nls import identify_nls
-    from dynid.identification.retrieval import retrieve_penalty, retrieve_sdp
+    from dynid.identification.constrained.cls import identify_constrained
+    from dynid.identification.nonlinear.nls import identify_nls
+    from dynid.identification.retrieval.retrieve import retrieve_penalty, retrieve_sdp
 
     say = progress or (lambda _line: None)
     model_robot = load_robot(robot)

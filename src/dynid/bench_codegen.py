@@ -92,7 +92,7 @@ def panda_model():
     al.'s sigmoid friction fitted on top."""
     import dataclasses
 
-    from dynid.identification.linear import robot_model
+    from dynid.identification.linear.idim import robot_model
     from dynid.robot import load_robot
 
     return dataclasses.replace(robot_model(load_robot("panda")),

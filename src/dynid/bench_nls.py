@@ -1,4 +1,4 @@
-"""Benchmark of the joint physical + friction NLS (``dynid.identification.nls``): wall time of
+"""Benchmark of the joint physical + friction NLS (``dynid.identification.nonlinear.nls``): wall time of
 ``identify_nls`` per friction model on the Panda twin, whether each fit stopped on its
 tolerances, and how its fit compares with the consistent linear start (cls3 with viscous +
 Coulomb friction) on the same samples."""
@@ -42,8 +42,8 @@ def run_nls_suite(*, n_samples: int = 10_000, seed: int = 0,
     ``nls_linear_rmse``, the mean RMSE of the linear start (cls3 with viscous + Coulomb +
     offset friction) on the same samples; ``n_samples``."""
     from dynid.friction.models import ViscousCoulomb
-    from dynid.identification.constrained import identify_constrained
-    from dynid.identification.nls import identify_nls
+    from dynid.identification.constrained.cls import identify_constrained
+    from dynid.identification.nonlinear.nls import identify_nls
     from dynid.metrics import rmse
 
     if not (isinstance(n_samples, int) and n_samples >= 200):

@@ -142,10 +142,10 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     from dynid.excitation.trajectory import save_trajectory
     from dynid.export.writers import export_robot, identified_robot
     from dynid.friction.models import ViscousCoulomb
-    from dynid.identification.constrained import identify_constrained
-    from dynid.identification.linear import identify
+    from dynid.identification.constrained.cls import identify_constrained
+    from dynid.identification.linear.idim import identify
     from dynid.identification.model import save_model
-    from dynid.identification.retrieval import retrieve_sdp
+    from dynid.identification.retrieval.retrieve import retrieve_sdp
     from dynid.metrics import rmse
     from dynid.robot.inertia import N_LINK_PARAMETERS
     from dynid.simulate.twin import SensorModel, simulate_closed_loop

@@ -5,8 +5,8 @@ moment (5)/(6)).
 
 Methods: ``cad`` (the prior's parameters, no identification), ``ols``, ``wls``, ``iv`` (needs
 the reference trajectories the controller tracked), ``cls1``, ``cls2``, ``cls3``,
-``log-cholesky`` (``dynid.identification.constrained``) and ``nls``
-(``dynid.identification.nls``). The fits run through a ``concurrent.futures.Executor`` (local
+``log-cholesky`` (``dynid.identification.constrained.cls``) and ``nls``
+(``dynid.identification.nonlinear.nls``). The fits run through a ``concurrent.futures.Executor`` (local
 processes by default; any cluster's executor from Python), one task per (method, identification
 trajectory); validation runs here.
 
@@ -48,17 +48,17 @@ from dynid.friction.models import FrictionModel, NoFriction
 from dynid.identification._currents import CURRENT_METHODS, current_scale, fit_currents
 from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
-from dynid.identification.constrained import identify_constrained
+from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.drive_gains import KnownPayload
-from dynid.identification.estimators import ESTIMATORS
-from dynid.identification.linear import (
+from dynid.identification.linear.estimators import ESTIMATORS
+from dynid.identification.linear.idim import (
     default_friction,
     identify,
     identify_iv,
     robot_model,
 )
 from dynid.identification.model import LinearModel
-from dynid.identification.nls import NLS_FRICTION_MODELS, identify_nls
+from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, any_not_finite, cell, w_errors
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds

@@ -1,20 +1,26 @@
-"""Identification: from a robot and its data to a dynamic model, one module per method.
+"""Identification: from a robot and its data to a dynamic model, one sub-package per estimator
+family behind one contract, on pieces shared by all.
+
+The families (each sub-package's docstring lists its modules and papers):
+
+- ``linear``: OLS, WLS, IV on the inverse dynamic model (IDIM), from a regressor or from logs;
+  a controller's M(q), g(q) (Gaz et al. 2019 §IV-A).
+- ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (the Jaco2 comparison paper).
+- ``nonlinear``: NLS, physical parameters jointly with nonlinear friction (Gilbert et al. 2024).
+- ``retrieval``: a feasible full parameter set behind base coefficients (Gaz §V).
+
+The contract (``estimate``): ``Problem`` in, ``Estimate`` out, each ``Method`` listed with its
+family, its needs and its paper. Shared by all:
 
 - ``base_parameters``: identifiable combinations by rref or pivoted QR (Szabó 2021 §4.1;
   Gaz et al. 2019 eq. 5-8); ``symbolic``: the regroupings in the table lengths.
-- ``estimators``: OLS, WLS (Szabó eq. 18-19), IV, with covariance and relative std (Gaz §VI).
-- ``linear``: identification from time series (one log or several, each with its own offsets)
-  with linear friction and rotor inertias, and IDIM-IV.
-- ``drive_gains``: drive gains and dynamics from motor currents (Gautier & Briot 2014).
-- ``reverse_engineering``: a controller's M(q), g(q) to coefficients (Gaz §IV-A).
+- ``model``: the identified ``LinearModel`` and its file.
 - ``consistency``: physical consistency of link parameters (Jaco2 paper eq. 3-6).
-- ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (Jaco2 paper).
-- ``nls``: physical parameters jointly with nonlinear friction (Gilbert et al. 2024 eq. 16-22).
-- ``retrieval``: a feasible full parameter set from coefficients (SDP; Gaz §V, Algorithm 1).
+- ``drive_gains``: drive gains and dynamics from motor currents (Gautier & Briot 2014).
 - ``payload``: the payload on the last link with the arm frozen (Gilbert eq. 22).
 - ``bootstrap``: standard deviations and percentile intervals of any method's coefficients and
   predicted torques by a residual moving-block bootstrap (coloured noise, constraints).
-- ``model``: the identified ``LinearModel`` and its file.
+- ``_stream``: the logs folded into triangular factors chunk by chunk, locally or on Dask.
 """
 
 from dynid.identification._stream import Factors as Factors
@@ -38,50 +44,50 @@ from dynid.identification.bootstrap import bootstrap as bootstrap
 from dynid.identification.bootstrap import bootstrap_table as bootstrap_table
 from dynid.identification.consistency import ConsistencyReport as ConsistencyReport
 from dynid.identification.consistency import check_consistency as check_consistency
-from dynid.identification.constrained import CONSTRAINED_METHODS as CONSTRAINED_METHODS
-from dynid.identification.constrained import ConstrainedResult as ConstrainedResult
-from dynid.identification.constrained import (
+from dynid.identification.constrained.cls import CONSTRAINED_METHODS as CONSTRAINED_METHODS
+from dynid.identification.constrained.cls import ConstrainedResult as ConstrainedResult
+from dynid.identification.constrained.cls import (
     InconsistentPriorWarning as InconsistentPriorWarning,
 )
-from dynid.identification.constrained import PriorWeightEdgeWarning as PriorWeightEdgeWarning
-from dynid.identification.constrained import identify_constrained as identify_constrained
+from dynid.identification.constrained.cls import PriorWeightEdgeWarning as PriorWeightEdgeWarning
+from dynid.identification.constrained.cls import identify_constrained as identify_constrained
 from dynid.identification.drive_gains import KnownPayload as KnownPayload
 from dynid.identification.drive_gains import identify_drive_gains as identify_drive_gains
-from dynid.identification.estimators import ESTIMATORS as ESTIMATORS
-from dynid.identification.estimators import ILL_CONDITIONED as ILL_CONDITIONED
-from dynid.identification.estimators import IV as IV
-from dynid.identification.estimators import OLS as OLS
-from dynid.identification.estimators import WLS as WLS
-from dynid.identification.estimators import IllConditionedWarning as IllConditionedWarning
-from dynid.identification.estimators import RankDeficiencyWarning as RankDeficiencyWarning
-from dynid.identification.estimators import relative_std_percent as relative_std_percent
-from dynid.identification.linear import IVConvergenceWarning as IVConvergenceWarning
-from dynid.identification.linear import default_friction as default_friction
-from dynid.identification.linear import identify as identify
-from dynid.identification.linear import identify_iv as identify_iv
-from dynid.identification.linear import robot_model as robot_model
+from dynid.identification.linear.estimators import ESTIMATORS as ESTIMATORS
+from dynid.identification.linear.estimators import ILL_CONDITIONED as ILL_CONDITIONED
+from dynid.identification.linear.estimators import IV as IV
+from dynid.identification.linear.estimators import OLS as OLS
+from dynid.identification.linear.estimators import WLS as WLS
+from dynid.identification.linear.estimators import IllConditionedWarning as IllConditionedWarning
+from dynid.identification.linear.estimators import RankDeficiencyWarning as RankDeficiencyWarning
+from dynid.identification.linear.estimators import relative_std_percent as relative_std_percent
+from dynid.identification.linear.idim import IVConvergenceWarning as IVConvergenceWarning
+from dynid.identification.linear.idim import default_friction as default_friction
+from dynid.identification.linear.idim import identify as identify
+from dynid.identification.linear.idim import identify_iv as identify_iv
+from dynid.identification.linear.idim import robot_model as robot_model
 from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.identification.model import LinearModel as LinearModel
 from dynid.identification.model import load_model as load_model
 from dynid.identification.model import save_model as save_model
-from dynid.identification.nls import NLS_FRICTION_MODELS as NLS_FRICTION_MODELS
-from dynid.identification.nls import FrictionComparison as FrictionComparison
-from dynid.identification.nls import NLSResult as NLSResult
-from dynid.identification.nls import compare_friction as compare_friction
-from dynid.identification.nls import identify_nls as identify_nls
+from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS as NLS_FRICTION_MODELS
+from dynid.identification.nonlinear.nls import FrictionComparison as FrictionComparison
+from dynid.identification.nonlinear.nls import NLSResult as NLSResult
+from dynid.identification.nonlinear.nls import compare_friction as compare_friction
+from dynid.identification.nonlinear.nls import identify_nls as identify_nls
 from dynid.identification.payload import PayloadResult as PayloadResult
 from dynid.identification.payload import arm_torque as arm_torque
 from dynid.identification.payload import identify_payload as identify_payload
 from dynid.identification.payload import in_tool_frame as in_tool_frame
-from dynid.identification.retrieval import RETRIEVAL_METHODS as RETRIEVAL_METHODS
-from dynid.identification.retrieval import RetrievalResult as RetrievalResult
-from dynid.identification.retrieval import check_bounds as check_bounds
-from dynid.identification.retrieval import gaz2019_penalty_weights as gaz2019_penalty_weights
-from dynid.identification.retrieval import parameter_scale as parameter_scale
-from dynid.identification.retrieval import retrieve_penalty as retrieve_penalty
-from dynid.identification.retrieval import retrieve_sdp as retrieve_sdp
-from dynid.identification.reverse_engineering import identify_static as identify_static
-from dynid.identification.reverse_engineering import (
+from dynid.identification.retrieval.retrieve import RETRIEVAL_METHODS as RETRIEVAL_METHODS
+from dynid.identification.retrieval.retrieve import RetrievalResult as RetrievalResult
+from dynid.identification.retrieval.retrieve import check_bounds as check_bounds
+from dynid.identification.retrieval.retrieve import gaz2019_penalty_weights as gaz2019_penalty_weights
+from dynid.identification.retrieval.retrieve import parameter_scale as parameter_scale
+from dynid.identification.retrieval.retrieve import retrieve_penalty as retrieve_penalty
+from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
+from dynid.identification.linear.reverse_engineering import identify_static as identify_static
+from dynid.identification.linear.reverse_engineering import (
     joint1_gravity_is_zero as joint1_gravity_is_zero,
 )
 from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegrouping

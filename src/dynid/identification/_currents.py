@@ -50,11 +50,11 @@ def fit_currents(method: str, robot: Robot, logs: Dataset | Sequence[Dataset], *
     if method == "ols":
         result = identify_drive_gains(robot, logs, **scale, **options)
     elif method == "nls":
-        from dynid.identification.nls import identify_nls
+        from dynid.identification.nonlinear.nls import identify_nls
 
         result = identify_nls(robot, logs, **scale, **options)
     else:
-        from dynid.identification.constrained import identify_constrained
+        from dynid.identification.constrained.cls import identify_constrained
 
         result = identify_constrained(robot, logs, method=method, **scale, **options)
     model = result if isinstance(result, LinearModel) else getattr(result, "model", None)

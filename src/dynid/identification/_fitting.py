@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from dynid.identification._stream import Factors
 from dynid.identification.base_parameters import base_parameters
-from dynid.identification.estimators import RankDeficiencyWarning
+from dynid.identification.linear.estimators import RankDeficiencyWarning
 
 
 def check_rows(n_equations: int, n_unknowns: int, what: str) -> None:

@@ -76,12 +76,12 @@ from dynid.identification._currents import (
 )
 from dynid.identification._logs import as_logs, deviation_names
 from dynid.identification._stream import CHUNK_SAMPLES, _with_deviations, fold_logs
-from dynid.identification.constrained import CONSTRAINED_METHODS, identify_constrained
+from dynid.identification.constrained.cls import CONSTRAINED_METHODS, identify_constrained
 from dynid.identification.drive_gains import KnownPayload
-from dynid.identification.estimators import OLS, WLS
-from dynid.identification.linear import identify, identify_iv
+from dynid.identification.linear.estimators import OLS, WLS
+from dynid.identification.linear.idim import identify, identify_iv
 from dynid.identification.model import LinearModel
-from dynid.identification.nls import identify_nls
+from dynid.identification.nonlinear.nls import identify_nls
 from dynid.robot import Robot
 
 __all__ = ["BOOTSTRAP_METHODS", "MAX_REPLICATES", "Bootstrap", "BootstrapWarning",

@@ -49,8 +49,8 @@ from dynid.identification.base_parameters import (
     base_parameters,
     structural_regressor,
 )
-from dynid.identification.estimators import OLS
-from dynid.identification.linear import default_friction, linear_template
+from dynid.identification.linear.estimators import OLS
+from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, PARAMETER_NAMES

@@ -38,7 +38,7 @@ from dynid.identification.base_parameters import (
     model_columns,
     model_names,
 )
-from dynid.identification.estimators import relative_std_percent
+from dynid.identification.linear.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
 
 __all__ = ["MODEL_SCHEMA", "LinearModel", "load_model", "save_model"]

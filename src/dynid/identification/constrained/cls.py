@@ -16,7 +16,7 @@ full ``pi`` (10 n) and ``f``:
   ellipsoid, drawn through that box's corners, contains the box and would add nothing;
 - ``log-cholesky``: nonlinear least squares on log-Cholesky coordinates that map onto
   consistent bodies inside the CoM boxes, mass bounds and total-mass range by construction
-  (``dynid.identification.log_cholesky``; scipy, started from CLS-3).
+  (``dynid.identification.constrained.log_cholesky``; scipy, started from CLS-3).
 
 Every problem is scaled (parameters by the bounds' sizes, the fit by ``|z|``) before Clarabel
 sees it; the solver status is in the result, never hidden.
@@ -60,10 +60,10 @@ from dynid.identification.drive_gains import (
     gautier_briot_fit,
     joint_noise,
 )
-from dynid.identification.linear import default_friction, linear_template
-from dynid.identification.log_cholesky import CurrentGains, fit_log_cholesky
+from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.model import LinearModel
-from dynid.identification.retrieval import check_bounds, parameter_scale
+from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
 from dynid.robot import Robot
 from dynid.robot._robot import check_drive_gains
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix

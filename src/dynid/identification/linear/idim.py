@@ -7,7 +7,7 @@
   current estimate.
 
 The reverse engineering from a controller's M(q), g(q) lives in
-``dynid.identification.reverse_engineering``.
+``dynid.identification.linear.reverse_engineering``.
 
 Before fitting, the data's own base regressor is checked: base parameters that the data do not
 excite (a joint that never moves, too few poses) raise a ValueError that names them.
@@ -34,7 +34,7 @@ from dynid.identification._logs import (
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.base_parameters import Method, robot_base_parameters
-from dynid.identification.estimators import IV, OLS, WLS
+from dynid.identification.linear.estimators import IV, OLS, WLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate.twin import closed_loop_pieces

@@ -57,7 +57,7 @@ from dynid.identification._logs import Offsets, as_logs
 from dynid.identification._stream import deviation_block
 from dynid.identification.base_parameters import robot_base_parameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
-from dynid.identification.constrained import gain_bounds, identify_constrained
+from dynid.identification.constrained.cls import gain_bounds, identify_constrained
 from dynid.identification.drive_gains import (
     KnownPayload,
     _payload_columns,
@@ -65,7 +65,7 @@ from dynid.identification.drive_gains import (
     identify_drive_gains,
     scale_knowledge,
 )
-from dynid.identification.linear import identify
+from dynid.identification.linear.idim import identify
 from dynid.identification.model import LinearModel
 from dynid.metrics import mae, rmse
 from dynid.robot import Robot

@@ -16,7 +16,7 @@ from dynid.friction.models import NoFriction
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, from_arrays
 from dynid.identification.base_parameters import Method, check_regrouping, robot_base_parameters
-from dynid.identification.estimators import OLS
+from dynid.identification.linear.estimators import OLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 
