@@ -10,7 +10,7 @@ import pytest
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.fit import line_start
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification import nls
+from dynid.identification.nonlinear import nls
 from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.nonlinear.nls import identify_nls
 from dynid.metrics import rmse
