@@ -53,6 +53,10 @@ from dynid.identification.constrained.cls import PriorWeightEdgeWarning as Prior
 from dynid.identification.constrained.cls import identify_constrained as identify_constrained
 from dynid.identification.drive_gains import KnownPayload as KnownPayload
 from dynid.identification.drive_gains import identify_drive_gains as identify_drive_gains
+from dynid.identification.estimate import FAMILIES as FAMILIES
+from dynid.identification.estimate import Estimate as Estimate
+from dynid.identification.estimate import Method as Method
+from dynid.identification.estimate import Problem as Problem
 from dynid.identification.linear.estimators import ESTIMATORS as ESTIMATORS
 from dynid.identification.linear.estimators import ILL_CONDITIONED as ILL_CONDITIONED
 from dynid.identification.linear.estimators import IV as IV
@@ -66,6 +70,8 @@ from dynid.identification.linear.idim import default_friction as default_frictio
 from dynid.identification.linear.idim import identify as identify
 from dynid.identification.linear.idim import identify_iv as identify_iv
 from dynid.identification.linear.idim import robot_model as robot_model
+from dynid.identification.methods import IDENTIFICATION_METHODS as IDENTIFICATION_METHODS
+from dynid.identification.methods import find_method as find_method
 from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.identification.model import LinearModel as LinearModel
 from dynid.identification.model import load_model as load_model
@@ -97,6 +103,8 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "CONSTRAINED_METHODS",
     "ESTIMATORS",
+    "FAMILIES",
+    "IDENTIFICATION_METHODS",
     "ILL_CONDITIONED",
     "IV",
     "LINK_ORDER",
@@ -112,6 +120,7 @@ __all__ = [
     "BootstrapWarning",
     "ConsistencyReport",
     "ConstrainedResult",
+    "Estimate",
     "Factors",
     "FrictionComparison",
     "IVConvergenceWarning",
@@ -120,10 +129,12 @@ __all__ = [
     "KnownPayload",
     "Layout",
     "LinearModel",
+    "Method",
     "Moments",
     "NLSResult",
     "PayloadResult",
     "PriorWeightEdgeWarning",
+    "Problem",
     "RankDeficiencyWarning",
     "RetrievalResult",
     "SymbolicRegrouping",
@@ -135,6 +146,7 @@ __all__ = [
     "check_consistency",
     "compare_friction",
     "default_friction",
+    "find_method",
     "gaz2019_penalty_weights",
     "identify",
     "identify_constrained",

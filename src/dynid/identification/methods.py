@@ -1,15 +1,16 @@
 """Every estimator by name, behind the one contract (``dynid.identification.estimate``).
 
-``METHODS`` maps a name to its ``Method``: ``METHODS["cls3"].fit(Problem(robot, logs))``
-gives an ``Estimate`` whatever the family. Each family lists its own methods (``METHODS`` of
-its package's modules); this module gathers them, in the order of the families.
+``IDENTIFICATION_METHODS`` maps a name to its ``Method``:
+``IDENTIFICATION_METHODS["cls3"].fit(Problem(robot, logs))`` gives an ``Estimate`` whatever
+the family. Each family lists its own methods; this module gathers them in the order of the
+families (``FAMILIES``).
 """
 
 from __future__ import annotations
 
 from dynid.identification.estimate import Estimate, Method, Problem
 
-__all__ = ["METHODS", "method"]
+__all__ = ["IDENTIFICATION_METHODS", "find_method"]
 
 
 def _linear_methods() -> tuple[Method, ...]:
@@ -77,11 +78,12 @@ def _gather() -> dict[str, Method]:
     return {m.name: m for m in methods}
 
 
-METHODS: dict[str, Method] = _gather()
+IDENTIFICATION_METHODS: dict[str, Method] = _gather()
 
 
-def method(name: str) -> Method:
+def find_method(name: str) -> Method:
     """The method called ``name``; a ValueError lists the names."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}: choose among {sorted(METHODS)}")
-    return METHODS[name]
+    if name not in IDENTIFICATION_METHODS:
+        raise ValueError(f"unknown method {name!r}: choose among "
+                         f"{sorted(IDENTIFICATION_METHODS)}")
+    return IDENTIFICATION_METHODS[name]
