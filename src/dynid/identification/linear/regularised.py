@@ -1,0 +1,202 @@
+"""Ridge and elastic net on the base parameters, with the scikit-learn estimator contract,
+fitted from the triangular factor of ``[W tau]`` (``fit(W, tau)`` folds its arrays and calls
+``fit_factors``; ``identify(robot, logs, estimator=Ridge(alpha=...))`` folds logs of any
+length the same way).
+
+One objective for both, so that they meet where they should:
+
+    1/2 |tau - W x|^2 + alpha (l1_ratio |x|_1 + (1 - l1_ratio) / 2 |x|^2)
+
+- ``Ridge(alpha=a)`` is ``l1_ratio = 0``: ``x = (W^T W + a I)^-1 W^T tau`` (Hoerl & Kennard
+  1970), solved as least squares on ``[R; sqrt(a) I] x = [z; 0]`` (R, z from the factor: no
+  Gram matrix is inverted);
+- ``ElasticNet(alpha=a, l1_ratio=r)`` (Zou & Hastie 2005): ``r = 1`` is the lasso (Tibshirani
+  1996), ``r = 0`` ridge. Solved by cyclic coordinate descent on the Gram matrix ``R^T R``
+  (Friedman, Hastie & Tibshirani 2010), then polished: on the active set the stationarity
+  equations are solved exactly and every inactive coefficient's optimality condition checked.
+
+Unlike scikit-learn's ``ElasticNet`` the squared error is not divided by the row count: alpha is
+in torque squared, and a longer log weighs the data more against the penalty (as a prior's
+would). The penalty acts on every unknown the regressor has — base parameters, friction, rotor
+inertias and the logs' offset deviations alike — with no column scaling.
+
+Figures: ``covariance_`` is the sandwich ``sigma2 M^-1 W^T W M^-1`` with
+``M = W^T W + alpha (1 - l1_ratio) I`` (ridge) and, for the elastic net on its active set,
+Tibshirani's (1996, §2.5) approximation ``M = W_A^T W_A + alpha (1 - r) I + alpha r
+diag(1 / |x_A|)``; a coefficient set to zero has std 0 (and ``relative_std_percent_`` inf).
+``sigma2_ = |tau - W coef_|^2 / (m - k)``, k the coefficients not set to zero. ``rank_``,
+``singular_`` and ``condition_number_`` are the unregularised regressor's.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.identification._stream import Factors, from_arrays
+from dynid.identification.linear._figures import (
+    check_rows,
+    coefficient_figures,
+    compressed,
+    regressor_figures,
+)
+from dynid.identification.linear.estimators import _blocks, _LinearEstimator
+
+__all__ = ["ElasticNet", "ElasticNetConvergenceWarning", "METHODS", "Ridge",
+           "check_penalty", "elastic_net"]
+
+
+class ElasticNetConvergenceWarning(RuntimeWarning):
+    """Coordinate descent stopped at its sweep limit before the optimality conditions held."""
+
+
+def check_penalty(alpha, l1_ratio) -> tuple[float, float]:
+    """``alpha`` >= 0 and ``l1_ratio`` in [0, 1] as floats; a ValueError naming the one that
+    is not."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"`alpha` must be a finite number >= 0, got {alpha!r}")
+    if isinstance(l1_ratio, bool) or not isinstance(
+            l1_ratio, (int, float, np.floating, np.integer)) or not 0 <= l1_ratio <= 1:
+        raise ValueError(f"`l1_ratio` must be a number in [0, 1], got {l1_ratio!r}")
+    return float(alpha), float(l1_ratio)
+
+
+def elastic_net(r: NDArray, z: NDArray, alpha: float, l1_ratio: float, *,
+                tol: float = 1e-12, max_sweeps: int = 100_000) -> tuple[NDArray, int, bool]:
+    """The minimiser of ``1/2 |R x - z|^2 + alpha (l1 |x|_1 + (1 - l1) / 2 |x|^2)``, the
+    sweeps taken and whether the optimality conditions hold (see the module)."""
+    p = r.shape[1]
+    gram = r.T @ r
+    c = r.T @ z
+    l1, l2 = alpha * l1_ratio, alpha * (1.0 - l1_ratio)
+    diagonal = np.diag(gram) + l2
+    if (diagonal <= 0).any():
+        raise ValueError("the regressor has an all-zero column and no ridge part "
+                         "(`l1_ratio` = 1): that coefficient is not determined")
+    x = np.zeros(p)
+    gradient = c.copy()  # c - G x
+    size = max(float(np.linalg.norm(z)), np.finfo(float).tiny)  # |R x| steps in its units
+    sweeps, optimal = 0, False
+    while sweeps < max_sweeps:
+        sweeps += 1
+        largest = 0.0
+        for j in range(p):
+            rho = gradient[j] + gram[j, j] * x[j]
+            new = np.sign(rho) * max(abs(rho) - l1, 0.0) / diagonal[j]
+            step = new - x[j]
+            if step != 0.0:
+                gradient -= step * gram[:, j]
+                x[j] = new
+                largest = max(largest, abs(step) * np.sqrt(diagonal[j]))
+        if largest <= 1e-9 * size or sweeps % 50 == 0:
+            polished = _polish(gram, c, x, l1, l2, tol)
+            if polished is not None:
+                return polished, sweeps, True
+            if largest == 0.0:
+                break
+    return x, sweeps, optimal
+
+
+def _polish(gram: NDArray, c: NDArray, x: NDArray, l1: float, l2: float,
+            tol: float) -> NDArray | None:
+    """The exact minimiser on ``x``'s active set and signs, if it satisfies every optimality
+    condition (signs kept, ``|c_j - G_j x| <= l1`` off the set, to ``tol``); else None."""
+    active = np.flatnonzero(x)
+    out = np.zeros_like(x)
+    if active.size:
+        signs = np.sign(x[active])
+        system = gram[np.ix_(active, active)] + l2 * np.eye(active.size)
+        try:
+            out[active] = np.linalg.solve(system, c[active] - l1 * signs)
+        except np.linalg.LinAlgError:
+            return None
+        if np.any(np.sign(out[active]) != signs):
+            return None
+    slack = np.abs(c - gram @ out - l2 * out)
+    inactive = np.setdiff1d(np.arange(x.size), active)
+    scale = max(float(np.abs(c).max()), np.finfo(float).tiny)
+    if inactive.size and np.any(slack[inactive] > l1 + tol * scale):
+        return None
+    return out
+
+
+class _Penalised:
+    """Ridge and elastic net share the fit from factors (see the module)."""
+
+    l1_ratio: float
+
+    def _fit(self, factors: Factors) -> None:
+        alpha, l1_ratio = check_penalty(self.alpha, self.l1_ratio)
+        m, p = check_rows(factors)
+        r, z, rho = compressed(factors)
+        regressor_figures(self, r, m)
+        if l1_ratio == 0.0:
+            # least squares on [R; sqrt(a) I] x = [z; 0]
+            stacked = np.vstack([r, np.sqrt(alpha) * np.eye(p)])
+            q, upper = np.linalg.qr(stacked)
+            coef = scipy.linalg.solve_triangular(upper, q.T @ np.concatenate([z, np.zeros(p)]))
+            self.n_iter_, self.converged_ = 0, True
+        else:
+            coef, self.n_iter_, self.converged_ = elastic_net(r, z, alpha, l1_ratio)
+            if not self.converged_:
+                warnings.warn(f"elastic net: coordinate descent stopped after {self.n_iter_} "
+                              "sweeps before its optimality conditions held; the estimate is "
+                              "approximate", ElasticNetConvergenceWarning, stacklevel=3)
+        active = np.flatnonzero(coef) if l1_ratio > 0 else np.arange(p)
+        residual = float(np.sum((r @ coef - z) ** 2) + rho**2)
+        sigma2 = residual / max(m - active.size, 1)
+        covariance = np.zeros((p, p))
+        if active.size:
+            gram = r[:, active].T @ r[:, active]
+            middle = gram + alpha * (1.0 - l1_ratio) * np.eye(active.size)
+            if l1_ratio > 0:
+                middle = middle + alpha * l1_ratio * np.diag(1.0 / np.abs(coef[active]))
+            inverse = np.linalg.pinv(middle)
+            covariance[np.ix_(active, active)] = sigma2 * inverse @ gram @ inverse.T
+        self.active_ = active
+        coefficient_figures(self, coef, covariance, sigma2, factors)
+        self.details_ = {"alpha": alpha, "l1_ratio": l1_ratio, "active": int(active.size),
+                         "iterations": int(self.n_iter_)}
+
+    def fit(self, regressor: ArrayLike, torque: ArrayLike):
+        w, y, n = _blocks(regressor, torque, need_blocks=False)
+        factors = from_arrays(w if n is None else w.reshape(-1, n, w.shape[1]),
+                              y if n is None else y.reshape(-1, n))
+        self._fit(factors)
+        self.residuals_ = y - w @ self.coef_
+        return self
+
+    def fit_factors(self, factors: Factors):
+        """Fit compressed rows (see the module)."""
+        self._fit(factors)
+        return self
+
+    def predict(self, regressor: ArrayLike) -> NDArray:
+        """``W coef_`` with W ``(..., p)`` -> ``(...)``."""
+        return _LinearEstimator.predict(self, regressor)
+
+
+class Ridge(_Penalised):
+    """Ridge regression, ``(W^T W + alpha I)^-1 W^T tau`` (see the module); ``alpha`` >= 0
+    [N^2 m^2 per unit squared of the coefficients]."""
+
+    name = "ridge"
+    l1_ratio = 0.0
+
+    def __init__(self, *, alpha: float = 1.0) -> None:
+        self.alpha = alpha
+
+
+class ElasticNet(_Penalised):
+    """Elastic net (see the module): ``alpha`` >= 0, ``l1_ratio`` in [0, 1] (1: the lasso,
+    0: ridge)."""
+
+    name = "elastic-net"
+
+    def __init__(self, *, alpha: float = 1.0, l1_ratio: float = 0.5) -> None:
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
