@@ -171,3 +171,43 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
         consistency=check_consistency(parameters, bounds), status=status,
         success=status == "optimal" and converged, relative_error_percent=relative_error,
         seconds=time.perf_counter() - clock)
+
+
+def _methods() -> tuple[Method, ...]:
+    def run_with(name: str, make):
+        def run(problem: Problem, **options) -> Estimate:
+            estimator = make(options)
+            options.setdefault("prior", problem.prior)
+            result = identify_consistent(problem.robot, problem.logs, estimator=estimator,
+                                         friction=problem.friction, **options)
+            return Estimate(name, result.model, 0.0, result.success, result.status,
+                            iterations=int(result.model.report.get("iterations", 0)),
+                            parameters=result.parameters, details=result.to_json())
+        return run
+
+    def irls(loss: str):
+        def make(options: dict) -> IRLS:
+            return IRLS(loss=loss, **{key: options.pop(key) for key in
+                                      ("tuning", "max_iter", "tol") if key in options})
+        return make
+
+    needs = frozenset({"ddq", "effort"})
+    return (
+        Method("pc-irls-huber", "constrained", True, needs,
+               "Leboutet et al. 2021 (BIRDy PC-IDIM-IRLS); CLS-3 LMI", run_with(
+                   "pc-irls-huber", irls("huber"))),
+        Method("pc-irls-tukey", "constrained", True, needs,
+               "Leboutet et al. 2021 (BIRDy PC-IDIM-IRLS), bisquare; CLS-3 LMI", run_with(
+                   "pc-irls-tukey", irls("tukey"))),
+        Method("pc-ridge", "constrained", True, needs,
+               "Hoerl & Kennard 1970 penalty on the CLS-3 LMI-SDP", run_with(
+                   "pc-ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),
+        Method("pc-elastic-net", "constrained", True, needs,
+               "Zou & Hastie 2005 penalty on the CLS-3 LMI-SDP", run_with(
+                   "pc-elastic-net", lambda options: ElasticNet(
+                       alpha=options.pop("alpha", 1.0), l1_ratio=options.pop("l1_ratio", 0.5)))),
+    )
+
+
+#: The methods of this module, behind the one contract (``dynid.identification.estimate``).
+METHODS = _methods()

@@ -35,8 +35,6 @@ from dynid.identification._logs import (
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.linear.estimators import IV, OLS, WLS
-from dynid.identification.linear.regularised import ElasticNet, Ridge
-from dynid.identification.linear.robust import IRLS, ML, TLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate.twin import closed_loop_pieces
@@ -68,7 +66,7 @@ class IVConvergenceWarning(RuntimeWarning):
 
 def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
              friction: FrictionModel | None = None,
-             estimator: OLS | WLS | IRLS | TLS | ML | Ridge | ElasticNet | None = None,
+             estimator=None,
              method: Method = "rref", rotor_inertia: bool | None = None,
              offsets: Offsets = "per-log",
              progress: Callable[[int], None] | None = None, client=None) -> LinearModel:
@@ -81,7 +79,8 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     with several logs WLS estimates one noise level per log and joint. The robust and
     regularised estimators work here too (``dynid.identification.linear.robust``: IRLS, TLS,
     ML; ``.regularised``: Ridge, ElasticNet): IRLS folds the logs again, weighted, at each of
-    its passes; the others fit the factors folded once. Their own figures (IRLS's scales and
+    its passes (an estimator whose ``refolds`` is true is given ``refold(weights)``); the
+    others fit the factors folded once. Their own figures (IRLS's scales and
     rejected rows, the penalty) join the report.
     ``rotor_inertia``: identify each drive's reflected rotor inertia ``Ia_j`` too (default:
     when the robot states rotor inertias). ``offsets``: with several logs, ``"per-log"``
@@ -113,7 +112,7 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     check_rows(n_samples * robot.n_joints, len(names), "the data")
     factors = fold_logs(template, logs, len(deviations), progress=progress, client=client)
     options = {"by_group": len(logs) > 1} if isinstance(estimator, WLS) else {}
-    if isinstance(estimator, IRLS):
+    if getattr(estimator, "refolds", False):  # IRLS: the rows again, weighted, every pass
         options = {"refold": lambda weights: fold_logs(template, logs, len(deviations),
                                                        weights=weights, progress=progress)}
     faults = excitation_faults(logs, robot.joint_names)

@@ -200,3 +200,32 @@ class ElasticNet(_Penalised):
     def __init__(self, *, alpha: float = 1.0, l1_ratio: float = 0.5) -> None:
         self.alpha = alpha
         self.l1_ratio = l1_ratio
+
+
+def _methods() -> tuple:
+    from dynid.identification.estimate import Estimate, Method, Problem
+    from dynid.identification.linear.idim import identify
+
+    def run_with(name: str, make):
+        def run(problem: Problem, **options) -> Estimate:
+            estimator = make(options)
+            model = identify(problem.robot, problem.logs, friction=problem.friction,
+                             estimator=estimator, **options)
+            return Estimate(name, model, 0.0, bool(estimator.converged_),
+                            "optimal" if estimator.converged_ else "stopped at max sweeps",
+                            iterations=int(estimator.n_iter_), details=dict(estimator.details_))
+        return run
+
+    needs = frozenset({"ddq", "effort"})
+    return (
+        Method("ridge", "linear", False, needs, "Hoerl & Kennard 1970 (ridge)",
+               run_with("ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),
+        Method("elastic-net", "linear", False, needs,
+               "Zou & Hastie 2005 (elastic net); Friedman et al. 2010 (coordinate descent)",
+               run_with("elastic-net", lambda options: ElasticNet(
+                   alpha=options.pop("alpha", 1.0), l1_ratio=options.pop("l1_ratio", 0.5)))),
+    )
+
+
+#: The methods of this module, behind the one contract (``dynid.identification.estimate``).
+METHODS = _methods()

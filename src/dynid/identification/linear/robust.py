@@ -133,6 +133,8 @@ class IRLS(_LinearEstimator):
     ``weights_`` (m,) at ``coef_``. A flat regressor ``(m, p)`` has one scale.
     """
 
+    refolds = True  # identify gives fit_factors the logs' rows again: ``refold``
+
     def __init__(self, *, loss: str = "huber", tuning: float | None = None,
                  max_iter: int = 50, tol: float = 1e-6) -> None:
         super().__init__()
@@ -368,3 +370,54 @@ class ML(_EIV):
         out[:p, :p] = sigma_w
         out[p, p] = float(torque) ** 2
         return out
+
+
+def _methods() -> tuple:
+    from dynid.identification.estimate import Estimate, Method, Problem
+    from dynid.identification.linear.idim import identify
+
+    def linear(name: str, make: Callable[[dict], object]):
+        def run(problem: Problem, **options) -> Estimate:
+            estimator = make(options)
+            model = identify(problem.robot, problem.logs, friction=problem.friction,
+                             estimator=estimator, **options)
+            converged = bool(getattr(estimator, "converged_", True))
+            return Estimate(name, model, 0.0, converged,
+                            "converged" if name.startswith("irls") and converged else
+                            "stopped at max_iter" if not converged else "closed form",
+                            iterations=int(getattr(estimator, "n_iter_", 0)),
+                            details=dict(getattr(estimator, "details_", {})))
+        return run
+
+    def irls(loss: str):
+        def make(options: dict) -> IRLS:
+            return IRLS(loss=loss, **{key: options.pop(key) for key in
+                                      ("tuning", "max_iter", "tol") if key in options})
+        return make
+
+    def ml(options: dict) -> ML:
+        missing = [key for key in ("regressor_noise", "torque_noise") if key not in options]
+        if missing:
+            raise ValueError(f"method 'ml' needs the noise it assumes: give "
+                             f"{' and '.join(f'`{key}`' for key in missing)}")
+        return ML(regressor_noise=options.pop("regressor_noise"),
+                  torque_noise=options.pop("torque_noise"))
+
+    needs = frozenset({"ddq", "effort"})
+    return (
+        Method("irls-huber", "linear", False, needs,
+               "Holland & Welsch 1977 (IRLS); Huber 1964 loss, MAD scale", linear(
+                   "irls-huber", irls("huber"))),
+        Method("irls-tukey", "linear", False, needs,
+               "Holland & Welsch 1977 (IRLS); Beaton & Tukey 1974 bisquare, MAD scale",
+               linear("irls-tukey", irls("tukey"))),
+        Method("tls", "linear", False, needs, "Golub & Van Loan 1980 (TLS)",
+               linear("tls", lambda options: TLS())),
+        Method("ml", "linear", False, needs,
+               "Gleser 1981; Van Huffel & Vandewalle 1991 §3.3 (EIV ML, known covariance)",
+               linear("ml", ml)),
+    )
+
+
+#: The methods of this module, behind the one contract (``dynid.identification.estimate``).
+METHODS = _methods()
