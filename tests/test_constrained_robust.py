@@ -94,7 +94,7 @@ def test_methods_follow_the_contract(inside):
 
 def test_bad_inputs_name_the_argument(inside):
     truth, log = inside
-    with pytest.raises(ValueError, match="`estimator`.*TLS"):
+    with pytest.raises(ValueError, match=r"`estimator`.*TLS"):
         identify_consistent(truth, log, estimator=TLS())
     with pytest.raises(ValueError, match="`alpha`"):
         identify_consistent(truth, log, estimator=Ridge(alpha=-1.0))

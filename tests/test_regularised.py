@@ -60,7 +60,7 @@ def test_elastic_net_at_its_ends_is_the_lasso_and_ridge(rng, alpha):
 
 
 def test_the_lasso_sets_coefficients_to_zero_and_reports_them(rng):
-    w, truth, y = _data(rng)
+    w, _, y = _data(rng)
     flat, target = w.reshape(-1, w.shape[-1]), y.ravel()
     alpha = 0.3 * np.abs(flat.T @ target).max()  # above it, every coefficient is zero
     fit = ElasticNet(alpha=alpha, l1_ratio=1.0).fit(w, y)

@@ -46,7 +46,7 @@ def test_irls_is_ols_on_gaussian_noise(rng, loss):
 
 def test_irls_beats_ols_with_five_percent_spikes(rng):
     w, truth, clean = _blocks(rng)
-    y, mask = _spiked(rng, clean)
+    y, _ = _spiked(rng, clean)
     ols = np.linalg.norm(OLS().fit(w, y).coef_ - truth)
     for loss in ("huber", "tukey"):
         fit = IRLS(loss=loss).fit(w, y)

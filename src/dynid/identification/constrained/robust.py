@@ -74,7 +74,7 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
             or not np.isfinite(weight) or weight < 0:
         raise ValueError(f"`weight` must be a finite number >= 0, got {weight!r}")
     if isinstance(estimator, IRLS):
-        estimator._check()
+        estimator.check_params()
         name = f"pc-{estimator.name}"
     else:
         check_penalty(estimator.alpha, estimator.l1_ratio)

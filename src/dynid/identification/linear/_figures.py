@@ -11,7 +11,7 @@ from dynid.identification._stream import Factors
 from dynid.identification.linear.estimators import relative_std_percent
 
 
-def check_rows(factors: Factors) -> tuple[int, int]:
+def check_factors(factors: Factors) -> tuple[int, int]:
     """``(m, p)`` of ``factors``; ValueError for too few rows or all-zero torques."""
     m, p = factors.n_rows, factors.n_columns
     if m <= p:

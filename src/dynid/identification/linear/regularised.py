@@ -38,14 +38,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid.identification._stream import Factors, from_arrays
 from dynid.identification.linear._figures import (
-    check_rows,
+    check_factors,
     coefficient_figures,
     compressed,
     regressor_figures,
 )
 from dynid.identification.linear.estimators import _blocks, _LinearEstimator
 
-__all__ = ["ElasticNet", "ElasticNetConvergenceWarning", "METHODS", "Ridge",
+__all__ = ["METHODS", "ElasticNet", "ElasticNetConvergenceWarning", "Ridge",
            "check_penalty", "elastic_net"]
 
 
@@ -131,7 +131,7 @@ class _Penalised:
 
     def _fit(self, factors: Factors) -> None:
         alpha, l1_ratio = check_penalty(self.alpha, self.l1_ratio)
-        m, p = check_rows(factors)
+        m, p = check_factors(factors)
         r, z, rho = compressed(factors)
         regressor_figures(self, r, m)
         if l1_ratio == 0.0:

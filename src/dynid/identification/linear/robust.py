@@ -34,7 +34,8 @@ estimator contract (``fit(W, tau)``; from factors or logs of any length through 
   propagates the joint-state noise through the dynamics sample by sample and minimises the
   resulting likelihood iteratively; with ``Sigma_W`` of the base regressor's columns it is its
   row-independent, constant-covariance case. ``covariance_``:
-  ``(sigma_tau^2 + x^T Sigma_W x) (W^T W - lambda Sigma_W)^-1``, lambda the least eigenvalue.
+  ``(sigma_tau^2 + x^T Sigma_W x) (W^T W - lambda Sigma_W)^-1``, lambda the least eigenvalue;
+  ``sigma2_ = lambda / (m - p)``, about 1 when the stated noise is right (a check on it).
 
 Physically consistent variants: ``dynid.identification.constrained.robust`` (PC-IRLS, each
 step the CLS-3 LMI problem, as BIRDy's PC-IDIM-IRLS). The literature states no physically
@@ -52,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Layout
 from dynid.identification.linear._figures import (
-    check_rows,
+    check_factors,
     coefficient_figures,
     regressor_figures,
 )
@@ -147,7 +148,8 @@ class IRLS(_LinearEstimator):
     def name(self) -> str:
         return f"irls-{self.loss}"
 
-    def _check(self) -> float:
+    def check_params(self) -> float:
+        """The tuning constant; a ValueError naming a bad hyperparameter."""
         if self.loss not in LOSSES:
             raise ValueError(f"`loss` must be one of {sorted(LOSSES)}, got {self.loss!r}")
         tuning = LOSSES[self.loss] if self.tuning is None else self.tuning
@@ -162,7 +164,7 @@ class IRLS(_LinearEstimator):
         return float(tuning)
 
     def fit(self, regressor: ArrayLike, torque: ArrayLike) -> IRLS:
-        self._check()
+        self.check_params()
         w, y, n = _blocks(regressor, torque, need_blocks=False)
         if n is None:
             refold = refold_arrays(w, y)
@@ -175,18 +177,18 @@ class IRLS(_LinearEstimator):
                                                                         y.size // n)
         scale = self.scale_[joints]
         u = np.divide(self.residuals_, scale, out=np.zeros_like(scale), where=scale > 0)
-        self.weights_ = robust_weights(u, self.loss, self._check())
+        self.weights_ = robust_weights(u, self.loss, self.check_params())
         return self
 
     def fit_factors(self, factors: Factors, *, refold: Refold | None = None) -> IRLS:
         """Fit from ``factors`` (the unweighted rows: OLS's start and the relative error) and
         ``refold(weights)``, which folds the same rows again weighted (``refold_arrays``, or
         ``fold_logs(..., weights=...)`` for logs): the rows' residuals are needed each pass."""
-        self._check()
+        self.check_params()
         if refold is None:
             raise ValueError("`refold`: IRLS reweights every row each pass; give the function "
                              "that folds the rows again (`refold_arrays`, or identify's logs)")
-        check_rows(factors)
+        check_factors(factors)
 
         def solve(weighted: Factors) -> NDArray:
             self._solve(weighted)
@@ -199,7 +201,7 @@ class IRLS(_LinearEstimator):
             sum(factors.residual_squares(coef).values()) / factors.target_squares()))
         for name, value in record.items():
             setattr(self, f"{name}_", value)
-        self.details_ = {"loss": self.loss, "tuning": self._check(),
+        self.details_ = {"loss": self.loss, "tuning": self.check_params(),
                          "iterations": int(self.n_iter_), "converged": bool(self.converged_),
                          "scale": self.scale_.tolist(), "rejected": self.rejected_.tolist(),
                          "mean_weight": self.mean_weight_.tolist()}
@@ -215,7 +217,7 @@ class IRLS(_LinearEstimator):
         step (least squares here; the CLS-3 problem for PC-IRLS): the estimate and the record
         ``{n_iter, converged, scale, rejected, mean_weight, factors}`` (the last pass's
         weighted factors)."""
-        tuning = self._check()
+        tuning = self.check_params()
         n = 1 + max(_joint(key) for key in factors.keys())
         x = solve(factors)
         state = {"x": x, "scale": None}
@@ -282,7 +284,7 @@ class _EIV:
     def fit_factors(self, factors: Factors):
         """Fit compressed rows (see the module)."""
         covariance = self._covariance(factors.n_columns)
-        m, p = check_rows(factors)
+        m, p = check_factors(factors)
         stacked = factors.stacked()
         gram = stacked.T @ stacked  # [W tau]^T [W tau], (p + 1, p + 1)
         regressor_figures(self, stacked[:-1, :-1], m)
