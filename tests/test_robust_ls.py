@@ -10,6 +10,7 @@ import pytest
 from conftest import assert_close
 
 from dynid.excitation.optimize import random_fourier
+from dynid.friction.models import ViscousCoulomb
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.estimators import OLS
 from dynid.identification.linear.idim import identify
@@ -190,3 +191,19 @@ def test_bad_inputs_name_the_argument(rng):
         from dynid.identification._stream import from_arrays
 
         IRLS().fit_factors(from_arrays(w, y))
+
+
+def test_identify_with_irls_on_two_logs_with_their_own_offsets(arm3_log):
+    truth, log = arm3_log
+    other = simulate_open_loop(truth, random_fourier(truth, seed=4), duration=5.0, rate=200.0,
+                               sensor=SensorModel(torque_noise_std=0.02), seed=2)
+    shifted = dataclasses.replace(other, tau=np.asarray(other.tau) + np.array([0.3, -0.2, 0.1]))
+    friction = ViscousCoulomb(np.zeros(3), np.zeros(3), np.zeros(3))  # with an offset term
+    model = identify(truth, [log, shifted], friction=friction, estimator=IRLS(loss="huber"))
+    ols = identify(truth, [log, shifted], friction=friction)
+    assert model.report["converged"] and len(model.report["log_offsets"]) == 2
+    # the second log's offsets exceed the first's by the shift, as OLS finds them
+    for fit in (model, ols):
+        first, second = fit.report["log_offsets"]
+        shift = np.subtract(second["offsets"], first["offsets"])
+        assert np.all(np.abs(shift - [0.3, -0.2, 0.1]) < 0.02), shift
