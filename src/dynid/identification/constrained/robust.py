@@ -120,7 +120,6 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     if isinstance(estimator, IRLS):
         unknowns, record = estimator.iterate(
             factors, lambda weights: fold_logs(template, logs, d, weights=weights), constrained)
-        record.pop("factors")
         details = {"loss": estimator.loss, "iterations": int(record["n_iter"]),
                    "converged": bool(record["converged"]),
                    "scale": record["scale"].tolist(), "rejected": record["rejected"].tolist(),

@@ -195,8 +195,7 @@ class IRLS(_LinearEstimator):
             return self.coef_.copy()
 
         coef, record = self.iterate(factors, refold, solve)
-        record.pop("factors")  # the last solve's figures stand: its weighted step's, at coef
-        self.coef_ = coef
+        self.coef_ = coef  # the last solve's figures stand: its weighted step's, at coef
         self.relative_error_percent_ = float(100.0 * np.sqrt(
             sum(factors.residual_squares(coef).values()) / factors.target_squares()))
         for name, value in record.items():
@@ -215,8 +214,7 @@ class IRLS(_LinearEstimator):
                 ) -> tuple[NDArray, dict]:
         """The IRLS passes (see the module) with ``solve(factors) -> x`` as each weighted
         step (least squares here; the CLS-3 problem for PC-IRLS): the estimate and the record
-        ``{n_iter, converged, scale, rejected, mean_weight, factors}`` (the last pass's
-        weighted factors)."""
+        ``{n_iter, converged, scale, rejected, mean_weight}``."""
         tuning = self.check_params()
         n = 1 + max(_joint(key) for key in factors.keys())
         x = solve(factors)
@@ -247,7 +245,7 @@ class IRLS(_LinearEstimator):
 
         refold(weights)  # the OLS residuals' scale
         state["scale"] = measured()
-        converged, passes, weighted = False, 0, factors
+        converged, passes = False, 0
         while passes < self.max_iter:
             passes += 1
             sums[:] = 0
@@ -266,7 +264,7 @@ class IRLS(_LinearEstimator):
         rows = np.maximum(sums[0], 1)
         return state["x"], {"n_iter": passes, "converged": converged,
                             "scale": state["scale"], "rejected": sums[2].astype(int),
-                            "mean_weight": sums[1] / rows, "factors": weighted}
+                            "mean_weight": sums[1] / rows}
 
 
 class _EIV:
