@@ -11,9 +11,12 @@ One objective for both, so that they meet where they should:
   1970), solved as least squares on ``[R; sqrt(a) I] x = [z; 0]`` (R, z from the factor: no
   Gram matrix is inverted);
 - ``ElasticNet(alpha=a, l1_ratio=r)`` (Zou & Hastie 2005): ``r = 1`` is the lasso (Tibshirani
-  1996), ``r = 0`` ridge. Solved by cyclic coordinate descent on the Gram matrix ``R^T R``
-  (Friedman, Hastie & Tibshirani 2010), then polished: on the active set the stationarity
-  equations are solved exactly and every inactive coefficient's optimality condition checked.
+  1996), ``r = 0`` ridge. Solved exactly on the Gram matrix ``R^T R`` by feature-sign search
+  (Lee, Battle, Raina & Ng 2007, with the ridge part in the Hessian): an active set and its
+  signs, the stationarity equations solved on it, a line search to the first sign change; it
+  ends in finitely many steps where every optimality condition holds, whatever the
+  conditioning (cyclic coordinate descent crawls on ill-conditioned regressors: still short of
+  the optimum after 10^5 sweeps on a 5000 x 70 problem of condition number 10^4, measured).
 
 Unlike scikit-learn's ``ElasticNet`` the squared error is not divided by the row count: alpha is
 in torque squared, and a longer log weighs the data more against the penalty (as a prior's
@@ -50,7 +53,8 @@ __all__ = ["METHODS", "ElasticNet", "ElasticNetConvergenceWarning", "Ridge",
 
 
 class ElasticNetConvergenceWarning(RuntimeWarning):
-    """Coordinate descent stopped at its sweep limit before the optimality conditions held."""
+    """Feature-sign search stopped at its step limit before the optimality conditions
+    held."""
 
 
 def check_penalty(alpha, l1_ratio) -> tuple[float, float]:
@@ -66,62 +70,55 @@ def check_penalty(alpha, l1_ratio) -> tuple[float, float]:
 
 
 def elastic_net(r: NDArray, z: NDArray, alpha: float, l1_ratio: float, *,
-                tol: float = 1e-12, max_sweeps: int = 100_000) -> tuple[NDArray, int, bool]:
+                max_steps: int | None = None) -> tuple[NDArray, int, bool]:
     """The minimiser of ``1/2 |R x - z|^2 + alpha (l1 |x|_1 + (1 - l1) / 2 |x|^2)``, the
-    sweeps taken and whether the optimality conditions hold (see the module)."""
+    feature-sign steps taken and whether the optimality conditions hold (see the module)."""
     p = r.shape[1]
-    gram = r.T @ r
     c = r.T @ z
     l1, l2 = alpha * l1_ratio, alpha * (1.0 - l1_ratio)
-    diagonal = np.diag(gram) + l2
-    if (diagonal <= 0).any():
-        raise ValueError("the regressor has an all-zero column and no ridge part "
-                         "(`l1_ratio` = 1): that coefficient is not determined")
+    hessian = r.T @ r + l2 * np.eye(p)
+    if l1 == 0.0:
+        return np.linalg.solve(hessian, c), 0, True
+
+    def objective(x: NDArray) -> float:
+        return float(0.5 * np.sum((r @ x - z) ** 2) + 0.5 * l2 * x @ x
+                     + l1 * np.abs(x).sum())
+
+    def tolerance(x: NDArray) -> float:  # the solves' rounding in the gradient's units
+        return 1e-9 * (np.abs(hessian).max() * np.abs(x).max() + np.abs(c).max() + l1)
+
+    max_steps = 20 * p + 100 if max_steps is None else max_steps
     x = np.zeros(p)
-    gradient = c.copy()  # c - G x
-    size = max(float(np.linalg.norm(z)), np.finfo(float).tiny)  # |R x| steps in its units
-    sweeps, optimal = 0, False
-    while sweeps < max_sweeps:
-        sweeps += 1
-        largest = 0.0
-        for j in range(p):
-            rho = gradient[j] + gram[j, j] * x[j]
-            new = np.sign(rho) * max(abs(rho) - l1, 0.0) / diagonal[j]
-            step = new - x[j]
-            if step != 0.0:
-                gradient -= step * gram[:, j]
-                x[j] = new
-                largest = max(largest, abs(step) * np.sqrt(diagonal[j]))
-        if largest <= 1e-9 * size or sweeps % 50 == 0:
-            polished = _polish(gram, c, x, l1, l2, tol)
-            if polished is not None:
-                return polished, sweeps, True
-            if largest == 0.0:
+    signs = np.zeros(p)
+    steps = 0
+    while steps < max_steps:
+        gradient = hessian @ x - c
+        # a zero coefficient whose gradient beats the l1 pull enters, on the descent's sign
+        violation = np.where(x == 0, np.abs(gradient) - l1, -np.inf)
+        entering = int(np.argmax(violation))
+        if violation[entering] <= tolerance(x):
+            return x, steps, True
+        signs[entering] = -np.sign(gradient[entering])
+        active = (x != 0) | (np.arange(p) == entering)
+        while steps < max_steps:  # feature-sign steps on the active set and its signs
+            steps += 1
+            on = np.flatnonzero(active)
+            target = np.zeros(p)
+            target[on] = np.linalg.solve(hessian[np.ix_(on, on)], c[on] - l1 * signs[on])
+            # the best of the target and each point where an active coefficient hits zero
+            hits = {int(k): x[k] / (x[k] - target[k]) for k in on
+                    if x[k] != 0 and np.sign(target[k]) != np.sign(x[k])}
+            best = min([1.0, *hits.values()], key=lambda t: objective(x + t * (target - x)))
+            x = x + best * (target - x)
+            for k, t in hits.items():
+                if t == best:
+                    x[k] = 0.0  # exactly: the line search stopped where it crosses zero
+            active = x != 0
+            signs = np.sign(x)
+            gradient = hessian @ x - c
+            if np.all(np.abs(gradient[active] + l1 * signs[active]) <= tolerance(x)):
                 break
-    return x, sweeps, optimal
-
-
-def _polish(gram: NDArray, c: NDArray, x: NDArray, l1: float, l2: float,
-            tol: float) -> NDArray | None:
-    """The exact minimiser on ``x``'s active set and signs, if it satisfies every optimality
-    condition (signs kept, ``|c_j - G_j x| <= l1`` off the set, to ``tol``); else None."""
-    active = np.flatnonzero(x)
-    out = np.zeros_like(x)
-    if active.size:
-        signs = np.sign(x[active])
-        system = gram[np.ix_(active, active)] + l2 * np.eye(active.size)
-        try:
-            out[active] = np.linalg.solve(system, c[active] - l1 * signs)
-        except np.linalg.LinAlgError:
-            return None
-        if np.any(np.sign(out[active]) != signs):
-            return None
-    slack = np.abs(c - gram @ out - l2 * out)
-    inactive = np.setdiff1d(np.arange(x.size), active)
-    scale = max(float(np.abs(c).max()), np.finfo(float).tiny)
-    if inactive.size and np.any(slack[inactive] > l1 + tol * scale):
-        return None
-    return out
+    return x, steps, False
 
 
 class _Penalised:
@@ -143,8 +140,8 @@ class _Penalised:
         else:
             coef, self.n_iter_, self.converged_ = elastic_net(r, z, alpha, l1_ratio)
             if not self.converged_:
-                warnings.warn(f"elastic net: coordinate descent stopped after {self.n_iter_} "
-                              "sweeps before its optimality conditions held; the estimate is "
+                warnings.warn(f"elastic net: feature-sign search stopped after {self.n_iter_} "
+                              "steps before its optimality conditions held; the estimate is "
                               "approximate", ElasticNetConvergenceWarning, stacklevel=3)
         active = np.flatnonzero(coef) if l1_ratio > 0 else np.arange(p)
         residual = float(np.sum((r @ coef - z) ** 2) + rho**2)
@@ -212,7 +209,7 @@ def _methods() -> tuple:
             model = identify(problem.robot, problem.logs, friction=problem.friction,
                              estimator=estimator, **options)
             return Estimate(name, model, 0.0, bool(estimator.converged_),
-                            "optimal" if estimator.converged_ else "stopped at max sweeps",
+                            "optimal" if estimator.converged_ else "stopped at max steps",
                             iterations=int(estimator.n_iter_), details=dict(estimator.details_))
         return run
 
@@ -221,7 +218,7 @@ def _methods() -> tuple:
         Method("ridge", "linear", False, needs, "Hoerl & Kennard 1970 (ridge)",
                run_with("ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),
         Method("elastic-net", "linear", False, needs,
-               "Zou & Hastie 2005 (elastic net); Friedman et al. 2010 (coordinate descent)",
+               "Zou & Hastie 2005 (elastic net); Lee et al. 2007 (feature-sign search)",
                run_with("elastic-net", lambda options: ElasticNet(
                    alpha=options.pop("alpha", 1.0), l1_ratio=options.pop("l1_ratio", 0.5)))),
     )
