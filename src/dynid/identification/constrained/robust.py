@@ -65,7 +65,7 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     """The physically consistent variant of ``estimator`` (unfitted; see the module) on one
     torque log or several; ``friction``, ``bounds``, ``prior``, ``rotor_inertia`` and
     ``offsets`` as ``identify_constrained``; ``weight`` >= 0 the prior's (default none).
-    ``estimator`` is fitted here (its ``coef_`` the consistent estimate's unknowns)."""
+    ``estimator`` gives the method and its settings; it is not fitted."""
     if not isinstance(estimator, (IRLS, Ridge, ElasticNet)):
         raise ValueError("`estimator` must be IRLS, Ridge or ElasticNet (no physically "
                          "consistent TLS or ML exists in the literature), got "
@@ -75,10 +75,9 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
         raise ValueError(f"`weight` must be a finite number >= 0, got {weight!r}")
     if isinstance(estimator, IRLS):
         estimator.check_params()
-        name = f"pc-{estimator.name}"
     else:
         check_penalty(estimator.alpha, estimator.l1_ratio)
-        name = f"pc-{estimator.name}"
+    name = f"pc-{estimator.name}"
     clock = time.perf_counter()
     logs = as_logs(data)
     n = robot.n_joints
@@ -139,7 +138,6 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
         details = {"alpha": alpha, "l1_ratio": l1_ratio}
         converged = True
     parameters, linear, status = last["parameters"], last["linear"], last["status"]
-    estimator.coef_ = unknowns
     stacked = factors.stacked()
     r, z, rho = stacked[:-1, :-1], stacked[:-1, -1], stacked[-1, -1]
     residual = np.concatenate([r @ unknowns - z, [rho]])
