@@ -70,6 +70,10 @@ from dynid.identification.linear.idim import default_friction as default_frictio
 from dynid.identification.linear.idim import identify as identify
 from dynid.identification.linear.idim import identify_iv as identify_iv
 from dynid.identification.linear.idim import robot_model as robot_model
+from dynid.identification.linear.reverse_engineering import identify_static as identify_static
+from dynid.identification.linear.reverse_engineering import (
+    joint1_gravity_is_zero as joint1_gravity_is_zero,
+)
 from dynid.identification.methods import IDENTIFICATION_METHODS as IDENTIFICATION_METHODS
 from dynid.identification.methods import find_method as find_method
 from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
@@ -88,14 +92,12 @@ from dynid.identification.payload import in_tool_frame as in_tool_frame
 from dynid.identification.retrieval.retrieve import RETRIEVAL_METHODS as RETRIEVAL_METHODS
 from dynid.identification.retrieval.retrieve import RetrievalResult as RetrievalResult
 from dynid.identification.retrieval.retrieve import check_bounds as check_bounds
-from dynid.identification.retrieval.retrieve import gaz2019_penalty_weights as gaz2019_penalty_weights
+from dynid.identification.retrieval.retrieve import (
+    gaz2019_penalty_weights as gaz2019_penalty_weights,
+)
 from dynid.identification.retrieval.retrieve import parameter_scale as parameter_scale
 from dynid.identification.retrieval.retrieve import retrieve_penalty as retrieve_penalty
 from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
-from dynid.identification.linear.reverse_engineering import identify_static as identify_static
-from dynid.identification.linear.reverse_engineering import (
-    joint1_gravity_is_zero as joint1_gravity_is_zero,
-)
 from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegrouping
 from dynid.identification.symbolic import symbolic_regrouping as symbolic_regrouping
 

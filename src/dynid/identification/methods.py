@@ -74,7 +74,11 @@ def _nonlinear_methods() -> tuple[Method, ...]:
 
 
 def _gather() -> dict[str, Method]:
-    methods = (*_linear_methods(), *_constrained_methods(), *_nonlinear_methods())
+    from dynid.identification.constrained import robust as constrained_robust
+    from dynid.identification.linear import regularised, robust
+
+    methods = (*_linear_methods(), *robust.METHODS, *regularised.METHODS,
+               *_constrained_methods(), *constrained_robust.METHODS, *_nonlinear_methods())
     return {m.name: m for m in methods}
 
 

@@ -52,6 +52,7 @@ from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.identification._stream import fold_logs
 from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.drive_gains import (
     KnownPayload,
     current_covariance,
@@ -61,7 +62,6 @@ from dynid.identification.drive_gains import (
     joint_noise,
 )
 from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.model import LinearModel
 from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
 from dynid.robot import Robot

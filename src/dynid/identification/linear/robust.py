@@ -68,6 +68,9 @@ LOSSES = {"huber": 1.345, "tukey": 4.685}
 
 # MAD / MAD_GAUSSIAN estimates a Gaussian sigma (the median of |N(0, 1)| is 0.6745)
 MAD_GAUSSIAN = 0.6744897501960817
+# the smallest residual scale IRLS resolves, relative to a joint's RMS torque (about the
+# precision of the constrained solver's steps)
+SCALE_FLOOR = 1e-7
 
 
 class IRLSConvergenceWarning(RuntimeWarning):
@@ -128,7 +131,10 @@ class IRLS(_LinearEstimator):
 
     ``loss``: "huber" or "tukey"; ``tuning``: its constant in units of the MAD scale (default
     ``LOSSES[loss]``); at most ``max_iter`` passes, stopping when the estimate and the
-    per-joint scales change by less than ``tol`` (relative). Learned besides OLS's figures:
+    per-joint scales change by less than ``tol`` of the torques (the fitted residuals by
+    ``tol |tau|``, each scale by ``tol`` times its joint's RMS torque: a constrained step may
+    wander along directions the data do not see, its torques do not). Learned besides OLS's
+    figures:
     ``scale_`` (n,) each joint's MAD scale, ``n_iter_``, ``converged_``, ``rejected_`` (n,)
     the rows given weight 0 in the last pass, ``mean_weight_`` (n,); ``fit`` also gives
     ``weights_`` (m,) at ``coef_``. A flat regressor ``(m, p)`` has one scale.
@@ -221,6 +227,7 @@ class IRLS(_LinearEstimator):
         state = {"x": x, "scale": None}
         residuals: list[list[NDArray]] = [[] for _ in range(n)]
         sums = np.zeros((3, n))  # rows, weight sum, zero weights per joint
+        power = np.zeros(n)  # each joint's sum of squared torques (the first pass's)
 
         def weights(key, layout: Layout, rows: NDArray) -> NDArray:
             own = state["x"][layout.columns]
@@ -229,6 +236,8 @@ class IRLS(_LinearEstimator):
             r = rows[:, -1] - rows[:, :-1] @ own
             j = _joint(key)
             residuals[j].append(r)
+            if state["scale"] is None:
+                power[j] += rows[:, -1] @ rows[:, -1]
             scale = state["scale"]
             if scale is None or scale[j] == 0:  # no scale yet, or an exact fit: weight 1
                 out = np.ones(r.size)
@@ -237,27 +246,35 @@ class IRLS(_LinearEstimator):
             sums[:, j] += (r.size, out.sum(), np.count_nonzero(out == 0))
             return out
 
-        def measured() -> NDArray:
-            out = np.array([_mad(rows) for rows in residuals])
+        def rms() -> NDArray:
+            return np.sqrt(power / np.maximum(sums[0], 1))
+
+        def measured() -> tuple[NDArray, NDArray]:
+            """The residuals' scale per joint and the residuals themselves, of the pass just
+            folded. Residuals below SCALE_FLOOR of a joint's RMS torque are rounding (a
+            noise-free log, a solver's tolerance): the scale is floored there, so that the
+            weights do not chase them."""
+            out = np.maximum([_mad(rows) for rows in residuals], SCALE_FLOOR * rms())
+            flat = np.concatenate([r for rows in residuals for r in rows])
             for rows in residuals:
                 rows.clear()
-            return out
+            return out, flat
 
         refold(weights)  # the OLS residuals' scale
-        state["scale"] = measured()
+        state["scale"], fitted = measured()
         converged, passes = False, 0
         while passes < self.max_iter:
             passes += 1
             sums[:] = 0
             weighted = refold(weights)
             new_x = solve(weighted)
-            new_scale = measured()  # at state["x"]: the scale of the next pass
-            change = np.linalg.norm(new_x - state["x"]) / max(np.linalg.norm(new_x),
+            new_scale, new_fitted = measured()  # at state["x"]: the scale of the next pass
+            # the fit's change in torque units: a constrained step may wander along
+            # directions the data do not see (the LMIs' boundary), its torques do not
+            change = np.linalg.norm(new_fitted - fitted) / max(np.sqrt(power.sum()),
                                                                np.finfo(float).tiny)
-            old = state["scale"]
-            scale_change = float(np.max(np.abs(new_scale - old)
-                                        / np.where(old > 0, old, 1.0)))
-            state["x"], state["scale"] = new_x, new_scale
+            scale_change = float(np.max(np.abs(new_scale - state["scale"]) / rms()))
+            state["x"], state["scale"], fitted = new_x, new_scale, new_fitted
             if change <= self.tol and scale_change <= self.tol:
                 converged = True
                 break
