@@ -17,13 +17,14 @@ from dynid.identification import (
     find_method,
 )
 from dynid.robot import load_robot
-from dynid.simulate import simulate_open_loop
+from dynid.simulate import SensorModel, simulate_open_loop
 
 
 @pytest.fixture(scope="module")
 def arm3_log():
     robot = load_robot("arm3")
-    log = simulate_open_loop(robot, random_fourier(robot, seed=3), duration=4.0, rate=200.0)
+    log = simulate_open_loop(robot, random_fourier(robot, seed=3), duration=4.0, rate=200.0,
+                             sensor=SensorModel(torque_noise_std=1e-3))
     return robot, log
 
 
@@ -34,7 +35,7 @@ def _direct_methods():
 
 
 @pytest.mark.parametrize("name", _direct_methods())
-def test_every_direct_method_predicts_noise_free_torques(arm3_log, name):
+def test_every_direct_method_predicts_torques_to_the_noise(arm3_log, name):
     robot, log = arm3_log
     columns = find_method("ols").fit(Problem(robot, log)).model.coefficients.size
     options = ({"regressor_noise": np.full(columns, 1e-9), "torque_noise": 1e-3}
@@ -45,7 +46,7 @@ def test_every_direct_method_predicts_noise_free_torques(arm3_log, name):
     assert estimate.seconds > 0
     predicted = estimate.model.predict(log.q, log.dq, log.ddq)
     error = np.linalg.norm(predicted - log.tau) / np.linalg.norm(log.tau)
-    assert error < 1e-3, f"{name}: relative torque error {error:.2e}"
+    assert error < 2e-3, f"{name}: relative torque error {error:.2e}"
     if IDENTIFICATION_METHODS[name].consistent:
         assert estimate.parameters is not None and estimate.parameters.shape == (3, 10)
 

@@ -29,8 +29,16 @@ from dynid.cli._common import (
 )
 
 # `dynid identify --method`: the estimators of dynid.identification.ESTIMATORS, IDIM-IV,
-# dynid.identification.CONSTRAINED_METHODS and NLS (literal: `--help` imports nothing heavy)
-IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+# dynid.identification.CONSTRAINED_METHODS and NLS, each with its own options here, then
+# every other method of dynid.identification.IDENTIFICATION_METHODS through the one contract
+# (literal: `--help` imports nothing heavy; a test holds it to the registry)
+BESPOKE_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+REGISTERED_METHODS = ("irls-huber", "irls-tukey", "tls", "ml", "ridge", "elastic-net",
+                      "pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net")
+IDENTIFY_METHODS = (*BESPOKE_METHODS, *REGISTERED_METHODS)
+# the options of the registered methods: --flag -> (the fit's keyword, the methods taking it)
+_PENALISED = ("ridge", "elastic-net", "pc-ridge", "pc-elastic-net")
+_CONSISTENT_REGISTERED = ("pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -48,7 +56,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "logs, needs --reference; cls1/cls2/cls3/log-cholesky: "
                                "physically constrained full parameters (needs bounds in the "
                                "robot file); nls: physical parameters and a friction model "
-                               "jointly")
+                               "jointly; irls-huber/irls-tukey: robust to outliers; tls, ml: "
+                               "errors in variables; ridge, elastic-net: penalised; pc-*: "
+                               "the same under the CLS-3 constraints")
     identify.add_argument("--prior", metavar="ROBOT",
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
@@ -93,6 +103,16 @@ def register(commands: argparse._SubParsersAction) -> None:
                           nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
+    identify.add_argument("--alpha", type=Range(float, 0, 1e12), metavar="A",
+                          help="ridge, elastic-net, pc-ridge, pc-elastic-net: the penalty's "
+                               "weight on 1/2 |tau - W x|^2 (default 1)")
+    identify.add_argument("--l1-ratio", type=Range(float, 0, 1), metavar="R",
+                          help="elastic-net, pc-elastic-net: the L1 share of the penalty "
+                               "(default 0.5; 1: lasso, 0: ridge)")
+    identify.add_argument("--regressor-noise", type=Range(float, high=1e6, above=0),
+                          nargs="+", metavar="SIGMA",
+                          help="ml: the noise std of the regressor's columns (one for all, "
+                               "or one per column); its torque noise is --noise (one value)")
     friction_options(identify, nonlinear=True)
     robot_options(identify)
     scheduler_option(identify, "fold the logs (ols, wls, constrained)")
@@ -188,6 +208,8 @@ def _identify(args: argparse.Namespace) -> int:
         return _identify_nls(args, robot, logs, checks, steps, currents)
     if args.method in CONSTRAINED_METHODS:
         return _identify_constrained(args, robot, logs, checks, steps, currents)
+    if args.method in REGISTERED_METHODS:
+        return _identify_registered(args, robot, logs, checks, steps, currents)
     if currents:
         return _identify_currents(args, robot, logs, checks, steps, currents)
     options = {"drop_above_percent": args.drop_above}
@@ -279,11 +301,15 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
     """Each method-specific option of `dynid identify` with a method that uses it."""
     uses = {
         "--reference": ("reference", ("iv",)),
-        "--noise": ("noise", ("wls",)),
+        "--noise": ("noise", ("wls", "ml")),
+        "--alpha": ("alpha", _PENALISED),
+        "--l1-ratio": ("l1_ratio", ("elastic-net", "pc-elastic-net")),
+        "--regressor-noise": ("regressor_noise", ("ml",)),
         "--drop-above": ("drop_above", ("ols", "wls")),
         "--prior": ("prior", tuple(constrained)),
         "--regulariser": ("regulariser", tuple(constrained)),
-        "--parameters-output": ("parameters_output", (*constrained, "nls")),
+        "--parameters-output": ("parameters_output",
+                                (*constrained, "nls", *_CONSISTENT_REGISTERED)),
         "--lasso": ("lasso", ("nls",)),
         "--max-samples": ("max_samples", ("nls",)),
         "--max-iterations": ("max_iterations", ("nls",)),
@@ -529,6 +555,51 @@ def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> i
 def _bounds(args, robot):
     """--bounds FILE (the robot file's `bounds:` block form), else None (the robot's)."""
     return None if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
+
+
+def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> int:
+    """A method of the registry without options of its own here (``REGISTERED_METHODS``),
+    through the one contract: ``Method.fit(Problem(...))``."""
+    import dataclasses
+
+    from dynid.identification import Problem, find_method
+
+    method = find_method(args.method)
+    if currents:
+        raise ValueError(f"`--method {args.method}` fits torque logs: motor currents are "
+                         "identified with their drive gains by ols, cls1, cls2, cls3, "
+                         "log-cholesky or nls")
+    if args.bootstrap is not None:
+        raise ValueError(f"`--bootstrap` refits ols, wls, iv, the constrained methods and "
+                         f"nls, not {args.method}")
+    options = {"rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+    if args.alpha is not None:
+        options["alpha"] = args.alpha
+    if args.l1_ratio is not None:
+        options["l1_ratio"] = args.l1_ratio
+    if args.method == "ml":
+        if args.regressor_noise is None or args.noise is None or len(args.noise) != 1:
+            raise ValueError("`--method ml` needs the noise it assumes: `--regressor-noise "
+                             "SIGMA..` and `--noise SIGMA` (one torque noise std)")
+        options["regressor_noise"] = args.regressor_noise
+        options["torque_noise"] = args.noise[0]
+    estimate = method.fit(Problem(robot, tuple(logs), friction=linear_friction(robot, args)),
+                          **options)
+    parameters = (None if estimate.parameters is None else dataclasses.replace(
+        robot, parameters=estimate.parameters, name=f"{robot.name}-{args.method}"))
+    return _show_identified(
+        args, estimate.model, logs, checks, steps,
+        f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
+        f"{estimate.model.friction.name}; {estimate.status}"
+        + ("" if estimate.converged else ", NOT converged")
+        + (f", {estimate.iterations} iterations" if estimate.iterations else "")
+        + f", {estimate.seconds:.2f} s)",
+        extra={"estimate": {"method": estimate.method, "converged": estimate.converged,
+                            "status": estimate.status, "iterations": estimate.iterations,
+                            "seconds": estimate.seconds, "family": method.family,
+                            "consistent": method.consistent,
+                            "parameters_file": args.parameters_output}},
+        parameters=parameters)
 
 
 def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:

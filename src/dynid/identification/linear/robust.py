@@ -131,9 +131,9 @@ class IRLS(_LinearEstimator):
 
     ``loss``: "huber" or "tukey"; ``tuning``: its constant in units of the MAD scale (default
     ``LOSSES[loss]``); at most ``max_iter`` passes, stopping when the estimate and the
-    per-joint scales change by less than ``tol`` of the torques (the fitted residuals by
-    ``tol |tau|``, each scale by ``tol`` times its joint's RMS torque: a constrained step may
-    wander along directions the data do not see, its torques do not). Learned besides OLS's
+    per-joint scales change by less than ``tol``: the standardised residuals (what the
+    weights see) by ``tol`` RMS, the scales by ``tol`` relative (a constrained step may wander
+    along directions the data do not see; the residuals do not). Learned besides OLS's
     figures:
     ``scale_`` (n,) each joint's MAD scale, ``n_iter_``, ``converged_``, ``rejected_`` (n,)
     the rows given weight 0 in the last pass, ``mean_weight_`` (n,); ``fit`` also gives
@@ -143,7 +143,7 @@ class IRLS(_LinearEstimator):
     refolds = True  # identify gives fit_factors the logs' rows again: ``refold``
 
     def __init__(self, *, loss: str = "huber", tuning: float | None = None,
-                 max_iter: int = 50, tol: float = 1e-6) -> None:
+                 max_iter: int = 50, tol: float = 1e-4) -> None:
         super().__init__()
         self.loss = loss
         self.tuning = tuning
@@ -249,13 +249,13 @@ class IRLS(_LinearEstimator):
         def rms() -> NDArray:
             return np.sqrt(power / np.maximum(sums[0], 1))
 
-        def measured() -> tuple[NDArray, NDArray]:
-            """The residuals' scale per joint and the residuals themselves, of the pass just
-            folded. Residuals below SCALE_FLOOR of a joint's RMS torque are rounding (a
-            noise-free log, a solver's tolerance): the scale is floored there, so that the
-            weights do not chase them."""
-            out = np.maximum([_mad(rows) for rows in residuals], SCALE_FLOOR * rms())
-            flat = np.concatenate([r for rows in residuals for r in rows])
+        def measured() -> tuple[NDArray, list[NDArray]]:
+            """The residuals' scale per joint and the residuals themselves (per joint), of
+            the pass just folded. Residuals below SCALE_FLOOR of a joint's RMS torque are
+            rounding (a noise-free log, a solver's tolerance): the scale is floored there."""
+            floor = SCALE_FLOOR * np.sqrt(power / np.maximum(sums[0], 1))
+            out = np.maximum([_mad(rows) for rows in residuals], floor)
+            flat = [np.concatenate(rows) for rows in residuals]
             for rows in residuals:
                 rows.clear()
             return out, flat
@@ -269,13 +269,15 @@ class IRLS(_LinearEstimator):
             weighted = refold(weights)
             new_x = solve(weighted)
             new_scale, new_fitted = measured()  # at state["x"]: the scale of the next pass
-            # the fit's change in torque units: a constrained step may wander along
-            # directions the data do not see (the LMIs' boundary), its torques do not
-            change = np.linalg.norm(new_fitted - fitted) / max(np.sqrt(power.sum()),
-                                                               np.finfo(float).tiny)
-            scale_change = float(np.max(np.abs(new_scale - state["scale"]) / rms()))
+            # what the weights see: the standardised residuals (RMS change per joint), and
+            # the scales; a constrained step may wander along directions the data do not
+            # see (the LMIs' boundary), the residuals do not. Pass k folds the residuals of
+            # step k - 1, so the first pass compares the start with itself: not a test
+            change = max(np.sqrt(np.mean((new - old) ** 2)) / scale for new, old, scale
+                         in zip(new_fitted, fitted, state["scale"], strict=True))
+            scale_change = float(np.max(np.abs(new_scale - state["scale"]) / state["scale"]))
             state["x"], state["scale"], fitted = new_x, new_scale, new_fitted
-            if change <= self.tol and scale_change <= self.tol:
+            if passes > 1 and change <= self.tol and scale_change <= self.tol:
                 converged = True
                 break
         rows = np.maximum(sums[0], 1)
@@ -354,9 +356,9 @@ class TLS(_EIV):
 
 class ML(_EIV):
     """Errors-in-variables maximum likelihood with a known error covariance (see the module):
-    ``regressor_noise`` (p,) the noise std of each regressor column, or its (p, p)
-    covariance; ``torque_noise`` the torque noise std [N m] (> 0). ``least_``: the least
-    generalised eigenvalue (the likelihood's weighted residual sum)."""
+    ``regressor_noise`` (p,) the noise std of each regressor column, one std for every
+    column, or their (p, p) covariance; ``torque_noise`` the torque noise std [N m] (> 0).
+    ``least_``: the least generalised eigenvalue (the likelihood's weighted residual sum)."""
 
     name = "ml"
 
@@ -366,6 +368,8 @@ class ML(_EIV):
 
     def _covariance(self, p: int) -> NDArray:
         noise = as_float_array("regressor_noise", self.regressor_noise)
+        if noise.size == 1 and noise.ndim <= 1:
+            noise = np.full(p, noise.item())
         if noise.shape == (p,):
             if (noise < 0).any():
                 raise ValueError("`regressor_noise` must be standard deviations >= 0")
