@@ -28,10 +28,19 @@ from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate import Controller, simulate_closed_loop
 
-__all__ = ["ClosedLoops", "check_iterations"]
+__all__ = ["MAX_HALVINGS", "ClosedLoops", "check_iterations", "within_std"]
 
-# a step is halved at most this often (1 / 2^12 of the proposed step) before a fit stops
-MAX_HALVINGS = 12
+# a step is halved at most this often (1 / 2^6 of the proposed step) before a fit stops
+MAX_HALVINGS = 6
+
+
+def within_std(step: NDArray, std: NDArray) -> bool:
+    """Whether a step of the coefficients lies within their standard deviations: its RMS in
+    units of each one's std is at most 1 (the noise level; an undetermined coefficient, std
+    inf, counts as within)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(std > 0, np.abs(step) / std, np.where(step == 0, 0.0, np.inf))
+    return bool(np.sqrt(np.mean(ratio**2)) <= 1.0)
 
 
 def check_iterations(max_iterations, tolerance) -> None:
@@ -56,10 +65,11 @@ def _per_log(name: str, value, n_logs: int) -> list:
 class ClosedLoops:
     """The logs of a simulation-based fit, each with its reference and controller (see the
     module). ``template``: the model whose base coefficients are fitted (the robot's base
-    parameters with ``friction``'s columns and, when the robot states them, rotor inertias)."""
+    parameters with ``friction``'s columns and, when the robot states them, rotor inertias).
+    ``torques``: whether the method fits the logged torques (then every log needs them)."""
 
     def __init__(self, robot: Robot, logs: Dataset | Sequence[Dataset], references,
-                 controller, *, friction: FrictionModel | None) -> None:
+                 controller, *, friction: FrictionModel | None, torques: bool = True) -> None:
         if not isinstance(robot, Robot):
             raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
         listed = [logs] if isinstance(logs, Dataset) else list(logs) if isinstance(
@@ -75,7 +85,9 @@ class ClosedLoops:
             where = "" if len(listed) == 1 else f"[{k}]"
             if log.n_joints != n:
                 raise ValueError(f"`logs{where}` has {log.n_joints} joints, `robot` {n}")
-            if log.effort != "torque":
+            if torques and log.tau is None:
+                raise ValueError(f"`logs{where}` has no joint torques, which this method fits")
+            if torques and log.effort != "torque":
                 raise ValueError(f"`logs{where}` holds motor {log.effort}s: the simulation-"
                                  "based methods fit joint torques (scale the currents by the "
                                  "drive gains first)")
@@ -100,10 +112,11 @@ class ClosedLoops:
                              f"{getattr(friction, 'name', type(friction).__name__)!r}")
         self.template = linear_template(robot, friction,
                                         rotor_inertia=bool(robot.rotor_inertia.any()))
-        self.measured = [np.asarray(log.tau, dtype=float) for log in listed]
-        self.torque_norm = math.sqrt(sum(float(np.sum(tau**2)) for tau in self.measured))
-        if not self.torque_norm > 0:
-            raise ValueError("`logs` hold no torque (all zero)")
+        if torques:
+            self.measured = [np.asarray(log.tau, dtype=float) for log in listed]
+            self.torque_norm = math.sqrt(sum(float(np.sum(tau**2)) for tau in self.measured))
+            if not self.torque_norm > 0:
+                raise ValueError("`logs` hold no torque (all zero)")
 
     @property
     def friction(self) -> FrictionModel:

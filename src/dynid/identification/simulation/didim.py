@@ -34,8 +34,15 @@ from dynid.friction.models import FrictionModel
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import InconsistentPriorWarning, identify_constrained
 from dynid.identification.estimate import Estimate, Method, Problem
-from dynid.identification.linear.idim import identify
-from dynid.identification.simulation._loops import MAX_HALVINGS, ClosedLoops, check_iterations
+from dynid.identification._fitting import fit_base
+from dynid.identification._stream import fold_logs
+from dynid.identification.linear.estimators import OLS
+from dynid.identification.simulation._loops import (
+    MAX_HALVINGS,
+    ClosedLoops,
+    check_iterations,
+    within_std,
+)
 from dynid.robot import Robot
 
 __all__ = ["CONSISTENT_FITS", "METHODS", "identify_didim"]
@@ -110,8 +117,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
             # no step along the fit's direction lowers the torque error: DIDIM's fixed point
             # (not quite the error's minimum under noise) when the proposed step is below the
             # tolerance or within the coefficients' standard deviations (the noise level)
-            step_coefficients = np.abs(base.regrouping @ proposal)
-            within_noise = bool(np.all(step_coefficients <= std))
+            within_noise = within_std(base.regrouping @ proposal, std)
             converged = change < tolerance or within_noise
             status = ("converged: the torque error has stagnated, the proposed step within "
                       "the coefficients' standard deviations" if converged else
@@ -128,11 +134,14 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         stagnant = abs(cost - new_cost) <= tolerance * max(new_cost, 1e-300)
         cost = new_cost
         costs.append(cost)
-        if length * change < tolerance or stagnant:
+        if length * change < tolerance or stagnant or within_std(
+                length * (base.regrouping @ proposal), std):
             converged = True
             status = ("converged: the coefficients changed by less than the tolerance"
                       if length * change < tolerance else
-                      "converged: the torque error has stagnated")
+                      "converged: the torque error has stagnated" if stagnant else
+                      "converged: the step is within the coefficients' standard deviations "
+                      "(RMS)")
             break
     if consistent is not None and parameters is None:
         parameters = full[:10 * n].reshape(n, 10).copy()
@@ -156,9 +165,14 @@ def _fit(loops: ClosedLoops, data: list[Dataset], consistent: str | None, full, 
     template, robot = loops.template, loops.robot
     logs = data[0] if len(data) == 1 else data
     if consistent is None:
-        fitted = identify(robot, logs, friction=loops.friction,
-                          rotor_inertia=template.rotor_inertia, offsets="shared")
-        return fitted.equivalent_parameters, fitted.std, None
+        # identify(robot, logs, friction=..., offsets="shared") on the fixed template: its
+        # base parameters are the robot's, decided once, not again at every iteration
+        estimator = OLS()
+        fit_base(estimator, fold_logs(template, data, 0), template.base.base_names,
+                 "the simulated states", "every joint must move, in both directions for "
+                 "Coulomb friction")
+        fitted = dataclasses.replace(template, coefficients=estimator.coef_)
+        return fitted.equivalent_parameters, estimator.std_, None
     n = robot.n_joints
     if prior is None:
         links = full[:10 * n].reshape(n, 10)
