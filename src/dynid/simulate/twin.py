@@ -317,12 +317,12 @@ class _ClosedLoop:
         law = _as_controller(robot, controller, rate=rate, natural_frequency=natural_frequency,
                              stiffness=stiffness, damping=damping, substeps=substeps,
                              sensor=sensor)
+        controller = law.model_for(robot)  # its model has the robot's joints
         n = robot.n_joints
         kp, kd = law.gains(n)
         self.gains = ({"stiffness": kp.tolist(), "damping": kd.tolist()} if law.is_impedance
                       else {"natural_frequency": np.sqrt(kp).tolist()})  # kp = w^2
         rate, substeps, impedance = law.rate, law.substeps, law.is_impedance
-        controller = law.model_for(robot)
         self.law = law
         self.n_samples = sample_count(duration, rate)
         if substeps is None:

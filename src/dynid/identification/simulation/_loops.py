@@ -28,19 +28,25 @@ from dynid.identification.model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate import Controller, simulate_closed_loop
 
-__all__ = ["MAX_HALVINGS", "ClosedLoops", "check_iterations", "within_std"]
+__all__ = ["MAX_HALVINGS", "NEGLIGIBLE_STEP", "ClosedLoops", "check_iterations", "within_std"]
 
 # a step is halved at most this often (1 / 2^6 of the proposed step) before a fit stops
 MAX_HALVINGS = 6
 
 
-def within_std(step: NDArray, std: NDArray) -> bool:
-    """Whether a step of the coefficients lies within their standard deviations: its RMS in
-    units of each one's std is at most 1 (the noise level; an undetermined coefficient, std
-    inf, counts as within)."""
+def within_std(step: NDArray, std: NDArray, fraction: float = 1.0) -> bool:
+    """Whether a step of the coefficients lies within ``fraction`` of their standard
+    deviations: its RMS in units of each one's std is at most ``fraction`` (1: the noise
+    level; an undetermined coefficient, std inf, counts as within)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(std > 0, np.abs(step) / std, np.where(step == 0, 0.0, np.inf))
-    return bool(np.sqrt(np.mean(ratio**2)) <= 1.0)
+    return bool(np.sqrt(np.mean(ratio**2)) <= fraction)
+
+
+# an accepted step below this fraction of the coefficients' standard deviations ends a fit: it
+# moves the estimate by nothing its uncertainty would show (a step of a noise-free fit, whose
+# residual is the model's own error and not noise, stays above it until the end)
+NEGLIGIBLE_STEP = 0.01
 
 
 def check_iterations(max_iterations, tolerance) -> None:
@@ -147,8 +153,12 @@ class ClosedLoops:
     def simulate(self, model: LinearModel) -> list[Dataset] | None:
         """The exact closed-loop runs of ``model`` (its ``plant``) on every log's reference
         under its controller, from the log's first time stamp; None where a run diverges or
-        the model's ``M(q)`` is not positive definite on it (an estimate that is no plant)."""
-        plant = model.plant
+        the model's ``M(q)`` is not positive definite on it, or its link parameters are no
+        robot's (a negative mass: an estimate that is no plant)."""
+        try:
+            plant = model.plant
+        except ValueError:  # the template is the robot's: only the values can be refused
+            return None
         runs = []
         for log, path, law in zip(self.logs, self.references, self.controllers, strict=True):
             try:

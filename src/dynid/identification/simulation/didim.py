@@ -39,6 +39,7 @@ from dynid.identification._stream import fold_logs
 from dynid.identification.linear.estimators import OLS
 from dynid.identification.simulation._loops import (
     MAX_HALVINGS,
+    NEGLIGIBLE_STEP,
     ClosedLoops,
     check_iterations,
     within_std,
@@ -135,13 +136,13 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         cost = new_cost
         costs.append(cost)
         if length * change < tolerance or stagnant or within_std(
-                length * (base.regrouping @ proposal), std):
+                length * (base.regrouping @ proposal), std, NEGLIGIBLE_STEP):
             converged = True
             status = ("converged: the coefficients changed by less than the tolerance"
                       if length * change < tolerance else
                       "converged: the torque error has stagnated" if stagnant else
-                      "converged: the step is within the coefficients' standard deviations "
-                      "(RMS)")
+                      "converged: the step is below 1 % of the coefficients' standard "
+                      "deviations (RMS)")
             break
     if consistent is not None and parameters is None:
         parameters = full[:10 * n].reshape(n, 10).copy()

@@ -38,7 +38,12 @@ from dynid.dynamics import mass_matrix
 from dynid.friction.models import FrictionModel
 from dynid.identification.estimate import Estimate, Method, Problem
 from dynid.identification.model import LinearModel
-from dynid.identification.simulation._loops import ClosedLoops, check_iterations, within_std
+from dynid.identification.simulation._loops import (
+    NEGLIGIBLE_STEP,
+    ClosedLoops,
+    check_iterations,
+    within_std,
+)
 from dynid.robot import Robot
 
 __all__ = ["METHODS", "identify_clie", "identify_cloe"]
@@ -203,12 +208,12 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
         costs.append(math.sqrt(cost / rows))
         changes.append(change)
         dampings.append(damping)
-        if change < tolerance or stagnant or within_std(delta, std):
+        if change < tolerance or stagnant or within_std(delta, std, NEGLIGIBLE_STEP):
             converged = True
             status = ("converged: the coefficients changed by less than the tolerance"
                       if change < tolerance else "converged: the error has stagnated"
-                      if stagnant else "converged: the step is within the coefficients' "
-                      "standard deviations (RMS)")
+                      if stagnant else "converged: the step is below 1 % of the "
+                      "coefficients' standard deviations (RMS)")
             break
     unit = "rad" if output == "position" else "N m"
     report = {"method": method, "iterations": iterations, "converged": converged,
