@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.data.dataset import Dataset
 from dynid.bench_didim import noisy_log, ols_log, perturbed_start, relative_error
+from dynid.data.dataset import Dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification.consistency import check_consistency
@@ -122,7 +122,7 @@ def test_methods_follow_the_contract(twin):
 
 
 def test_bad_inputs_name_the_argument(twin):
-    truth, reference, controller, log, nominal, start = twin
+    _, reference, controller, log, nominal, start = twin
     fast = Controller.impedance([300.0] * 3, [20.0] * 3, rate=500.0)
     cases = [
         ({"start": start[:2]}, "start"),
@@ -140,7 +140,7 @@ def test_bad_inputs_name_the_argument(twin):
         identify_cloe(nominal, log, np.zeros((3, 3)), controller)
     with pytest.raises(ValueError, match="`references`"):
         identify_didim(nominal, [log, log], [reference] * 3, controller)
-    with pytest.raises(ValueError, match="`logs`.*control period"):
+    with pytest.raises(ValueError, match=r"`logs`.*control period"):
         identify_clie(nominal, log, reference, fast)
     with pytest.raises(ValueError, match="`logs`"):
         identify_didim(load_robot("panda"), log, reference, controller)
@@ -149,7 +149,7 @@ def test_bad_inputs_name_the_argument(twin):
 def test_a_start_that_is_no_plant_is_a_clear_error(twin):
     """A start whose M(q) is not positive definite cannot be simulated: a ValueError naming
     the start, never NaN."""
-    truth, reference, controller, log, nominal, start = twin
+    _, reference, controller, log, nominal, start = twin
     bad = -start  # negative masses and inertias: M(q) negative definite
     for fit in (identify_didim, identify_cloe, identify_clie):
         with pytest.raises(ValueError, match="`start`: its closed loop cannot be simulated"):

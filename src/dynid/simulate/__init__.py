@@ -1,7 +1,7 @@
 """The digital twin: open-loop and closed-loop simulation of a robot with a sensor model
-(``twin``) under a control law (``controller``); the closed loop's control periods compiled in one serial loop (``_closed_loop``),
-with as many RK4 steps per period as the truth's fastest dynamics need (``_substeps``);
-external contacts on the arm (``contacts``).
+(``twin``) under a control law (``controller``); the closed loop's control periods compiled in
+one serial loop (``_closed_loop``), with as many RK4 steps per period as the truth's fastest
+dynamics need (``_substeps``); external contacts on the arm (``contacts``).
 """
 
 from dynid.simulate.contacts import Contact as Contact

@@ -31,11 +31,11 @@ import numpy as np
 
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
+from dynid.identification._fitting import fit_base
+from dynid.identification._stream import fold_logs
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import InconsistentPriorWarning, identify_constrained
 from dynid.identification.estimate import Estimate, Method, Problem
-from dynid.identification._fitting import fit_base
-from dynid.identification._stream import fold_logs
 from dynid.identification.linear.estimators import OLS
 from dynid.identification.simulation._loops import (
     MAX_HALVINGS,
@@ -96,7 +96,8 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
     status, converged = f"stopped after max_iterations = {max_iterations}", False
     parameters = None
     n, iterations = robot.n_joints, 0
-    for iterations in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):
+        iterations = iteration
         data = loops.regression_logs(runs)
         fitted, std, fitted_links = _fit(loops, data, consistent, full, prior, weight)
         proposal = fitted - full

@@ -167,7 +167,8 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
     damping = _FIRST_DAMPING
     status, converged, iterations = f"stopped after max_iterations = {max_iterations}", False, 0
     std = np.full(theta.size, np.inf)
-    for iterations in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):
+        iterations = iteration
         normal, gradient = _normal_equations(loops, model, runs, output)
         scale = np.diag(normal).copy()
         scale = np.maximum(scale, 1e-12 * scale.max())
