@@ -154,3 +154,27 @@ def test_a_start_that_is_no_plant_is_a_clear_error(twin):
     for fit in (identify_didim, identify_cloe, identify_clie):
         with pytest.raises(ValueError, match="`start`: its closed loop cannot be simulated"):
             fit(nominal, log, reference, controller, start=bad)
+
+
+def test_far_start_is_reached_by_halved_steps(twin):
+    """From 50 % off, full DIDIM steps raise the torque error: they are halved, the error
+    never rises, nothing is NaN, and the truth is reached."""
+    truth, reference, controller, log, _, _ = twin
+    start = perturbed_start(truth, 0.5, seed=1)
+    estimate = identify_didim(truth.with_parameters(start), log, reference, controller,
+                              start=start, tolerance=1e-10, max_iterations=30)
+    costs = np.array(estimate.details["costs"])
+    assert min(estimate.details["steps"]) < 1.0
+    assert np.isfinite(costs).all() and (np.diff(costs) <= 0).all()
+    assert estimate.converged and relative_error(estimate.model, truth) < 1e-8
+
+
+def test_several_logs_one_model(twin):
+    """Two logs on two references, one controller: one estimate of the truth."""
+    truth, reference, controller, log, nominal, start = twin
+    other = random_fourier(truth, seed=5)
+    second = simulate_closed_loop(truth, other, duration=3.0, controller=controller)
+    for fit in (identify_didim, identify_cloe):
+        estimate = fit(nominal, [log, second], [reference, other], controller, start=start,
+                       tolerance=1e-10)
+        assert relative_error(estimate.model, truth) < 1e-7, fit.__name__
