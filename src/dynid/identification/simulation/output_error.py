@@ -30,6 +30,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+import scipy.linalg
 from numpy.typing import NDArray
 
 from dynid._jit import kernel
@@ -172,11 +173,13 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
         normal, gradient = _normal_equations(loops, model, runs, output)
         scale = np.diag(normal).copy()
         scale = np.maximum(scale, 1e-12 * scale.max())
-        try:
-            covariance = np.linalg.inv(normal) * cost / max(rows - theta.size, 1)
-            std = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
-            newton = np.linalg.solve(normal, gradient)
-        except np.linalg.LinAlgError:
+        try:  # the Gauss-Newton step and sigma^2 (J^T J)^-1 by one Cholesky factor
+            factor = scipy.linalg.cho_factor(normal)
+            newton = scipy.linalg.cho_solve(factor, gradient)
+            inverse = scipy.linalg.cho_solve(factor, np.eye(theta.size))
+            std = np.sqrt(np.clip(np.diag(inverse), 0.0, None) * cost
+                          / max(rows - theta.size, 1))
+        except np.linalg.LinAlgError:  # some coefficient the logs do not determine
             newton = None
         accepted = None
         for _ in range(_MAX_REJECTED):
