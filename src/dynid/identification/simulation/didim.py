@@ -103,8 +103,11 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         proposal = fitted - full
         base = loops.template.base
         size = float(np.linalg.norm(base.regrouping @ full))
+        # a step within the noise level that does not lower the error is not halved: DIDIM
+        # has reached its fixed point to the noise (see below)
+        within_noise = within_std(base.regrouping @ proposal, std)
         length, accepted = 1.0, None
-        for _ in range(MAX_HALVINGS + 1):
+        for _ in range(1 if within_noise else MAX_HALVINGS + 1):
             trial = full + length * proposal
             trial_model = loops.model(trial)
             trial_runs = loops.simulate(trial_model)
@@ -119,7 +122,6 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
             # no step along the fit's direction lowers the torque error: DIDIM's fixed point
             # (not quite the error's minimum under noise) when the proposed step is below the
             # tolerance or within the coefficients' standard deviations (the noise level)
-            within_noise = within_std(base.regrouping @ proposal, std)
             converged = change < tolerance or within_noise
             status = ("converged: the torque error has stagnated, the proposed step within "
                       "the coefficients' standard deviations" if converged else
