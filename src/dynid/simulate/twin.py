@@ -261,8 +261,9 @@ def closed_loop_pieces(robot: Robot, trajectory, *, duration: float,
     """The run of ``simulate_closed_loop`` (the same arguments), ``piece_samples`` samples at a
     time: the exact signals (positions, velocities, accelerations and the applied torques,
     before the sensor's noise), whatever the run's length in the memory of one piece. The
-    ``sensor``'s encoder resolution and velocity differencing act inside the loop, on what the
-    controller reads; its noise, bias, jitter and drops are not applied. The pieces joined
+    encoders the controller reads act inside the loop (a ``Controller``'s own, or the
+    ``sensor``'s resolution and velocity differencing with the shorthand keywords); the
+    sensor's noise, bias, jitter and drops are not applied. The pieces joined
     are ``simulate_closed_loop``'s exact signals, bit for bit."""
     if not (isinstance(piece_samples, int) and piece_samples >= 1):
         raise ValueError(f"`piece_samples` must be an integer >= 1, got {piece_samples!r}")
