@@ -193,11 +193,7 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     coefficients = np.concatenate([model.coefficients, np.zeros(len(deviations))])
     history: list[float] = []
     for iteration in range(1, iterations + 1):
-        parameters = model.equivalent_parameters
-        # an equivalent rotor inertia below zero (noise on a tiny one) would be no plant
-        plant = robot.with_parameters(parameters[: model.n_rigid]).with_friction(
-            model.friction.with_coefficients(model.friction_parameters)).with_rotor_inertia(
-            np.maximum(model.rotor_parameters, 0.0))
+        plant = model.plant
         # the model's closed loop on each log's reference, simulated piece by piece as the
         # fold takes its rows: a log of any length, one piece of its twin in memory at a time
         moments = Moments(factors.n_columns)
