@@ -51,7 +51,8 @@ API_MODULES = (
     "dynid.monitor",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_didim",
+           "bench_online", "demo")
 
 _KINDS = (
     ("class", "Classes"),
