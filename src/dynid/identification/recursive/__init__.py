@@ -1,0 +1,2 @@
+"""Recursive (online) estimators.
+"""
