@@ -195,7 +195,7 @@ def _measure(kind, x, p, y, noise):
         for i in range(m):
             s[i, i] += noise[i] * noise[i]
         try:
-            gain = np.linalg.solve(s, p[:m, :]).T  # P H^T S^-1, (L, m)
+            gain = np.ascontiguousarray(np.linalg.solve(s, p[:m, :]).T)  # P H^T S^-1 (L, m)
         except Exception:  # noqa: BLE001 (numba: a singular matrix)
             return False
         x += gain @ innovation
@@ -316,9 +316,9 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
                  tau, periods, velocity, noise, process, gamma, wm, wc, every, count, history,
                  history_std, recorded):
     """Advance a filter over the samples ``q, dq, tau`` (k, n): for each, predict from the
-    previous sample (``last_tau`` held over ``periods[i]``; none before the first sample ever,
-    ``started[0] == 0``), then update with its positions (and velocities when
-    ``velocity``). ``count[0]`` counts the samples; every ``every``-th writes ``theta`` and
+    previous sample (``last_tau`` held over ``periods[i]``), then update with its positions
+    (and velocities when ``velocity``); the first sample (``started[0] == 0``) sets the state's
+    ``q, dq`` instead. ``count[0]`` counts the samples; every ``every``-th writes ``theta`` and
     its std into ``history``, ``history_std`` at row ``recorded[0]``. Returns
     ``(status, index)`` of the first failing sample (``OK, -1`` when none failed)."""
     n = q.shape[1]
@@ -331,12 +331,15 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
                               periods[k], process, gamma, wm, wc)
             if status != OK:
                 return status, k
-        started[0] = 1
-        y[:n] = q[k]
-        if velocity:
-            y[n:] = dq[k]
-        if not _measure(kind, x, p, y, noise):
-            return NOT_DEFINITE, k
+            y[:n] = q[k]
+            if velocity:
+                y[n:] = dq[k]
+            if not _measure(kind, x, p, y, noise):
+                return NOT_DEFINITE, k
+        else:  # the first sample: the state is the measurement (its variance in P already)
+            x[:n] = q[k]
+            x[n:2 * n] = dq[k]
+            started[0] = 1
         for i in range(size):
             if not np.isfinite(x[i]):
                 return NOT_FINITE, k

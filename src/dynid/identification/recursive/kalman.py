@@ -145,9 +145,9 @@ class KalmanFilter:
         self._wm = np.array([lam / spread, 0.5 / spread])
         self._wc = np.array([lam / spread + 1 - alpha**2 + beta, 0.5 / spread])
         self._x = np.concatenate([np.zeros(2 * n), theta])
-        variances = np.concatenate([np.full(n, self.position_std**2),
-                                    np.full(n, (self.velocity_std or 1.0) ** 2),
-                                    self.start_std**2])
+        self._initial_state_variance = np.concatenate([
+            np.full(n, self.position_std**2), np.full(n, (self.velocity_std or 1.0) ** 2)])
+        variances = np.concatenate([self._initial_state_variance, self.start_std**2])
         square_root = method in ("srekf", "srukf")
         self._p = np.diag(np.sqrt(variances) if square_root else variances)
         self._last_tau = np.zeros(n)
@@ -161,6 +161,29 @@ class KalmanFilter:
     @property
     def robot(self) -> Robot:
         return self.template.robot
+
+    def restart(self) -> None:
+        """Start a new run (another log, the robot restarted): the next sample sets ``q, dq``
+        with their measurement variance, uncorrelated with ``theta``; the parameters' estimate
+        and covariance are kept."""
+        if not self._started[0]:
+            return
+        n2 = 2 * self.robot.n_joints
+        square = self.method in ("srekf", "srukf")
+        states = self._initial_state_variance
+        if square:
+            rows = self._p[n2:, :]  # P_theta = rows rows^T
+            factor = np.linalg.qr(rows.T, mode="r").T
+            factor = factor * np.where(np.diag(factor) < 0, -1.0, 1.0)
+            self._p[:] = 0.0
+            self._p[n2:, n2:] = factor
+            self._p[:n2, :n2] = np.diag(np.sqrt(states))
+        else:
+            keep = self._p[n2:, n2:].copy()
+            self._p[:] = 0.0
+            self._p[n2:, n2:] = keep
+            self._p[:n2, :n2] = np.diag(states)
+        self._started[0] = 0
 
     @property
     def n_samples(self) -> int:
@@ -252,9 +275,7 @@ def identify_kalman(robot: Robot, logs: Dataset | Sequence[Dataset], *, method: 
     for k, log in enumerate(logs):
         kept = log.select(slice(None, None, decimate))
         periods = np.diff(kept.t, prepend=kept.t[0] - 1.0 / rate)
-        # a log's first sample starts it afresh: its state measured, the estimate carried on
-        flt._started[0] = 0
-        flt._x[: 2 * robot.n_joints] = np.concatenate([kept.q[0], kept.dq[0]])
+        flt.restart()  # each log from its own first sample, the estimate carried on
         seen = flt.n_samples
         try:
             history, history_std = flt.update(kept.q, kept.dq, None, kept.tau,
