@@ -74,9 +74,10 @@ def _model(theta, independent, n, n_rotor, pi, rotor, friction):
 
 @kernel
 def _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, friction,
-                  q, dq, tau, work, rot, pos, state, force, moment, mass, ddq):
+                  q, dq, tau, work, rot, pos, state, force, moment, mass, ddq, signs, frozen):
     """``ddq`` (n,) at ``q, dq`` (each (1, n)) under ``tau`` (n,); False where ``M`` is not
-    positive definite. ``work`` (2, n): zero accelerations, then ``c + g``."""
+    positive definite. ``work`` (2, n): zero accelerations, then ``c + g``. ``signs`` (n,):
+    the velocities' signs in the Coulomb term, written (``frozen`` False) or read (True)."""
     n = zeta.shape[0]
     work[0, :] = 0.0
     _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, 0, rot, pos)
@@ -86,9 +87,10 @@ def _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor
     _mass_matrix_given_poses(zeta, eta, pi, 0, rot, pos, mass)
     for i in range(n):
         v = dq[0, i]
-        sign = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+        if not frozen:
+            signs[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
         ddq[i] = (tau[i] - work[1, i]
-                  - (friction[0, i] * v + friction[1, i] * sign + friction[2, i]))
+                  - (friction[0, i] * v + friction[1, i] * signs[i] + friction[2, i]))
         mass[0, i, i] += rotor[i]
     # Cholesky M = L L^T in place (lower triangle), then the two triangular solves
     for j in range(n):
@@ -118,9 +120,11 @@ def _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor
 
 
 @kernel
-def _step(chain, gravity, independent, n_rotor, x, tau, h, out):
+def _step(chain, gravity, independent, n_rotor, x, tau, h, out, signs, frozen):
     """Heun's step of the state ``x`` over ``h`` under ``tau`` into ``out``; False where ``M``
-    is not positive definite."""
+    is not positive definite. ``signs`` (2, n): the Coulomb signs of the two stages, written
+    or, ``frozen``, read (the EKF's differences hold them: the sign's jump has no
+    derivative)."""
     rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta = chain
     n = zeta.shape[0]
     pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((3, n))
@@ -133,14 +137,14 @@ def _step(chain, gravity, independent, n_rotor, x, tau, h, out):
     dq[0, :] = x[n:2 * n]
     if not _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor,
                          friction, q, dq, tau, work, rot, pos, state, force, moment, mass,
-                         first):
+                         first, signs[0], frozen):
         return False
     for i in range(n):
         q[0, i] = x[i] + h * x[n + i]
         dq[0, i] = x[n + i] + h * first[i]
     if not _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor,
                          friction, q, dq, tau, work, rot, pos, state, force, moment, mass,
-                         second):
+                         second, signs[1], frozen):
         return False
     for i in range(n):
         out[i] = x[i] + 0.5 * h * (x[n + i] + dq[0, i])
@@ -223,17 +227,48 @@ def _measure(kind, x, p, y, noise):
 
 
 @kernel
-def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, gamma, wm,
-             wc):
+def _input_columns(chain, gravity, independent, n_rotor, x, tau, h, torque, columns, signs):
+    """``columns[:, j] = torque[j] d step / d tau_j`` (central differences; the step is nearly
+    linear in the torque): the process noise that a torque error of std ``torque[j]`` brings.
+    False where ``M`` is not positive definite."""
+    size = x.size
+    shifted = tau.copy()
+    plus, minus = np.empty(size), np.empty(size)
+    for j in range(tau.size):
+        columns[:, j] = 0.0
+        if torque[j] == 0.0:
+            continue
+        delta = 1e-3 * max(abs(tau[j]), torque[j], 1e-6)
+        shifted[j] = tau[j] + delta
+        if not _step(chain, gravity, independent, n_rotor, x, shifted, h, plus, signs, True):
+            return False
+        shifted[j] = tau[j] - delta
+        if not _step(chain, gravity, independent, n_rotor, x, shifted, h, minus, signs, True):
+            return False
+        shifted[j] = tau[j]
+        for i in range(size):
+            columns[i, j] = torque[j] * (plus[i] - minus[i]) / (2.0 * delta)
+    return True
+
+
+@kernel
+def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, torque, gamma,
+             wm, wc):
     """Propagate the state and ``P`` (or its factor) over ``h`` under ``tau``; process std
-    ``process`` (L,). Returns a status."""
+    ``process`` (L,) on each state and ``torque`` (n,) on each joint's torque (through the
+    step: ``_input_columns``). Returns a status."""
     size = x.size
     n = chain[8].shape[0]
     top = 2 * n
     new = np.empty(size)
+    signs, scratch = np.empty((2, n)), np.empty((2, n))
+    if not _step(chain, gravity, independent, n_rotor, x, tau, h, new, signs, False):
+        return NOT_DEFINITE
+    inputs = np.empty((size, n))
+    if not _input_columns(chain, gravity, independent, n_rotor, x, tau, h, torque, inputs,
+                          signs):
+        return NOT_DEFINITE
     if kind == EKF or kind == SREKF:
-        if not _step(chain, gravity, independent, n_rotor, x, tau, h, new):
-            return NOT_DEFINITE
         jac = np.eye(size)
         plus, minus, shifted = np.empty(size), np.empty(size), x.copy()
         for j in range(size):
@@ -243,10 +278,12 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
                 spread = np.sqrt(np.sum(p[j, :j + 1] ** 2))
             delta = _STEP * max(abs(x[j]), spread, 1e-9)
             shifted[j] = x[j] + delta
-            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, plus):
+            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, plus, signs,
+                         True):
                 return NOT_DEFINITE
             shifted[j] = x[j] - delta
-            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, minus):
+            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, minus, signs,
+                         True):
                 return NOT_DEFINITE
             shifted[j] = x[j]
             for i in range(top):
@@ -256,12 +293,14 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
             propagated = jac @ p @ jac.T
             for i in range(size):
                 propagated[i, i] += process[i] * process[i]
+            propagated += inputs @ inputs.T
             p[:, :] = 0.5 * (propagated + propagated.T)
         else:
-            block = np.zeros((size, 2 * size))
+            block = np.zeros((size, 2 * size + n))
             block[:, :size] = jac @ p
             for i in range(size):
                 block[i, size + i] = process[i]
+            block[:, 2 * size:] = inputs
             p[:, :] = _lower_factor(block)
     else:
         if kind == UKF:
@@ -273,13 +312,12 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
             root = p.copy()
         points = np.empty((2 * size + 1, size))
         start = x.copy()
-        if not _step(chain, gravity, independent, n_rotor, start, tau, h, points[0]):
-            return NOT_DEFINITE
+        points[0] = new
         for j in range(size):
             for sign in range(2):
                 shifted = start + (gamma if sign == 0 else -gamma) * root[:, j]
                 if not _step(chain, gravity, independent, n_rotor, shifted, tau, h,
-                             points[1 + j + sign * size]):
+                             points[1 + j + sign * size], scratch, False):
                     return NOT_DEFINITE
         mean = wm[0] * points[0]
         for i in range(1, 2 * size + 1):
@@ -293,14 +331,16 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
                 covariance += wc[1] * np.outer(deviation, deviation)
             for i in range(size):
                 covariance[i, i] += process[i] * process[i]
+            covariance += inputs @ inputs.T
             p[:, :] = 0.5 * (covariance + covariance.T)
         else:
-            block = np.zeros((size, 3 * size))
+            block = np.zeros((size, 3 * size + n))
             spread = np.sqrt(wc[1])
             for i in range(1, 2 * size + 1):
                 block[:, i - 1] = spread * (points[i] - mean)
             for i in range(size):
                 block[i, 2 * size + i] = process[i]
+            block[:, 3 * size:] = inputs
             factor = _lower_factor(block)
             if not _rank_one(factor, points[0] - mean, wc[0]):
                 return NOT_DEFINITE
@@ -313,22 +353,35 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
 
 @kernel
 def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, started, q, dq,
-                 tau, periods, velocity, noise, process, gamma, wm, wc, every, count, history,
-                 history_std, recorded):
+                 tau, periods, velocity, noise, process, torque, band, gamma, wm, wc, every, count,
+                 history, history_std, recorded):
     """Advance a filter over the samples ``q, dq, tau`` (k, n): for each, predict from the
     previous sample (``last_tau`` held over ``periods[i]``), then update with its positions
     (and velocities when ``velocity``); the first sample (``started[0] == 0``) sets the state's
-    ``q, dq`` instead. ``count[0]`` counts the samples; every ``every``-th writes ``theta`` and
+    ``q, dq`` instead. The process noise: ``process`` (L,) on the states, and ``torque`` (n,)
+    on the joints' torques, through the step; a joint whose velocity changes sign between the
+    state and the sample (``dq``, measured or not) or is within ``band`` of zero at either end
+    has twice its estimated Coulomb level added to its torque's std for that step: Coulomb
+    friction may switch inside the period (a sign model chatters about zero while the joint
+    sticks), which one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in
+    every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every ``every``-th writes ``theta`` and
     its std into ``history``, ``history_std`` at row ``recorded[0]``. Returns
     ``(status, index)`` of the first failing sample (``OK, -1`` when none failed)."""
     n = q.shape[1]
     m = 2 * n if velocity else n
     size = x.size
     y = np.empty(m)
+    spread = np.empty(n)
+    pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((3, n))
     for k in range(q.shape[0]):
         if started[0] != 0:
+            _model(x[2 * n:], independent, n, n_rotor, pi, rotor, friction)
+            for i in range(n):  # Coulomb friction may switch inside the period
+                spread[i] = torque[i]
+                if x[n + i] * dq[k, i] <= 0.0 or min(abs(x[n + i]), abs(dq[k, i])) < band:
+                    spread[i] += 2.0 * abs(friction[1, i])
             status = _predict(kind, chain, gravity, independent, n_rotor, x, p, last_tau,
-                              periods[k], process, gamma, wm, wc)
+                              periods[k], process, spread, gamma, wm, wc)
             if status != OK:
                 return status, k
             y[:n] = q[k]

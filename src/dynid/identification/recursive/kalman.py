@@ -76,7 +76,10 @@ class KalmanFilter:
     ``rate`` [Hz]: the sample rate of blocks fed without times. ``position_std`` [rad],
     ``velocity_std`` [rad/s] (None: positions only are measured): the measurement noise.
     ``process_std``: ``(position, velocity)`` std of the process noise per step [rad, rad/s]
-    (the step's error and the torque noise's effect); ``parameter_drift``: the std of
+    (the step's error); ``torque_std`` [N m] (scalar or (n,)): the measured torque's noise,
+    entering through the step; a joint whose velocity changes sign or is within
+    ``stick_band`` [rad/s] of zero over a step has twice its Coulomb level added (the friction
+    may switch inside the step: ``_kalman_kernel.filter_block``); ``parameter_drift``: the std of
     ``theta``'s random walk per step, relative to its start std (0: constant parameters).
     ``friction``: ``ViscousCoulomb`` (default, its coefficients identified) or
     ``NoFriction``. ``alpha``, ``beta``, ``kappa``: the unscented transform's (UKF, SR-UKF).
@@ -86,7 +89,8 @@ class KalmanFilter:
                  start: ArrayLike | None = None, parameter_std: float = 0.3,
                  friction_std: float = 1.0, position_std: float = 1e-4,
                  velocity_std: float | None = 1e-3,
-                 process_std: tuple[float, float] = (1e-7, 1e-4),
+                 process_std: tuple[float, float] = (1e-7, 1e-4), torque_std: ArrayLike = 0.0,
+                 stick_band: float = 0.02,
                  parameter_drift: float = 0.0, friction: FrictionModel | None = None,
                  rotor_inertia: bool | None = None, alpha: float = 0.1, beta: float = 2.0,
                  kappa: float = 0.0) -> None:
@@ -126,6 +130,8 @@ class KalmanFilter:
         if not (steps > 0).all():
             raise ValueError(f"`process_std` must be two numbers > 0, got {steps}")
         drift = float(_positive("parameter_drift", parameter_drift, 1, zero=True)[0])
+        self.torque_std = _positive("torque_std", torque_std, n, zero=True)
+        self.stick_band = float(_positive("stick_band", stick_band, 1, zero=True)[0])
         self._process = np.concatenate([np.full(n, steps[0]), np.full(n, steps[1]),
                                         drift * self.start_std])
         m = 2 * n if self.velocity_std is not None else n
@@ -241,7 +247,7 @@ class KalmanFilter:
             KALMAN_METHODS[self.method], self._chain, self._gravity, self._independent,
             self._n_rotor, self._x, self._p, self._last_tau, self._started, q, dq, tau,
             np.ascontiguousarray(steps), self.velocity_std is not None, self._noise,
-            self._process, self._gamma, self._wm, self._wc, int(every), self._count, history,
+            self._process, self.torque_std, self.stick_band, self._gamma, self._wm, self._wc, int(every), self._count, history,
             history_std, np.zeros(1, dtype=np.int64))
         if status != kernels.OK:
             raise KalmanDivergedError(
