@@ -86,9 +86,9 @@ class KalmanFilter:
     """
 
     def __init__(self, robot: Robot, *, method: str = "ekf", rate: float = 1000.0,
-                 start: ArrayLike | None = None, parameter_std: float = 0.3,
+                 start: ArrayLike | None = None, parameter_std: float = 0.15,
                  friction_std: float = 1.0, position_std: float = 1e-4,
-                 velocity_std: float | None = 1e-3,
+                 velocity_std: float | None = 1e-2,
                  process_std: tuple[float, float] = (1e-7, 1e-4), torque_std: ArrayLike = 0.0,
                  stick_band: float = 0.02,
                  parameter_drift: float = 0.0, friction: FrictionModel | None = None,
