@@ -194,6 +194,20 @@ def test_the_kalman_filters_agree_and_approach_the_truth(arm, closed_loop):
                  rtol=0.0, atol=0.05 * np.abs(truth).max())
 
 
+def test_several_logs_carry_the_estimate_over(arm, closed_loop):
+    """Two halves of a log, each filtered from its own first sample (``restart``), end near
+    the truth like the whole."""
+    robot, _ = arm
+    halves = [closed_loop.select(slice(0, 3000)), closed_loop.select(slice(3000, None))]
+    estimate = identify_kalman(robot, halves, method="ukf", velocity_std=1e-3)
+    assert estimate.converged and estimate.iterations == closed_loop.n_samples
+    truth = _truth(robot, estimate.model)
+    error = np.linalg.norm(estimate.model.coefficients - truth) / np.linalg.norm(truth)
+    assert error < 0.01
+    t = estimate.details["history"]["t"]
+    assert np.all(np.diff(t) > 0) and t[-1] <= closed_loop.t[-1]
+
+
 @pytest.mark.parametrize("method", ["ekf", "srukf"])
 def test_kalman_blocks_give_the_one_sample_estimate(arm, closed_loop, method):
     robot, _ = arm

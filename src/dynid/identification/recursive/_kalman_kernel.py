@@ -200,7 +200,7 @@ def _measure(kind, x, p, y, noise):
             s[i, i] += noise[i] * noise[i]
         try:
             gain = np.ascontiguousarray(np.linalg.solve(s, p[:m, :]).T)  # P H^T S^-1 (L, m)
-        except Exception:  # noqa: BLE001 (numba: a singular matrix)
+        except Exception:  # numba: a singular matrix
             return False
         x += gain @ innovation
         ikh = np.eye(size)  # I - K H
@@ -306,7 +306,7 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
         if kind == UKF:
             try:
                 root = np.linalg.cholesky(p)
-            except Exception:  # noqa: BLE001 (numba: not positive definite)
+            except Exception:  # numba: not positive definite
                 return NOT_DEFINITE
         else:
             root = p.copy()
@@ -364,8 +364,9 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
     has twice its estimated Coulomb level added to its torque's std for that step: Coulomb
     friction may switch inside the period (a sign model chatters about zero while the joint
     sticks), which one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in
-    every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every ``every``-th writes ``theta`` and
-    its std into ``history``, ``history_std`` at row ``recorded[0]``. Returns
+    every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every
+    ``every``-th writes ``theta`` and its std into ``history``, ``history_std`` at row
+    ``recorded[0]``. Returns
     ``(status, index)`` of the first failing sample (``OK, -1`` when none failed)."""
     n = q.shape[1]
     m = 2 * n if velocity else n

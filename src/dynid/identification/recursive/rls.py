@@ -279,7 +279,7 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
             raise ValueError(f"`logs[{k}]` has {log.n_joints} joints, `robot` {robot.n_joints}")
     first = logs[0]
     rate = (first.n_samples - 1) / first.duration if first.n_samples > 1 else history_rate
-    every = max(1, int(round(rate / history_rate)))
+    every = max(1, round(rate / history_rate))
     times, values, stds = [], [], []
     for log in logs:
         for begin in range(0, log.n_samples, _LOG_BLOCK):
