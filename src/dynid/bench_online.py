@@ -66,10 +66,11 @@ def settle_time(t, mass, change: float, truth: float, band: float = BAND) -> flo
     return float(t[outside[-1] + 1] - change)
 
 
-def online_bench(*, forgetting: float = 0.99, seed: int = 0) -> dict:
+def online_bench(*, forgetting: float = 0.99, torque_noise_std: float = 0.05,
+                 seed: int = 0) -> dict:
     """The figures of the module's run; ``forgetting`` of ``OnlinePayload``."""
     robot = load_robot("panda")
-    data, change = payload_run(seed=seed)
+    data, change = payload_run(torque_noise_std=torque_noise_std, seed=seed)
     noise = float(np.mean(data.metadata["sensor"]["torque_noise_std"]))
     estimator = OnlinePayload(robot, forgetting=forgetting, noise_std=noise)
     estimator.update(data.q[:1], data.dq[:1], data.ddq[:1], data.tau[:1])  # compile first
