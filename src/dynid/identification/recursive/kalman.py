@@ -1,13 +1,13 @@
 """Kalman filters on the joint state-parameter model: EKF, square-root EKF, UKF, square-root
 UKF (BIRDy's DDIM family: Leboutet et al. 2021, "Inertial parameter identification in
-robotics: a survey", §V; the filters of ``_kalman_kernel``).
+robotics: a survey", Applied Sciences 11(9), 2021; the filters of ``_kalman_kernel``).
 
 The state is ``x = [q, dq, theta]`` with ``theta`` the *base parameters* of the robot's linear
 model (rigid body, rotor inertias when identified, and viscous + Coulomb + offset friction:
 the layout of ``identify``), so every entry of ``theta`` is identifiable; the dynamics use
 their equivalent full parameters. The process is the forward dynamics driven by the measured
 torque, held over one sample period (Heun's step, compiled); the measurement the positions
-and, unless ``velocity=False``, the velocities. Every sample's work runs in one compiled
+and, unless ``velocity_std=None``, the velocities. Every sample's work runs in one compiled
 kernel per block; Python sees a block at a time.
 
 - ``KalmanFilter``: the online object, ``update(q, dq, ddq, tau)`` with ``(n,)`` or ``(k, n)``
@@ -16,7 +16,7 @@ kernel per block; Python sees a block at a time.
 - ``identify_kalman(robot, logs, method=...)``: the batch face (the estimator contract), each
   log filtered from its first sample with the estimate carried on; ``decimate`` keeps every
   d-th sample (the torque of the kept sample held over d periods: an approximation that
-  grows with d).
+  grows with d; on the Panda, d = 5 left 4 % error where d = 1 left 0.2 %).
 
 The start: ``start`` link parameters ``(n, 10)`` (``Problem.start``; default the robot's own,
 its nominal values), rotor inertias the robot's, friction coefficients zero (the robot's when
@@ -25,17 +25,16 @@ its model is viscous-Coulomb); its std ``parameter_std`` times each base paramet
 says is zero stays near it unless the data insist), ``friction_std``
 [N m, N m s/rad] for the friction coefficients.
 
-What they achieve (measured on this workplace's shared 2-core machine; start: the link
-parameters with 15 % Gaussian errors, friction at the truth, 7.8 % relative error of the base
-parameters; the Panda's closed-loop twin on a 10 s random Fourier reference at 1 kHz, L = 78):
-with torque noise 0.05 N m (``torque_std=0.05``) the EKF ends at 0.94 % relative error in
-7.7 s (0.8 ms per sample), the UKF at 0.78 % in 15 s; noise-free, EKF 0.19 %, UKF 0.14 %, the
-square-root forms the same to 1e-6 but slower (SR-EKF 34 s, SR-UKF 120 s: numba's QR forms
-``Q``), so decimate them (``decimate=5``: 2 s and 8 s, 3.7 % and 4.1 %, the torque's hold over
-five periods the error). On the 3-DoF arm (6 s, 24 parameters, friction from zero) all four
-reach 2 % (EKF) and 0.05 % (UKF). The EKF is the fragile one: its first corrections, from a
-linearisation where ``M(q)`` is nearly singular or a joint sticks, can overshoot into an
-indefinite ``M(q)`` (the arm at ``velocity_std=1e-2``, the Panda at ``1e-3``), which the
+What they achieve (measured on this workplace's shared 2-core machine, one BLAS thread; start:
+the link parameters with 15 % Gaussian errors, friction at the truth, 7.8 % relative error of
+the base parameters; the Panda's closed-loop twin on a 10 s random Fourier reference at 1 kHz,
+L = 78): with torque noise 0.05 N m (``torque_std=0.05``) EKF 0.94 % relative error in 5.1 s,
+SR-EKF the same in 7.6 s, UKF 0.78 % in 12 s, SR-UKF the same in 8.9 s (OLS on the same log,
+with its exact accelerations: 0.18 %); noise-free EKF 0.19 %, UKF 0.14 %. The square-root
+forms agree with theirs to 1e-6 (EKF) and 1e-9 (UKF). On the 3-DoF arm (6 s, 24 parameters,
+friction from zero) EKF 2 %, UKF 0.05 %. The EKF is the fragile one: its first corrections,
+from a linearisation where ``M(q)`` is nearly singular or a joint sticks, can overshoot into
+an indefinite ``M(q)`` (the arm at ``velocity_std=1e-2``, the Panda at ``1e-3``), which the
 filter reports (``KalmanDivergedError``, ``converged=False``); the UKF ran in every setting
 tried.
 """
@@ -56,6 +55,7 @@ from dynid.identification.estimate import Estimate
 from dynid.identification.linear.idim import linear_template
 from dynid.identification.model import LinearModel
 from dynid.identification.recursive import _kalman_kernel as kernels
+from dynid.identification.recursive._threads import one_blas_thread
 from dynid.identification.recursive.rls import joint_block
 from dynid.robot import Robot
 
@@ -252,12 +252,14 @@ class KalmanFilter:
         rows = (seen + count) // every - seen // every if every > 0 else 0
         r = self.template.base.rank
         history, history_std = np.empty((rows, r)), np.empty((rows, r))
-        status, where = kernels.filter_block(
-            KALMAN_METHODS[self.method], self._chain, self._gravity, self._independent,
-            self._n_rotor, self._x, self._p, self._last_tau, self._started, q, dq, tau,
-            np.ascontiguousarray(steps), self.velocity_std is not None, self._noise,
-            self._process, self.torque_std, self.stick_band, self._gamma, self._wm, self._wc,
-            int(every), self._count, history, history_std, np.zeros(1, dtype=np.int64))
+        with one_blas_thread():
+            status, where = kernels.filter_block(
+                KALMAN_METHODS[self.method], self._chain, self._gravity, self._independent,
+                self._n_rotor, self._x, self._p, self._last_tau, self._started, q, dq, tau,
+                np.ascontiguousarray(steps), self.velocity_std is not None, self._noise,
+                self._process, self.torque_std, self.stick_band, self._gamma, self._wm,
+                self._wc, int(every), self._count, history, history_std,
+                np.zeros(1, dtype=np.int64))
         if status != kernels.OK:
             raise KalmanDivergedError(
                 f"{self.method}: {_STATUS[status]} at sample {seen + where} (its estimate "

@@ -44,6 +44,7 @@ from dynid.identification.estimate import Estimate
 from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.identification.recursive import _rls_kernel
+from dynid.identification.recursive._threads import one_blas_thread
 from dynid.robot import Robot
 
 __all__ = ["OnlineRLS", "RecursiveLeastSquares", "check_forgetting", "identify_rls",
@@ -157,10 +158,11 @@ class RecursiveLeastSquares:
         seen = self.n_samples
         rows = (seen + y.shape[0]) // every - seen // every if every > 0 else 0
         history, history_std = np.empty((rows, r)), np.empty((rows, r))
-        _rls_kernel.rls_block(np.ascontiguousarray(y), np.ascontiguousarray(z),
-                              self.forgetting, self._theta, self._p, self._a, self._b,
-                              self._stats, int(every), history, history_std,
-                              np.zeros(1, dtype=np.int64))
+        with one_blas_thread():
+            _rls_kernel.rls_block(np.ascontiguousarray(y), np.ascontiguousarray(z),
+                                  self.forgetting, self._theta, self._p, self._a, self._b,
+                                  self._stats, int(every), history, history_std,
+                                  np.zeros(1, dtype=np.int64))
         return history, history_std
 
 
