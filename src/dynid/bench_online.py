@@ -18,6 +18,14 @@ one sample at a time. Figures (``online_bench``):
   the end;
 - ``online_samples_per_second``: samples per second when fed one sample per ``update`` call
   (Python call included), and ``online_block_samples_per_second`` fed 100-sample blocks.
+
+Measured on the workplace's shared 2-core machine (forgetting 0.99, torque noise 0.05 N m):
+settled 0.29 s after the change, mass error 0.10 %, 10.8 k samples/s one at a time, 189 k/s in
+blocks; at 0.2 and 0.5 N m of noise 0.29 s / 0.28 % and 0.30 s / 0.65 %; with the
+accelerations from central differences of the velocities (``with_accelerations``) instead of
+the twin's, the same (0.29 s, 0.28 % at 0.2 N m). Exponential forgetting's step response sets
+the settling time: the old payload's weight after k samples is ``lam^k``, below 5 % after
+``log(0.05) / log(lam)`` samples (0.30 s at 0.99, 0.60 s at 0.995).
 """
 
 from __future__ import annotations
