@@ -16,7 +16,11 @@ from dynid.friction.models import ViscousCoulomb
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.idim import identify
 from dynid.identification.recursive import METHODS
-from dynid.identification.recursive.kalman import KalmanFilter, identify_kalman
+from dynid.identification.recursive.kalman import (
+    KalmanDivergedError,
+    KalmanFilter,
+    identify_kalman,
+)
 from dynid.identification.recursive.rls import (
     OnlineRLS,
     RecursiveLeastSquares,
@@ -192,6 +196,22 @@ def test_the_kalman_filters_agree_and_approach_the_truth(arm, closed_loop):
                  rtol=1e-6, atol=1e-8)
     assert_close(estimates["ukf"].model.coefficients, estimates["ekf"].model.coefficients,
                  rtol=0.0, atol=0.05 * np.abs(truth).max())
+
+
+def test_a_diverging_filter_says_where(arm, closed_loop):
+    """The EKF's fragility, kept visible: at the default velocity noise (1e-2 rad/s) its early
+    corrections on this arm make M(q) indefinite; the estimate says so and keeps the last
+    sound estimate, and the online filter raises."""
+    robot, _ = arm
+    start = robot.parameters * (1 + 0.15 * np.random.default_rng(0).standard_normal((3, 10)))
+    estimate = identify_kalman(robot, closed_loop, method="ekf", start=start)
+    assert not estimate.converged
+    assert "positive definiteness at sample" in estimate.status
+    assert np.isfinite(estimate.model.coefficients).all()
+    assert 0 < estimate.iterations < closed_loop.n_samples
+    online = KalmanFilter(robot, method="ekf", start=start)
+    with pytest.raises(KalmanDivergedError, match=f"at sample {estimate.iterations}"):
+        online.update(closed_loop.q, closed_loop.dq, None, closed_loop.tau)
 
 
 def test_several_logs_carry_the_estimate_over(arm, closed_loop):

@@ -322,7 +322,6 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
         mean = wm[0] * points[0]
         for i in range(1, 2 * size + 1):
             mean += wm[1] * points[i]
-        x[:] = mean
         if kind == UKF:
             deviation = points[0] - mean
             covariance = wc[0] * np.outer(deviation, deviation)
@@ -343,8 +342,9 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
             block[:, 3 * size:] = inputs
             factor = _lower_factor(block)
             if not _rank_one(factor, points[0] - mean, wc[0]):
-                return NOT_DEFINITE
+                return NOT_DEFINITE  # x and its factor as they were
             p[:, :] = factor
+        x[:] = mean
     for i in range(size):
         if not np.isfinite(x[i]):
             return NOT_FINITE
@@ -366,15 +366,19 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
     sticks), which one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in
     every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every
     ``every``-th writes ``theta`` and its std into ``history``, ``history_std`` at row
-    ``recorded[0]``. Returns
-    ``(status, index)`` of the first failing sample (``OK, -1`` when none failed)."""
+    ``recorded[0]``. Returns ``(status, index)`` of the first failing sample (``OK, -1`` when
+    none failed); a failing sample leaves ``x`` and ``p`` as they were before it."""
     n = q.shape[1]
     m = 2 * n if velocity else n
     size = x.size
     y = np.empty(m)
     spread = np.empty(n)
     pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((3, n))
+    saved_x, saved_p = x.copy(), p.copy()
     for k in range(q.shape[0]):
+        saved_x[:] = x  # a failing sample leaves the state as it was before it
+        saved_p[:, :] = p
+        status = OK
         if started[0] != 0:
             _model(x[2 * n:], independent, n, n_rotor, pi, rotor, friction)
             for i in range(n):  # Coulomb friction may switch inside the period
@@ -383,20 +387,23 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
                     spread[i] += 2.0 * abs(friction[1, i])
             status = _predict(kind, chain, gravity, independent, n_rotor, x, p, last_tau,
                               periods[k], process, spread, gamma, wm, wc)
-            if status != OK:
-                return status, k
-            y[:n] = q[k]
-            if velocity:
-                y[n:] = dq[k]
-            if not _measure(kind, x, p, y, noise):
-                return NOT_DEFINITE, k
+            if status == OK:
+                y[:n] = q[k]
+                if velocity:
+                    y[n:] = dq[k]
+                if not _measure(kind, x, p, y, noise):
+                    status = NOT_DEFINITE
+                for i in range(size):
+                    if status == OK and not np.isfinite(x[i]):
+                        status = NOT_FINITE
         else:  # the first sample: the state is the measurement (its variance in P already)
             x[:n] = q[k]
             x[n:2 * n] = dq[k]
             started[0] = 1
-        for i in range(size):
-            if not np.isfinite(x[i]):
-                return NOT_FINITE, k
+        if status != OK:
+            x[:] = saved_x
+            p[:, :] = saved_p
+            return status, k
         last_tau[:] = tau[k]
         count[0] += 1
         if every > 0 and count[0] % every == 0 and recorded[0] < history.shape[0]:

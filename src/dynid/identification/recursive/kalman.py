@@ -67,6 +67,7 @@ _STATUS = {kernels.NOT_DEFINITE: "M(q) or a covariance lost positive definitenes
            kernels.NOT_FINITE: "the state became NaN or infinite"}
 
 
+
 class KalmanDivergedError(ValueError):
     """A filter could not go on: the estimate made ``M(q)`` or its covariance indefinite, or
     the state non-finite (too large a ``parameter_std``, too small a process noise)."""
