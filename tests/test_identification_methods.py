@@ -29,9 +29,11 @@ def arm3_log():
 
 
 def _direct_methods():
-    """The methods that need only the logs (accelerations and efforts)."""
+    """The methods that fit a whole log at once from it alone (accelerations and efforts);
+    NLS is left to its own tests (its friction is not the log's), the recursive methods are
+    checked below."""
     return [name for name, m in IDENTIFICATION_METHODS.items()
-            if m.needs <= {"ddq", "effort"} and name != "nls"]
+            if m.needs <= {"ddq", "effort"} and m.family in ("linear", "constrained")]
 
 
 @pytest.mark.parametrize("name", _direct_methods())
@@ -84,3 +86,7 @@ def test_unknown_names_and_bad_problems_are_refused(arm3_log):
         Method("x", "magic", False, frozenset(), "", lambda problem: None)
     with pytest.raises(ValueError, match="`needs` must be among"):
         Method("x", "linear", False, frozenset({"telepathy"}), "", lambda problem: None)
+
+
+def test_every_family_is_registered():
+    assert {m.family for m in IDENTIFICATION_METHODS.values()} == set(FAMILIES)

@@ -35,7 +35,8 @@ from dynid.cli._common import (
 BESPOKE_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 REGISTERED_METHODS = ("irls-huber", "irls-tukey", "tls", "ml", "ridge", "elastic-net",
                       "pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net",
-                      "didim", "pc-didim", "cloe", "clie")
+                      "didim", "pc-didim", "cloe", "clie", "rls", "ekf", "srekf", "ukf",
+                      "srukf")
 # the simulation-based methods: they re-simulate the closed loop that recorded the logs
 _CLOSED_LOOP = ("didim", "pc-didim", "cloe", "clie")
 IDENTIFY_METHODS = (*BESPOKE_METHODS, *REGISTERED_METHODS)
@@ -63,7 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "errors in variables; ridge, elastic-net: penalised; pc-*: "
                                "the same under the CLS-3 constraints; didim, pc-didim, cloe, "
                                "clie: closed-loop logs re-simulated (need --reference and "
-                               "the controller: --natural-frequency or --stiffness/--damping)")
+                               "the controller: --natural-frequency or --stiffness/--damping); "
+                               "rls: recursive least squares (--forgetting); ekf, srekf, ukf, "
+                               "srukf: Kalman filters on the state and the parameters")
     identify.add_argument("--prior", metavar="ROBOT",
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
@@ -128,6 +131,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--l1-ratio", type=Range(float, 0, 1), metavar="R",
                           help="elastic-net, pc-elastic-net: the L1 share of the penalty "
                                "(default 0.5; 1: lasso, 0: ridge)")
+    identify.add_argument("--forgetting", type=Range(float, 0.5, 1), metavar="LAMBDA",
+                          help="rls: the forgetting factor per sample (default 1: none; 0.999 "
+                               "at 1 kHz remembers about 1 s)")
     identify.add_argument("--regressor-noise", type=Range(float, high=1e6, above=0),
                           nargs="+", metavar="SIGMA",
                           help="ml: the noise std of the regressor's columns (one for all, "
@@ -328,6 +334,7 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
         "--alpha": ("alpha", _PENALISED),
         "--l1-ratio": ("l1_ratio", ("elastic-net", "pc-elastic-net")),
         "--regressor-noise": ("regressor_noise", ("ml",)),
+        "--forgetting": ("forgetting", ("rls",)),
         "--drop-above": ("drop_above", ("ols", "wls")),
         "--prior": ("prior", tuple(constrained)),
         "--regulariser": ("regulariser", tuple(constrained)),
@@ -600,6 +607,8 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
         options["alpha"] = args.alpha
     if args.l1_ratio is not None:
         options["l1_ratio"] = args.l1_ratio
+    if method.family == "recursive":  # one offset for all logs, the model's rotor columns
+        options = {} if args.forgetting is None else {"forgetting": args.forgetting}
     if args.method == "ml":
         if args.regressor_noise is None or args.noise is None or len(args.noise) != 1:
             raise ValueError("`--method ml` needs the noise it assumes: `--regressor-noise "

@@ -12,6 +12,8 @@ The families (each sub-package's docstring lists its modules and papers):
 - ``retrieval``: a feasible full parameter set behind base coefficients (Gaz §V).
 - ``simulation``: DIDIM, PC-DIDIM, CLOE and CLIE on closed-loop logs, the loop re-simulated
   with each estimate (Gautier, Janot & Vandanjon 2013; Landau & Karimi 1997).
+- ``recursive``: RLS with forgetting, EKF/UKF and their square-root forms, online objects fed
+  one sample or a block at a time, and the online payload (``OnlinePayload``).
 
 The contract (``estimate``): ``Problem`` in, ``Estimate`` out, each ``Method`` listed with its
 family, its needs and its paper. Shared by all:
@@ -103,6 +105,13 @@ from dynid.identification.payload import PayloadResult as PayloadResult
 from dynid.identification.payload import arm_torque as arm_torque
 from dynid.identification.payload import identify_payload as identify_payload
 from dynid.identification.payload import in_tool_frame as in_tool_frame
+from dynid.identification.recursive.kalman import KalmanDivergedError as KalmanDivergedError
+from dynid.identification.recursive.kalman import KalmanFilter as KalmanFilter
+from dynid.identification.recursive.kalman import identify_kalman as identify_kalman
+from dynid.identification.recursive.payload import OnlinePayload as OnlinePayload
+from dynid.identification.recursive.rls import OnlineRLS as OnlineRLS
+from dynid.identification.recursive.rls import RecursiveLeastSquares as RecursiveLeastSquares
+from dynid.identification.recursive.rls import identify_rls as identify_rls
 from dynid.identification.retrieval.retrieve import RETRIEVAL_METHODS as RETRIEVAL_METHODS
 from dynid.identification.retrieval.retrieve import RetrievalResult as RetrievalResult
 from dynid.identification.retrieval.retrieve import check_bounds as check_bounds
@@ -151,16 +160,21 @@ __all__ = [
     "IVConvergenceWarning",
     "IllConditionedWarning",
     "InconsistentPriorWarning",
+    "KalmanDivergedError",
+    "KalmanFilter",
     "KnownPayload",
     "Layout",
     "LinearModel",
     "Method",
     "Moments",
     "NLSResult",
+    "OnlinePayload",
+    "OnlineRLS",
     "PayloadResult",
     "PriorWeightEdgeWarning",
     "Problem",
     "RankDeficiencyWarning",
+    "RecursiveLeastSquares",
     "RetrievalResult",
     "Ridge",
     "SymbolicRegrouping",
@@ -182,8 +196,10 @@ __all__ = [
     "identify_didim",
     "identify_drive_gains",
     "identify_iv",
+    "identify_kalman",
     "identify_nls",
     "identify_payload",
+    "identify_rls",
     "identify_static",
     "in_tool_frame",
     "joint1_gravity_is_zero",

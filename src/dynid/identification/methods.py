@@ -93,13 +93,14 @@ def _nonlinear_methods() -> tuple[Method, ...]:
 
 
 def _gather() -> dict[str, Method]:
+    from dynid.identification import recursive
     from dynid.identification.constrained import robust as constrained_robust
     from dynid.identification.linear import regularised, robust
     from dynid.identification.simulation import didim, output_error
 
     methods = (*_linear_methods(), *robust.METHODS, *regularised.METHODS,
                *_constrained_methods(), *constrained_robust.METHODS, *_nonlinear_methods(),
-               *didim.METHODS, *output_error.METHODS)
+               *didim.METHODS, *output_error.METHODS, *recursive.METHODS)
     return {m.name: m for m in methods}
 
 

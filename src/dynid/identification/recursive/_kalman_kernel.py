@@ -214,8 +214,8 @@ def _measure(kind, x, p, y, noise):
     pre[:m, m:] = p[:m, :]
     pre[m:, m:] = p
     post = _lower_factor(pre)
-    root = post[:m, :m]
-    scaled_gain = post[m:, :m]
+    root = np.ascontiguousarray(post[:m, :m])
+    scaled_gain = np.ascontiguousarray(post[m:, :m])
     for i in range(m):
         if root[i, i] == 0.0:
             return False
