@@ -29,7 +29,10 @@ from dynid.cli._common import (
 from dynid.cli.identify import bootstrap_options, check_bootstrap_options
 
 # dynid.evaluation.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
-COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls",
+                   "irls-huber", "irls-tukey", "tls", "ridge", "elastic-net", "pc-irls-huber",
+                   "pc-irls-tukey", "pc-ridge", "pc-elastic-net", "rls", "ekf", "srekf", "ukf",
+                   "srukf")
 COMPARE_DEFAULTS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 # dynid.identification._currents.CURRENT_METHODS: the methods that identify drive gains
 CURRENT_DEFAULTS = ("ols", "cls1", "cls2", "cls3", "log-cholesky", "nls")

@@ -6,7 +6,9 @@ moment (5)/(6)).
 Methods: ``cad`` (the prior's parameters, no identification), ``ols``, ``wls``, ``iv`` (needs
 the reference trajectories the controller tracked), ``cls1``, ``cls2``, ``cls3``,
 ``log-cholesky`` (``dynid.identification.constrained.cls``) and ``nls``
-(``dynid.identification.nonlinear.nls``). The fits run through a
+(``dynid.identification.nonlinear.nls``), and the registry's methods that need nothing but
+the log (``REGISTERED_METHODS``: robust, errors-in-variables, penalised and recursive
+estimators, through ``Method.fit``; no bootstrap). The fits run through a
 ``concurrent.futures.Executor`` (local processes by default; any cluster's executor from
 Python), one task per (method, identification trajectory); validation runs here.
 
@@ -50,6 +52,7 @@ from dynid.identification.bootstrap import Bootstrap, bootstrap
 from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.drive_gains import KnownPayload
+from dynid.identification.estimate import Problem
 from dynid.identification.linear.estimators import ESTIMATORS
 from dynid.identification.linear.idim import (
     default_friction,
@@ -57,6 +60,7 @@ from dynid.identification.linear.idim import (
     identify_iv,
     robot_model,
 )
+from dynid.identification.methods import find_method
 from dynid.identification.model import LinearModel
 from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, any_not_finite, cell, w_errors
@@ -66,7 +70,14 @@ from dynid.robot.bounds import ParameterBounds
 __all__ = ["COMPARE_METHODS", "DEFAULT_METHODS", "Comparison", "compare_methods", "fit_method",
            "write_table"]
 
-COMPARE_METHODS = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+# the registry's methods that fit a log from itself with their defaults, through the one
+# contract (``dynid.identification.IDENTIFICATION_METHODS``; ml needs its noise, the
+# simulation-based methods the controller)
+REGISTERED_METHODS = ("irls-huber", "irls-tukey", "tls", "ridge", "elastic-net",
+                      "pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net", "rls",
+                      "ekf", "srekf", "ukf", "srukf")
+COMPARE_METHODS = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls",
+                   *REGISTERED_METHODS)
 DEFAULT_METHODS = ("cad", "ols", "wls", "cls1", "cls2", "cls3", "log-cholesky", "nls")
 CRITERIA = ("Physical feasibility (3)", "Triangle inequality (4)", "First moment (5)/(6)")
 
@@ -360,6 +371,8 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
         body = robot.with_parameters(source.parameters).with_friction(
             NoFriction(robot.n_joints)).with_rotor_inertia(None)  # the CAD rigid body alone
         return dataclasses.replace(robot_model(body), report={"method": "cad"})
+    if method in REGISTERED_METHODS:
+        return find_method(method).fit(Problem(robot, data, friction=friction)).model
     options = _fit_options(method, robot, prior=prior, reference=reference,
                            nls_friction=nls_friction, friction=friction, bounds=bounds)
     if method in ("ols", "wls"):
@@ -470,6 +483,10 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
     for method in methods:
         if method not in COMPARE_METHODS:
             raise ValueError(f"`methods` must be among {COMPARE_METHODS}, got {method!r}")
+    refitted = [m for m in methods if m in REGISTERED_METHODS]
+    if bootstrap is not None and refitted:
+        raise ValueError(f"`bootstrap` refits ols, wls, iv, the constrained methods and nls, "
+                         f"not {', '.join(refitted)}")
     bounded = [m for m in methods if m in ("cls1", "cls2", "cls3", "log-cholesky")]
     picked = robot.joint_indices(joints) if joints is not None else list(range(robot.n_joints))
     if not picked:
