@@ -2,10 +2,12 @@
 
 - ``RecursiveLeastSquares``: the estimator on any linear model ``y = Y theta``, fed blocks
   ``Y`` (k, m, r), ``y`` (k, m); the recursion is one compiled kernel per block
-  (``_rls_kernel``), started exactly (least squares on the first rows that determine
-  ``theta``), with forgetting factor ``forgetting`` and a bounded-trace guard against
-  covariance wind-up: the forgetting is reduced, sample by sample, so that ``trace(P)`` never
-  exceeds ``max_trace`` (default: its value when the estimate started). The guard follows the
+  (``_rls_kernel``), started exactly (least squares, by QR, on the first rows that determine
+  ``theta``) and carried on in square-root form (``P = S S^T``, Potter's update: without
+  forgetting, the batch least-squares estimate to rounding), with forgetting factor
+  ``forgetting`` and a bounded-trace guard against covariance wind-up: the forgetting is
+  reduced, sample by sample, so that ``trace(P)`` never exceeds ``max_trace`` (default: its
+  value when the estimate started). The guard follows the
   constant-trace idea of Lozano Leal & Goodwin (1985, "A globally convergent adaptive pole
   placement algorithm without a persistency of excitation requirement", IEEE TAC 30(8)) and
   Åström & Wittenmark (Adaptive Control, 2nd ed., 1995) on estimator wind-up: without it, a
@@ -99,7 +101,7 @@ class RecursiveLeastSquares:
             if not (std > 0).all():
                 raise ValueError(f"`start[1]` (the prior's std) must be > 0, got {std}")
             self._theta[:] = coefficients
-            self._p[:] = np.diag(std**2)
+            self._p[:] = np.diag(std)  # the square root S of P = S S^T
             self._stats[3] = 1.0
             if bound < 0:
                 self._stats[5] = float(np.sum(std**2))
@@ -137,11 +139,13 @@ class RecursiveLeastSquares:
     def covariance(self) -> NDArray:
         if not self.started:
             return np.full(self._p.shape, np.nan)
-        return self.scale * self._p
+        return self.scale * (self._p @ self._p.T)  # P = S S^T (the kernel keeps S)
 
     @property
     def std(self) -> NDArray:
-        return np.sqrt(np.maximum(np.diag(self.covariance), 0.0))
+        if not self.started:
+            return np.full(self.n_parameters, np.nan)
+        return np.sqrt(self.scale * np.sum(self._p**2, axis=1))
 
     def update_rows(self, regressor: ArrayLike, target: ArrayLike, *, every: int = 0
                     ) -> tuple[NDArray, NDArray]:
