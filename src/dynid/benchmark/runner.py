@@ -164,7 +164,7 @@ def _fit_task(task: dict) -> dict:
     began = time.perf_counter()
     try:
         problem = Problem(nominal_robot(truth, start), (task["log"],),
-                          references=(task["trajectory"],),
+                          friction=task["friction"], references=(task["trajectory"],),
                           controller=task["controller"], start=start)
         estimate = method.fit(problem)
         figures = score(estimate, truth, task["validation"])
@@ -223,13 +223,15 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         controller = _controller(data)
         starts = draw_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
         logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
-        probe = Problem(run.robot, (next(iter(logs.values())),), references=(data.trajectory,),
+        probe = Problem(data.truth, (next(iter(logs.values())),), friction=data.friction,
+                        references=(data.trajectory,),
                         controller=controller, start=starts[0])
         for name in run.methods:
             missing = probe.missing(methods[name].needs)
             if missing:
                 skipped[name] = "needs " + "; ".join(missing)
-        tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": run.robot,
+        tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
+                  "friction": data.friction,
                   "start": starts[d], "log": logs[p], "validation": data.validation,
                   "trajectory": data.trajectory, "controller": controller,
                   "path": str(run.path(p, m, key))}
