@@ -49,9 +49,10 @@ API_MODULES = (
     "dynid.export",
     "dynid.codegen",
     "dynid.monitor",
+    "dynid.benchmark",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_benchmark", "demo")
 
 _KINDS = (
     ("class", "Classes"),
