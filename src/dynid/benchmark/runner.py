@@ -43,8 +43,8 @@ from dynid.benchmark.protocol import (
 )
 from dynid.robot import Robot
 
-__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "BenchmarkRun", "pending_runs",
-           "run_benchmark", "score"]
+__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "BenchmarkRun", "check_settings", "collect",
+           "pending_runs", "run_benchmark", "score"]
 
 SETTINGS_FILE = "settings.json"
 
@@ -98,7 +98,9 @@ def _digest(robot: Robot) -> str:
     return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
 
 
-def _check_settings(run: BenchmarkRun) -> None:
+def check_settings(run: BenchmarkRun) -> None:
+    """Create ``run.out`` with its ``settings.json``, or check that the one there is ``run``'s
+    (ValueError naming ``out`` otherwise)."""
     run.out.mkdir(parents=True, exist_ok=True)
     file = run.out / SETTINGS_FILE
     settings = run.settings()
@@ -212,7 +214,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
     if unknown:
         raise ValueError(f"`methods`: unknown {', '.join(map(repr, unknown))}: choose among "
                          f"{', '.join(sorted(methods))}")
-    _check_settings(run)
+    check_settings(run)
     say = progress or (lambda line: None)
     pending = pending_runs(run)
     skipped: dict[str, str] = {}

@@ -46,6 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _benchmark(args: argparse.Namespace) -> int:
     from dynid.benchmark import BenchmarkRun, run_benchmark, write_outputs
     from dynid.benchmark.protocol import PROFILES, profile
+    from dynid.benchmark.runner import check_settings
     from dynid.identification.methods import METHODS
     from dynid.robot import load_robot
 
@@ -72,6 +73,10 @@ def _benchmark(args: argparse.Namespace) -> int:
         raise ValueError(f"ROBOT: {error}") from None
     run = BenchmarkRun(robot, methods, profiles, draws=args.draws, duration=args.duration,
                        seed=args.seed, out=out)
+    try:
+        check_settings(run)
+    except ValueError as error:
+        raise ValueError(f"`--out`{str(error).removeprefix('`out`')}") from None
     records = run_benchmark(run, jobs=args.jobs, progress=stderr_progress(args))
     written = write_outputs(run, records)
     if args.json:
