@@ -22,7 +22,8 @@ def box_figure(records: Sequence[dict], key: str, label: str, *, methods: Sequen
     """One panel per profile, one box per method (100 x ``key`` of its fitted runs)."""
     from matplotlib.figure import Figure  # no pyplot state: the Agg canvas on saving
 
-    fig = Figure(layout="constrained", figsize=(max(6.0, 1.0 + 0.6 * len(methods)), 2.4 * len(profiles)))
+    fig = Figure(layout="constrained",
+                 figsize=(max(6.0, 1.0 + 0.6 * len(methods)), 2.4 * len(profiles)))
     axes = fig.subplots(len(profiles), 1, squeeze=False)[:, 0]
     for ax, profile in zip(axes, profiles, strict=True):
         values = [[100 * r[key] for r in records

@@ -18,12 +18,12 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   validation log, noise free. BIRDy re-injects the noisy positions into its loop; dynid's twin
   feeds back the exact state, so the noise here is the sensors' alone (``noisy_log``).
 - ``simulated_truth``: the truth's Coulomb friction ``fc sign(dq)`` is simulated as
-  ``fc (2/pi) atan(SMOOTH_COULOMB dq)`` (dynid's ``arctan`` model, Szabó 2021 eq. 7; ``SMOOTH_COULOMB``). With the sign function the 5 kHz PD loop
-  chatters at every velocity reversal (an artefact of a discontinuous model in a discrete-time
-  loop): on the TX40 the accelerations differentiated from the 1 kHz velocities then miss the
-  simulated ones by 60-99 % RMS, and IDIM-OLS on noise-free data errs by 26 % in its
-  parameters; with the smooth model the miss is 2-8 % and the noise-free error about 1 %. The
-  methods identify with the same model's linear columns (``Problem.friction``), as BIRDy
+  ``fc (2/pi) atan(SMOOTH_COULOMB dq)`` (dynid's ``arctan`` model, Szabó 2021 eq. 7). With
+  the sign function the 5 kHz PD loop chatters at every velocity reversal (an artefact of a
+  discontinuous model in a discrete-time loop): on the TX40 the accelerations differentiated
+  from the 1 kHz velocities then miss the simulated ones by 60-99 % RMS, and IDIM-OLS on
+  noise-free data errs by 26 % in its parameters; with the smooth model the miss is 2-8 % and
+  the noise-free error about 1 %. The methods identify with the same model's linear columns (``Problem.friction``), as BIRDy
   identifies with its data-generation friction model.
 - ``noisy_log``: one log per noise profile, shared by every draw and method: Gaussian noise on
   the logged positions and torques, velocities as backward differences of the noisy positions
@@ -32,7 +32,10 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   trimmed ends). ``CUTOFF_HZ`` = 20 Hz passes the PD loop's own dynamics (the default 5 Hz of
   ``prepare`` cuts them: 7 % parameter error without noise on the TX40) and lets the position
   noise through to the accelerations as BIRDy's profiles intend (TX40, IDIM-OLS: 1.2 % at
-  1e-4 deg, 20 % at 1e-2 deg).
+  1e-4 deg, 20 % at 1e-2 deg). The filtered log is then decimated to ``DECIMATED_RATE``
+  (parallel decimation, as in Gautier's IDIM practice): the 20 Hz signal loses nothing (TX40,
+  IDIM-OLS and CLS-3: the same errors to 2-3 digits) and every method fits a tenth of the
+  samples (NLS 3-8 times faster).
 - ``draw_starts``: the initial estimates, each of the truth's link parameters times
   ``1 + spread * N(0, 1)`` (BIRDy: 15 %), seeded; a link drawn physically inconsistent is drawn
   again (the consistent methods need a physical start). The draws change only the start of a
@@ -52,10 +55,26 @@ from dynid.data.dataset import Dataset
 from dynid.robot import Robot
 from dynid.robot.inertia import physical_margin
 
-__all__ = ["CONTROL", "CUTOFF_HZ", "DEFAULT_DRAWS", "DEFAULT_DURATION", "DEFAULT_SPREAD",
-           "PROFILES", "SMOOTH_COULOMB", "ControlGains", "Experiment", "NoiseProfile",
-           "control_gains", "draw_starts", "experiment", "nominal_robot", "noisy_log", "profile",
-           "simulated_truth"]
+__all__ = [
+    "CONTROL",
+    "CUTOFF_HZ",
+    "DECIMATED_RATE",
+    "DEFAULT_DRAWS",
+    "DEFAULT_DURATION",
+    "DEFAULT_SPREAD",
+    "PROFILES",
+    "SMOOTH_COULOMB",
+    "ControlGains",
+    "Experiment",
+    "NoiseProfile",
+    "control_gains",
+    "draw_starts",
+    "experiment",
+    "noisy_log",
+    "nominal_robot",
+    "profile",
+    "simulated_truth",
+]
 
 DEFAULT_DRAWS = 25       # BIRDy: 25 initial estimates per noise profile
 DEFAULT_SPREAD = 0.15    # BIRDy: 15 % standard deviation around the truth
@@ -64,6 +83,7 @@ CUTOFF_HZ = 20.0         # the low-pass of the logs' preprocessing (see the modu
 #: [s/rad] the sign function's smoothing in the simulated Coulomb friction: atan(k dq) at
 #: 99 % of its limit from |dq| = 0.64 rad/s, at 90 % from 0.063 rad/s (see the module)
 SMOOTH_COULOMB = 100.0
+DECIMATED_RATE = 100.0   # Hz: the identification logs after filtering (see the module)
 EXCITATION_PERIOD = 10.0  # s: the Fourier period of the excitation (a shorter log: its length)
 
 
@@ -237,7 +257,7 @@ def _run(truth: Robot, gains: ControlGains, trajectory, duration: float) -> Data
 
     pd_only = dataclasses.replace(truth.with_parameters(np.zeros_like(truth.parameters)),
                                   rotor_inertia=np.zeros(truth.n_joints))
-    step = max(1, int(round(gains.control_rate / gains.sample_rate)))
+    step = max(1, round(gains.control_rate / gains.sample_rate))
     log = simulate_closed_loop(truth, trajectory, duration=duration,
                                rate=gains.sample_rate * step, stiffness=gains.stiffness,
                                damping=gains.damping, controller=pd_only)
@@ -277,4 +297,6 @@ def noisy_log(run: Experiment, noise: NoiseProfile, *, seed: int = 0) -> Dataset
     raw = Dataset(t=exact.t, q=q, dq=dq, tau=tau,
                   metadata={"source": f"benchmark twin, noise {noise.name}",
                             "noise": dataclasses.asdict(noise)})
-    return prepare(raw, cutoff=CUTOFF_HZ)
+    ready = prepare(raw, cutoff=CUTOFF_HZ)
+    step = max(1, int(np.floor(run.gains.sample_rate / DECIMATED_RATE)))
+    return ready.select(np.arange(0, ready.n_samples, step)) if step > 1 else ready

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +38,8 @@ from dynid.benchmark.protocol import (
     NoiseProfile,
     draw_starts,
     experiment,
-    nominal_robot,
     noisy_log,
+    nominal_robot,
 )
 from dynid.robot import Robot
 
