@@ -23,8 +23,8 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   discontinuous model in a discrete-time loop): on the TX40 the accelerations differentiated
   from the 1 kHz velocities then miss the simulated ones by 60-99 % RMS, and IDIM-OLS on
   noise-free data errs by 26 % in its parameters; with the smooth model the miss is 2-8 % and
-  the noise-free error about 1 %. The methods identify with the same model's linear columns (``Problem.friction``), as BIRDy
-  identifies with its data-generation friction model.
+  the noise-free error about 1 %. The methods identify with the same model's linear columns
+  (``Problem.friction``), as BIRDy identifies with its data-generation friction model.
 - ``noisy_log``: one log per noise profile, shared by every draw and method: Gaussian noise on
   the logged positions and torques, velocities as backward differences of the noisy positions
   (as BIRDy's ``discreteTimeDerivative``), then dynid's preprocessing (``prepare``: a
