@@ -194,3 +194,15 @@ def test_noisy_log_carries_the_profiles_noise():
     assert_close(quiet.t, exact.t[rows])
     gap = [np.std(log.tau - exact.tau[rows]) for log in (quiet, loud)]
     assert gap[1] > gap[0]
+
+
+def test_full_protocol_estimate_counts_one_fit_per_profile_for_start_free_methods():
+    from dynid.bench_benchmark import full_protocol_estimate
+
+    measured = {"seconds": 10.0, "jobs": 2, "per_method": {
+        "ols": {"fits": 2, "fit_seconds": 1.0}, "cls3": {"fits": 4, "fit_seconds": 8.0}}}
+    estimate = full_protocol_estimate(measured, draws=25, profiles=6)
+    assert estimate["fits"] == 6 + 150
+    assert estimate["fit_core_seconds"] == pytest.approx(6 * 0.5 + 150 * 2.0)
+    fixed = 10.0 - 9.0 / 2  # the measured run's time outside its fits
+    assert estimate["seconds"] == pytest.approx(fixed + (3.0 + 300.0) / 2)
