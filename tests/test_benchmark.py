@@ -206,3 +206,37 @@ def test_full_protocol_estimate_counts_one_fit_per_profile_for_start_free_method
     assert estimate["fit_core_seconds"] == pytest.approx(6 * 0.5 + 150 * 2.0)
     fixed = 10.0 - 9.0 / 2  # the measured run's time outside its fits
     assert estimate["seconds"] == pytest.approx(fixed + (3.0 + 300.0) / 2)
+
+
+def test_a_method_needing_what_the_problem_lacks_is_skipped_with_the_reason(
+        tmp_path, monkeypatch, capsys):
+    """A registered method that needs the controller, on a problem without one: no fit, a
+    row that says why."""
+    from dynid.identification.estimate import Method
+
+    def never(problem, **options):
+        raise AssertionError("a method whose needs are unmet was fitted")
+
+    monkeypatch.setitem(METHODS, "needs-controller", Method(
+        "needs-controller", "simulation", True, frozenset({"controller", "reference"}),
+        "test", never))
+    monkeypatch.setattr(runner_module, "_controller", lambda data: None)
+    out = tmp_path / "out"
+    assert main(["benchmark", "arm3", "--methods", "ols", "needs-controller", "--profiles",
+                 "standardNoise", "--draws", "2", "--duration", "2", "--quiet", "--json",
+                 "--out", str(out)]) == 0
+    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["needs-controller"]["runs"] == 0
+    assert "controller" in rows["needs-controller"]["skipped"]
+    assert rows["ols"]["runs"] == 2 and rows["ols"]["median_parameter_error"] < 1
+    assert "needs-controller" in (out / "benchmark.html").read_text()
+
+
+def test_a_robot_without_birdys_gains_gets_a_pd_loop_that_tracks():
+    """arm3 (not a BIRDy robot): the derived 8 Hz PD loop tracks its excitation."""
+    robot = load_robot("arm3")
+    gains = protocol.control_gains(robot)
+    assert gains.source.startswith("derived")
+    run = protocol.experiment(robot, duration=2.0)
+    reference = run.trajectory.sample(run.log.t)[0]
+    assert np.abs(run.log.q - reference).max() < 0.1 * np.ptp(reference, axis=0).max()

@@ -160,25 +160,46 @@ CONTROL: dict[str, ControlGains] = {
 }
 
 
-def control_gains(robot: Robot) -> ControlGains:
-    """BIRDy's gains for a robot it simulates; for another robot, a PD loop with the TX40's
-    bandwidth: stiffness ``(2 pi 8 Hz)^2`` and damping ``2 (2 pi 8 Hz)`` times each joint's
-    largest diagonal inertia ``M_jj`` over the reference (with the rotor), 5 kHz control, 1 kHz
-    log."""
+#: the derived PD loop of a robot BIRDy does not simulate (``control_gains``)
+DERIVED_BANDWIDTH_HZ = 8.0
+DERIVED_SAG = 0.005  # rad: the most a joint may sag under gravity (no feedforward)
+DERIVED_DAMPING_RATIO = 0.7
+
+
+def control_gains(robot: Robot, poses: NDArray | None = None) -> ControlGains:
+    """BIRDy's gains for a robot it simulates; for another robot a PD loop derived from its
+    model over ``poses`` ``(N, n)`` (default 64 random poses within its limits; ``experiment``
+    gives the poses of its trajectories): per joint the stiffness ``K = max(w^2 M_max,
+    g_max / DERIVED_SAG)`` (``w`` = 2 pi ``DERIVED_BANDWIDTH_HZ``; ``M_max`` the largest
+    diagonal entry of M(q), rotor inertia included; ``g_max`` the largest gravity torque:
+    no feedforward holds the arm up) and the damping ``D = 2 zeta sqrt(K M_max)``, scaled down until the fastest mode of
+    ``M^-1 D`` is at most ``0.5 f_c`` (the torque is held over a control period ``1 / f_c``:
+    a faster mode makes the sampled loop unstable), 5 kHz control, 1 kHz log."""
     if robot.name in CONTROL:
         return CONTROL[robot.name]
-    from dynid.dynamics import mass_matrix
+    from dynid.dynamics import mass_matrix, rnea
 
-    rng = np.random.default_rng(0)
-    low = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.pi)
-    high = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.pi)
-    q = low + (high - low) * rng.uniform(size=(64, robot.n_joints))
-    inertia = np.diagonal(mass_matrix(robot, q), axis1=-2, axis2=-1).max(axis=0)
-    inertia = np.maximum(inertia + robot.rotor_inertia, 1e-3)
-    w = 2 * np.pi * 8.0
-    return ControlGains(kp=tuple(w**2 * inertia), kd=tuple(2 * w * inertia),
-                        ktau=(1.0,) * robot.n_joints, control_rate=5000.0, sample_rate=1000.0,
-                        source="derived: 8 Hz PD bandwidth on the largest diagonal inertia")
+    if poses is None:
+        rng = np.random.default_rng(0)
+        low = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -np.pi)
+        high = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, np.pi)
+        poses = low + (high - low) * rng.uniform(size=(64, robot.n_joints))
+    q = np.asarray(poses, dtype=float)
+    mass = mass_matrix(robot, q)
+    heaviest = np.maximum(np.diagonal(mass, axis1=-2, axis2=-1).max(axis=0), 1e-4)
+    gravity = np.abs(rnea(robot, q, np.zeros_like(q), np.zeros_like(q))).max(axis=0)
+    w = 2 * np.pi * DERIVED_BANDWIDTH_HZ
+    control_rate = 5000.0
+    stiffness = np.maximum(w**2 * heaviest, gravity / DERIVED_SAG)
+    damping = 2 * DERIVED_DAMPING_RATIO * np.sqrt(stiffness * heaviest)
+    # the sampled loop: the fastest mode of M^-1 D within 0.5 / h (Cholesky: M = L L^T)
+    inverse = np.linalg.inv(np.linalg.cholesky(mass))
+    rate = np.linalg.eigvalsh(inverse @ (damping[:, None] * inverse.transpose(0, 2, 1))).max()
+    damping = damping * min(1.0, 0.5 * control_rate / rate)
+    return ControlGains(kp=tuple(stiffness), kd=tuple(damping), ktau=(1.0,) * robot.n_joints,
+                        control_rate=control_rate, sample_rate=1000.0,
+                        source=f"derived: {DERIVED_BANDWIDTH_HZ:g} Hz PD bandwidth, gravity "
+                               f"sag <= {DERIVED_SAG} rad")
 
 
 def nominal_robot(truth: Robot, start: NDArray) -> Robot:
@@ -273,11 +294,15 @@ def experiment(truth: Robot, *, duration: float = DEFAULT_DURATION, seed: int = 
     """The benchmark's closed-loop runs of ``truth`` (see the module): ``duration`` [s] each."""
     if not (np.isfinite(duration) and duration > 0):
         raise ValueError(f"`duration` must be a number of seconds > 0, got {duration!r}")
-    gains = gains or control_gains(truth)
     simulated = simulated_truth(truth)
     trajectory = _excitation(truth, seed, duration)
+    checking = _excitation(truth, seed + 1, duration)
+    if gains is None:
+        times = np.linspace(0.0, duration, 2000)
+        gains = control_gains(truth, np.vstack([trajectory.sample(times)[0],
+                                                checking.sample(times)[0]]))
     log = _run(simulated, gains, trajectory, duration)
-    validation = _run(simulated, gains, _excitation(truth, seed + 1, duration), duration)
+    validation = _run(simulated, gains, checking, duration)
     friction = simulated.friction if simulated.friction.linear else None
     return Experiment(simulated, friction, gains, trajectory, log, validation, float(duration),
                       seed)
