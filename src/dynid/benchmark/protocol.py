@@ -172,8 +172,8 @@ def control_gains(robot: Robot, poses: NDArray | None = None) -> ControlGains:
     gives the poses of its trajectories): per joint the stiffness ``K = max(w^2 M_max,
     g_max / DERIVED_SAG)`` (``w`` = 2 pi ``DERIVED_BANDWIDTH_HZ``; ``M_max`` the largest
     diagonal entry of M(q), rotor inertia included; ``g_max`` the largest gravity torque:
-    no feedforward holds the arm up) and the damping ``D = 2 zeta sqrt(K M_max)``, scaled down until the fastest mode of
-    ``M^-1 D`` is at most ``0.5 f_c`` (the torque is held over a control period ``1 / f_c``:
+    no feedforward holds the arm up) and the damping ``D = 2 zeta sqrt(K M_max)``, scaled
+    down until the fastest mode of ``M^-1 D`` is at most ``0.5 f_c`` (the torque is held over a control period ``1 / f_c``:
     a faster mode makes the sampled loop unstable), 5 kHz control, 1 kHz log."""
     if robot.name in CONTROL:
         return CONTROL[robot.name]
