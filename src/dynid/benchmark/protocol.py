@@ -173,8 +173,9 @@ def control_gains(robot: Robot, poses: NDArray | None = None) -> ControlGains:
     g_max / DERIVED_SAG)`` (``w`` = 2 pi ``DERIVED_BANDWIDTH_HZ``; ``M_max`` the largest
     diagonal entry of M(q), rotor inertia included; ``g_max`` the largest gravity torque:
     no feedforward holds the arm up) and the damping ``D = 2 zeta sqrt(K M_max)``, scaled
-    down until the fastest mode of ``M^-1 D`` is at most ``0.5 f_c`` (the torque is held over a control period ``1 / f_c``:
-    a faster mode makes the sampled loop unstable), 5 kHz control, 1 kHz log."""
+    down until the fastest mode of ``M^-1 D`` is at most ``0.5 f_c`` (the torque is held over
+    a control period ``1 / f_c``: a faster mode makes the sampled loop unstable), 5 kHz
+    control, 1 kHz log."""
     if robot.name in CONTROL:
         return CONTROL[robot.name]
     from dynid.dynamics import mass_matrix, rnea
