@@ -143,9 +143,12 @@ def test_an_interrupted_run_leaves_no_half_written_result(tmp_path, monkeypatch,
     assert [p.name for p in files] == ["draw-all.json", "settings.json"]
     assert json.loads(files[0].read_text())["ok"] is True
     monkeypatch.setattr(runner_module, "atomic_write", real)
+    stale = files[0].parent / ".draw-all.k3x9.json"  # what a killed worker's write leaves
+    stale.write_text('{"half')
     capsys.readouterr()
     assert main([a for a in args if a != "--quiet"]) == 0
     assert "1 runs to fit" in capsys.readouterr().err
+    assert not stale.exists()
 
 
 def test_start_free_families_ignore_the_draw():

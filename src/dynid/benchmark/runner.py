@@ -115,6 +115,15 @@ def check_settings(run: BenchmarkRun) -> None:
     atomic_write(file, lambda tmp: tmp.write_text(json.dumps(settings, indent=2)))
 
 
+def _remove_temporaries(run: BenchmarkRun) -> None:
+    """The temporary files of writes that a killed worker left (``.draw-NN.*.json``, never a
+    result: results appear by renaming)."""
+    folder = run.out / "runs"
+    if folder.is_dir():
+        for stale in folder.glob("*/*/.draw-*.json"):
+            stale.unlink(missing_ok=True)
+
+
 def pending_runs(run: BenchmarkRun) -> list[tuple[str, str, int, str]]:
     """``(profile, method, draw, key)`` of every run not stored yet (one per key)."""
     methods = _registry()
@@ -215,6 +224,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         raise ValueError(f"`methods`: unknown {', '.join(map(repr, unknown))}: choose among "
                          f"{', '.join(sorted(methods))}")
     check_settings(run)
+    _remove_temporaries(run)
     say = progress or (lambda line: None)
     pending = pending_runs(run)
     skipped: dict[str, str] = {}
