@@ -243,3 +243,27 @@ def test_a_robot_without_birdys_gains_gets_a_pd_loop_that_tracks():
     run = protocol.experiment(robot, duration=2.0)
     reference = run.trajectory.sample(run.log.t)[0]
     assert np.abs(run.log.q - reference).max() < 0.1 * np.ptp(reference, axis=0).max()
+
+
+def test_a_method_that_raises_is_a_failure_in_the_table_not_a_crash(tmp_path, monkeypatch,
+                                                                     capsys):
+    from dynid.identification.estimate import Method
+
+    class SolverError(Exception):  # a solver's own error type, as cvxpy's
+        pass
+
+    def broken(problem, **options):
+        raise SolverError("the solver gave up")
+
+    monkeypatch.setitem(METHODS, "broken", Method("broken", "nonlinear", True,
+                                                  frozenset({"ddq", "effort"}), "test", broken))
+    out = tmp_path / "out"
+    assert main(["benchmark", "arm3", "--methods", "broken", "--profiles", "standardNoise",
+                 "--draws", "2", "--duration", "2", "--quiet", "--json",
+                 "--out", str(out)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["failed"] == 2 and row["convergence_rate"] == 0.0
+    assert row["median_parameter_error"] is None
+    stored = json.loads((out / "runs" / "standardNoise" / "broken" / "draw-00.json").read_text())
+    assert stored["ok"] is False and "the solver gave up" in stored["status"]
+    assert stored["error"] == "SolverError"

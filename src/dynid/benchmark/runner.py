@@ -3,12 +3,13 @@
 
 Every run's result is a small JSON file in the output folder,
 ``runs/<profile>/<method>/draw-<k>.json`` (``draw-all.json`` for a method the draws cannot
-change, see ``START_FREE_FAMILIES``), written atomically by the worker that fitted it: a run
-stopped by Ctrl-C or a crash leaves finished runs whole and no half-written file, and the next
-run with the same settings (``settings.json``) fits only what is missing. The methods come only
-from the registry (``dynid.identification.methods.METHODS``): a method another family adds is
-benchmarked without a change here; one that needs what the problem lacks (``Method.needs``) is
-skipped with the reason.
+change, see ``START_FREE_FAMILIES``), written atomically by the worker that fitted it (a fit
+that raises is stored too, as a failure with its error: one method's crash does not stop the
+benchmark): a run stopped by Ctrl-C or a crash leaves finished runs whole and no half-written
+file, and the next run with the same settings (``settings.json``) fits only what is missing.
+The methods come only from the registry (``dynid.identification.methods.METHODS``): a method
+another family adds is benchmarked without a change here; one that needs what the problem
+lacks (``Method.needs``) is skipped with the reason.
 
 Each run records (``score``): the relative error of the estimate's rigid-body and rotor base
 coefficients against the truth's in the same base, ``||beta^ - beta|| / ||beta||`` (and the
@@ -184,7 +185,8 @@ def _fit_task(task: dict) -> dict:
                       converged=bool(estimate.converged and finite),
                       status=str(estimate.status), iterations=int(estimate.iterations),
                       **figures)
-    except (ValueError, ArithmeticError, np.linalg.LinAlgError, RuntimeError) as error:
+    except Exception as error:  # a method's failure is a result of the benchmark
+        # (a solver's own error types included); Ctrl-C (BaseException) still stops the run
         record.update(ok=False, converged=False, seconds=time.perf_counter() - began,
                       status=f"failed: {' '.join(str(error).split())[:300]}",
                       error=type(error).__name__,
