@@ -267,3 +267,16 @@ def test_a_method_that_raises_is_a_failure_in_the_table_not_a_crash(tmp_path, mo
     stored = json.loads((out / "runs" / "standardNoise" / "broken" / "draw-00.json").read_text())
     assert stored["ok"] is False and "the solver gave up" in stored["status"]
     assert stored["error"] == "SolverError"
+
+
+def test_the_commands_literals_are_the_protocols():
+    from dynid.cli import benchmark as command
+
+    assert (command.DEFAULT_DRAWS, command.DEFAULT_DURATION) == (
+        protocol.DEFAULT_DRAWS, protocol.DEFAULT_DURATION)
+    parser = __import__("argparse").ArgumentParser()
+    command.register(parser.add_subparsers())
+    text = " ".join(parser._subparsers._group_actions[0].choices["benchmark"].format_help()
+                    .split())
+    for noise in protocol.PROFILES:
+        assert noise.name in text

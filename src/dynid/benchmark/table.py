@@ -47,9 +47,7 @@ def _row(method: str, profile: str, records: list[dict], draws: int) -> dict:
     row["runs"] = draws if shared else len(records)
     fitted = [r for r in records if r.get("ok")]
     row["failed"] = len(records) - len(fitted)
-    if records and row["failed"]:
-        row["skipped"] = None
-    row["convergence_rate"] = (sum(bool(r.get("converged")) for r in records) / len(records))
+    row["convergence_rate"] = sum(bool(r.get("converged")) for r in records) / len(records)
     row["total_seconds"] = float(sum(r.get("seconds") or 0.0 for r in records))
     if not fitted:
         return row
