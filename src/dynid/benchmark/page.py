@@ -39,6 +39,25 @@ LITERATURE: dict[str, str] = {
                     "construction, the same optimum as the LMI form with a smooth solver.",
     "nls": "Nonlinear least squares on the physical parameters: consistent, but an iterative "
            "local search whose result and convergence depend on the start (Gilbert et al.).",
+    "irls": "IDIM-IRLS (Huber, Tukey weights): robust to outlying samples; under Gaussian "
+            "noise it behaves as IDIM-OLS, errors-in-variables bias included.",
+    "tls": "IDIM-TLS: models noise in the regressor as well as in the torques (errors in "
+           "variables), which removes the OLS bias when both noises are i.i.d. of known ratio; "
+           "sensitive to that ratio (Leboutet et al. 2021 §3).",
+    "ml": "IDIM-ML: maximum likelihood with the noise's covariance estimated; consistent "
+          "where the noise model holds.",
+    "ridge": "Ridge regression: shrinkage trades bias for a smaller spread in badly excited "
+             "directions.",
+    "didim": "DIDIM: the regressor is built from the closed loop simulated with the current "
+             "estimate, free of measurement noise: unbiased under position noise (Gautier, "
+             "Janot & Vandanjon 2013); a simulation per iteration, start-dependent.",
+    "cloe": "CLOE: closed-loop output error on the positions; robust to torque noise, a "
+            "nonconvex search whose convergence depends on the start (Landau).",
+    "rls": "Recursive least squares: IDIM-OLS sample by sample; the same noise bias.",
+    "ekf": "Extended Kalman filter on the state and parameters: start- and tuning-dependent, "
+           "may diverge (Leboutet et al. 2021 §5).",
+    "ukf": "Unscented Kalman filter: no linearisation of the model, still start- and "
+           "tuning-dependent (Leboutet et al. 2021 §5).",
     "linear": "Inverse-model least squares: closed form, independent of the start; biased "
               "when noisy positions and their derivatives build the regressor.",
     "constrained": "Physically constrained least squares (convex): consistent and independent "
