@@ -320,12 +320,19 @@ def test_literal_choices_and_defaults_are_the_library_s():
     from dynid.cli import demo as demo_command
     from dynid.cli import excite as excite_command
     from dynid.cli._common import LINEAR_FRICTION, NONLINEAR_FRICTION
-    from dynid.cli.identify import IDENTIFY_METHODS
+    from dynid.cli.identify import BESPOKE_METHODS, IDENTIFY_METHODS
     from dynid.evaluation import COMPARE_METHODS, DEFAULT_METHODS
     from dynid.excitation import CRITERIA
-    from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, NLS_FRICTION_MODELS
+    from dynid.identification import (
+        CONSTRAINED_METHODS,
+        ESTIMATORS,
+        IDENTIFICATION_METHODS,
+        NLS_FRICTION_MODELS,
+    )
 
-    assert set(IDENTIFY_METHODS) == {*ESTIMATORS, "iv", *CONSTRAINED_METHODS, "nls"}
+    assert set(BESPOKE_METHODS) == {*ESTIMATORS, "iv", *CONSTRAINED_METHODS, "nls"}
+    # every registered method is reachable from `dynid identify`
+    assert set(IDENTIFY_METHODS) == {*IDENTIFICATION_METHODS, "iv"}
     assert (*LINEAR_FRICTION, *NONLINEAR_FRICTION) == NLS_FRICTION_MODELS
     assert compare_command.COMPARE_CHOICES == COMPARE_METHODS
     assert compare_command.COMPARE_DEFAULTS == DEFAULT_METHODS

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.identification.linear.estimators import OLS, WLS, IllConditionedWarning, RankDeficiencyWarning
+from dynid.identification.linear.estimators import (
+    OLS,
+    WLS,
+    IllConditionedWarning,
+    RankDeficiencyWarning,
+)
 
 
 def test_ols_recovers_known_parameters_within_their_error_bars(rng):

@@ -13,8 +13,8 @@ from dynid.excitation.trajectory import FourierTrajectory
 from dynid.friction.models import NoFriction, ViscousCoulomb
 from dynid.identification.linear.estimators import OLS, WLS
 from dynid.identification.linear.idim import identify
-from dynid.identification.model import load_model, save_model
 from dynid.identification.linear.reverse_engineering import identify_static
+from dynid.identification.model import load_model, save_model
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 

@@ -1,7 +1,8 @@
-"""Log-Cholesky least squares inside the bounds (``dynid.identification.constrained.log_cholesky``): every
-coordinate vector is a consistent body inside the CoM boxes, mass bounds and total-mass range;
-the analytic Jacobian; and on twin data with bounds tight around the truth, where the same fit
-without them leaves the boxes, the method stays inside and fits as well as CLS-3."""
+"""Log-Cholesky least squares inside the bounds
+(``dynid.identification.constrained.log_cholesky``): every coordinate vector is a consistent
+body inside the CoM boxes, mass bounds and total-mass range; the analytic Jacobian; and on twin
+data with bounds tight around the truth, where the same fit without them leaves the boxes, the
+method stays inside and fits as well as CLS-3."""
 
 from __future__ import annotations
 

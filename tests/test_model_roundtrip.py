@@ -259,8 +259,8 @@ def test_every_method_round_trips_on_a_rounded_urdf(so100_log, tmp_path, method)
     validates, and a full-set model stays one."""
     from dynid.identification.constrained.cls import identify_constrained
     from dynid.identification.drive_gains import identify_drive_gains
-    from dynid.identification.nonlinear.nls import identify_nls
     from dynid.identification.linear.reverse_engineering import identify_static
+    from dynid.identification.nonlinear.nls import identify_nls
 
     robot, data = so100_log
     n = robot.n_joints

@@ -1,6 +1,6 @@
-"""The pieces of the NLS fit (``dynid.identification.nonlinear.nls``): the closed-form derivatives of the
-link parameters, the bounded Levenberg-Marquardt solver and its stopping word, the start at
-the linear friction, and the fit never ending above the consistent linear solution."""
+"""The pieces of the NLS fit (``dynid.identification.nonlinear.nls``): the closed-form derivatives
+of the link parameters, the bounded Levenberg-Marquardt solver and its stopping word, the start
+at the linear friction, and the fit never ending above the consistent linear solution."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.fit import line_start
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.nonlinear import nls
 from dynid.identification.constrained.cls import identify_constrained
+from dynid.identification.nonlinear import nls
 from dynid.identification.nonlinear.nls import identify_nls
 from dynid.metrics import rmse
 from dynid.robot import load_robot

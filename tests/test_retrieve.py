@@ -148,8 +148,8 @@ def test_bad_arguments_are_named(panda_static):
 def test_retrieve_command(capsys, tmp_path):
     from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
-    from dynid.identification.model import save_model
     from dynid.identification.linear.reverse_engineering import identify_static
+    from dynid.identification.model import save_model
     from dynid.robot import load_robot_file
 
     panda = load_robot("panda")

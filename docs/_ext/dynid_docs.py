@@ -52,7 +52,8 @@ API_MODULES = (
     "dynid.benchmark",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_benchmark", "demo")
+NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_didim",
+           "bench_online", "bench_benchmark", "demo")
 
 _KINDS = (
     ("class", "Classes"),

@@ -30,10 +30,10 @@ def benchmark_seconds(robot: str = "tx40", *, draws: int = 25, duration: float =
     and ``full_protocol_estimate`` of the same methods."""
     from dynid.benchmark import BenchmarkRun, run_benchmark, write_outputs
     from dynid.benchmark.protocol import PROFILES, profile
-    from dynid.identification.methods import METHODS
+    from dynid.identification.methods import IDENTIFICATION_METHODS
     from dynid.robot import load_robot
 
-    chosen = tuple(methods) if methods else tuple(METHODS)
+    chosen = tuple(methods) if methods else tuple(IDENTIFICATION_METHODS)
     noise = tuple(profile(p) for p in profiles) if profiles else PROFILES
     with tempfile.TemporaryDirectory(prefix="dynid-benchmark-") as folder:
         run = BenchmarkRun(load_robot(robot), chosen, noise, draws=draws, duration=duration,
@@ -64,13 +64,13 @@ def full_protocol_estimate(measured: dict, *, draws: int = 25, profiles: int = 6
     a start-free family, one per draw and profile otherwise), over the workers, plus the
     measured run's fixed part (simulation, outputs). An estimate, labelled as such."""
     from dynid.benchmark.runner import START_FREE_FAMILIES
-    from dynid.identification.methods import METHODS
+    from dynid.identification.methods import IDENTIFICATION_METHODS
 
     fit_total, fits_total = 0.0, 0
     for name, figures in measured["per_method"].items():
         if not figures["fits"]:
             continue
-        free = METHODS[name].family in START_FREE_FAMILIES
+        free = IDENTIFICATION_METHODS[name].family in START_FREE_FAMILIES
         fits = profiles * (1 if free else draws)
         fit_total += figures["fit_seconds"] / figures["fits"] * fits
         fits_total += fits

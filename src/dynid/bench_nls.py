@@ -1,5 +1,5 @@
-"""Benchmark of the joint physical + friction NLS (``dynid.identification.nonlinear.nls``): wall time of
-``identify_nls`` per friction model on the Panda twin, whether each fit stopped on its
+"""Benchmark of the joint physical + friction NLS (``dynid.identification.nonlinear.nls``):
+wall time of ``identify_nls`` per friction model on the Panda twin, whether each fit stopped on its
 tolerances, and how its fit compares with the consistent linear start (cls3 with viscous +
 Coulomb friction) on the same samples."""
 

@@ -1,7 +1,7 @@
 """BIRDy's benchmark (Leboutet et al. 2021; ``dynid benchmark``): every registered method
-(``dynid.identification.methods.METHODS``) on a simulated robot under a PD loop, over noise
-profiles and initial estimates drawn around the truth; per method and profile bias, spread,
-errors, time and convergence rate, as JSON, CSV, box plots and an HTML page.
+(``dynid.identification.methods.IDENTIFICATION_METHODS``) on a simulated robot under a PD
+loop, over noise profiles and initial estimates drawn around the truth; per method and profile
+bias, spread, errors, time and convergence rate, as JSON, CSV, box plots and an HTML page.
 
 - ``protocol``: the noise profiles, BIRDy's PD gains, the experiment and the draws;
 - ``runner``: the Monte-Carlo runs, in parallel and resumable;

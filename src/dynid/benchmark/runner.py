@@ -7,9 +7,10 @@ change, see ``START_FREE_FAMILIES``), written atomically by the worker that fitt
 that raises is stored too, as a failure with its error: one method's crash does not stop the
 benchmark): a run stopped by Ctrl-C or a crash leaves finished runs whole and no half-written
 file, and the next run with the same settings (``settings.json``) fits only what is missing.
-The methods come only from the registry (``dynid.identification.methods.METHODS``): a method
-another family adds is benchmarked without a change here; one that needs what the problem
-lacks (``Method.needs``) is skipped with the reason.
+The methods come only from the registry
+(``dynid.identification.methods.IDENTIFICATION_METHODS``): a method another family adds is
+benchmarked without a change here; one that needs what the problem lacks (``Method.needs``) is
+skipped with the reason.
 
 Each run records (``score``): the relative error of the estimate's rigid-body and rotor base
 coefficients against the truth's in the same base, ``||beta^ - beta|| / ||beta||`` (and the
@@ -24,6 +25,7 @@ import dataclasses
 import json
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,9 +59,9 @@ START_FREE_FAMILIES = frozenset({"linear"})
 
 
 def _registry() -> dict:
-    from dynid.identification.methods import METHODS
+    from dynid.identification.methods import IDENTIFICATION_METHODS
 
-    return METHODS
+    return IDENTIFICATION_METHODS
 
 
 def _draw_key(method, draw: int) -> str:
@@ -165,21 +167,17 @@ def score(estimate, truth: Robot, validation) -> dict:
 
 
 def _fit_task(task: dict) -> dict:
-    """One run in a worker: fit, score, store atomically; a failure is a result too."""
-    from dynid.identification.estimate import Problem
-
+    """One run in a worker: fit, score, store atomically; a failure is a result too, and the
+    method's warnings are kept in the record (``warnings``), not printed once per fit."""
     method = _registry()[task["method"]]
-    truth: Robot = task["truth"]
-    start = task["start"]
     record = {"profile": task["profile"], "method": method.name, "family": method.family,
               "draw": task["draw"] if task["key"] != "draw-all" else None, "key": task["key"]}
     began = time.perf_counter()
+    caught: list = []
     try:
-        problem = Problem(nominal_robot(truth, start), (task["log"],),
-                          friction=task["friction"], references=(task["trajectory"],),
-                          controller=task["controller"], start=start)
-        estimate = method.fit(problem)
-        figures = score(estimate, truth, task["validation"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # kept in the record, not printed per fit
+            estimate, figures = _fit(method, task)
         finite = np.isfinite(figures["parameter_error"]) and np.isfinite(figures["torque_error"])
         record.update(ok=True, seconds=estimate.seconds,
                       converged=bool(estimate.converged and finite),
@@ -191,11 +189,31 @@ def _fit_task(task: dict) -> dict:
                       status=f"failed: {' '.join(str(error).split())[:300]}",
                       error=type(error).__name__,
                       where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
+    if caught:
+        record["warnings"] = sorted({_one_line(w) for w in caught})
     path = Path(task["path"])
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(to_builtin(record, nonfinite_as_none=True))
     atomic_write(path, lambda tmp: tmp.write_text(text))
     return record
+
+
+def _one_line(warning) -> str:
+    text = " ".join(str(warning.message).split())
+    return f"{warning.category.__name__}: {text}"[:200]
+
+
+def _fit(method, task: dict):
+    """The method's estimate on the task's problem, and its figures."""
+    from dynid.identification.estimate import Problem
+
+    truth: Robot = task["truth"]
+    start = task["start"]
+    problem = Problem(nominal_robot(truth, start), (task["log"],), friction=task["friction"],
+                      references=(task["trajectory"],), controller=task["controller"],
+                      start=start)
+    estimate = method.fit(problem)
+    return estimate, score(estimate, truth, task["validation"])
 
 
 def _controller(run_data: Experiment):

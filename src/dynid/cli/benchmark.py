@@ -47,14 +47,14 @@ def _benchmark(args: argparse.Namespace) -> int:
     from dynid.benchmark import BenchmarkRun, run_benchmark, write_outputs
     from dynid.benchmark.protocol import PROFILES, profile
     from dynid.benchmark.runner import check_settings
-    from dynid.identification.methods import METHODS
+    from dynid.identification.methods import IDENTIFICATION_METHODS
     from dynid.robot import load_robot
 
-    methods = tuple(args.methods) if args.methods else tuple(METHODS)
-    unknown = [m for m in methods if m not in METHODS]
+    methods = tuple(args.methods) if args.methods else tuple(IDENTIFICATION_METHODS)
+    unknown = [m for m in methods if m not in IDENTIFICATION_METHODS]
     if unknown:
         raise ValueError(f"`--methods`: unknown {', '.join(map(repr, unknown))}; choose among "
-                         f"{', '.join(METHODS)}")
+                         f"{', '.join(IDENTIFICATION_METHODS)}")
     if len(set(methods)) != len(methods):
         raise ValueError("`--methods` names a method twice")
     try:

@@ -29,8 +29,19 @@ from dynid.cli._common import (
 )
 
 # `dynid identify --method`: the estimators of dynid.identification.ESTIMATORS, IDIM-IV,
-# dynid.identification.CONSTRAINED_METHODS and NLS (literal: `--help` imports nothing heavy)
-IDENTIFY_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+# dynid.identification.CONSTRAINED_METHODS and NLS, each with its own options here, then
+# every other method of dynid.identification.IDENTIFICATION_METHODS through the one contract
+# (literal: `--help` imports nothing heavy; a test holds it to the registry)
+BESPOKE_METHODS = ("ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls")
+REGISTERED_METHODS = ("irls-huber", "irls-tukey", "tls", "ml", "ridge", "elastic-net",
+                      "pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net",
+                      "didim", "pc-didim", "cloe", "clie")
+# the simulation-based methods: they re-simulate the closed loop that recorded the logs
+_CLOSED_LOOP = ("didim", "pc-didim", "cloe", "clie")
+IDENTIFY_METHODS = (*BESPOKE_METHODS, *REGISTERED_METHODS)
+# the options of the registered methods: --flag -> (the fit's keyword, the methods taking it)
+_PENALISED = ("ridge", "elastic-net", "pc-ridge", "pc-elastic-net")
+_CONSISTENT_REGISTERED = ("pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -48,7 +59,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "logs, needs --reference; cls1/cls2/cls3/log-cholesky: "
                                "physically constrained full parameters (needs bounds in the "
                                "robot file); nls: physical parameters and a friction model "
-                               "jointly")
+                               "jointly; irls-huber/irls-tukey: robust to outliers; tls, ml: "
+                               "errors in variables; ridge, elastic-net: penalised; pc-*: "
+                               "the same under the CLS-3 constraints; didim, pc-didim, cloe, "
+                               "clie: closed-loop logs re-simulated (need --reference and "
+                               "the controller: --natural-frequency or --stiffness/--damping)")
     identify.add_argument("--prior", metavar="ROBOT",
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
@@ -82,17 +97,41 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="nls: decimate longer logs to N samples for the fit "
                                "(default 10000)")
     identify.add_argument("--reference", metavar="TRAJ", nargs="+",
-                          help="iv: the trajectory the computed-torque controller tracked "
-                               "(one for all logs, or one per log)")
+                          help="iv, didim, pc-didim, cloe, clie: the trajectory the controller "
+                               "tracked (one for all logs, or one per log)")
     identify.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
                           default=20.0, metavar="W",
-                          help="iv: the controller's gains, Kp = W^2, Kd = 2 W (default "
-                               "%(default)g)")
+                          help="iv, didim, pc-didim, cloe, clie: a computed-torque "
+                               "controller's gains, Kp = W^2, Kd = 2 W (default %(default)g)")
+    identify.add_argument("--stiffness", type=Range(float, 0, 1e9), nargs="+", metavar="K",
+                          help="didim, pc-didim, cloe, clie: the controller was a joint "
+                               "impedance, K [N m/rad], one value or one per joint (with "
+                               "--damping)")
+    identify.add_argument("--damping", type=Range(float, 0, 1e9), nargs="+", metavar="D",
+                          help="didim, pc-didim, cloe, clie: the joint impedance's D "
+                               "[N m s/rad]")
+    identify.add_argument("--controller", metavar="ROBOT|none",
+                          help="didim, pc-didim, cloe, clie: the model inside the controller "
+                               "(default: the robot file's parameters; none: a pure PD "
+                               "impedance)")
+    identify.add_argument("--velocity-from-positions", action="store_true", default=None,
+                          help="didim, pc-didim, cloe, clie: the controller fed back encoder "
+                               "differences, not measured velocities")
     renamed_option(identify, "--noise-std", "--noise", nargs="+")
     identify.add_argument("--noise", type=Range(float, high=1e6, above=0),
                           nargs="+", metavar="SIGMA",
                           help="wls: torque noise std per joint [N m] (default: estimated "
                                "from OLS residuals)")
+    identify.add_argument("--alpha", type=Range(float, 0, 1e12), metavar="A",
+                          help="ridge, elastic-net, pc-ridge, pc-elastic-net: the penalty's "
+                               "weight on 1/2 |tau - W x|^2 (default 1)")
+    identify.add_argument("--l1-ratio", type=Range(float, 0, 1), metavar="R",
+                          help="elastic-net, pc-elastic-net: the L1 share of the penalty "
+                               "(default 0.5; 1: lasso, 0: ridge)")
+    identify.add_argument("--regressor-noise", type=Range(float, high=1e6, above=0),
+                          nargs="+", metavar="SIGMA",
+                          help="ml: the noise std of the regressor's columns (one for all, "
+                               "or one per column); its torque noise is --noise (one value)")
     friction_options(identify, nonlinear=True)
     robot_options(identify)
     scheduler_option(identify, "fold the logs (ols, wls, constrained)")
@@ -188,6 +227,8 @@ def _identify(args: argparse.Namespace) -> int:
         return _identify_nls(args, robot, logs, checks, steps, currents)
     if args.method in CONSTRAINED_METHODS:
         return _identify_constrained(args, robot, logs, checks, steps, currents)
+    if args.method in REGISTERED_METHODS:
+        return _identify_registered(args, robot, logs, checks, steps, currents)
     if currents:
         return _identify_currents(args, robot, logs, checks, steps, currents)
     options = {"drop_above_percent": args.drop_above}
@@ -278,15 +319,23 @@ def _prior_weight(text: str):
 def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) -> None:
     """Each method-specific option of `dynid identify` with a method that uses it."""
     uses = {
-        "--reference": ("reference", ("iv",)),
-        "--noise": ("noise", ("wls",)),
+        "--reference": ("reference", ("iv", *_CLOSED_LOOP)),
+        "--stiffness": ("stiffness", _CLOSED_LOOP),
+        "--damping": ("damping", _CLOSED_LOOP),
+        "--controller": ("controller", _CLOSED_LOOP),
+        "--velocity-from-positions": ("velocity_from_positions", _CLOSED_LOOP),
+        "--noise": ("noise", ("wls", "ml")),
+        "--alpha": ("alpha", _PENALISED),
+        "--l1-ratio": ("l1_ratio", ("elastic-net", "pc-elastic-net")),
+        "--regressor-noise": ("regressor_noise", ("ml",)),
         "--drop-above": ("drop_above", ("ols", "wls")),
         "--prior": ("prior", tuple(constrained)),
         "--regulariser": ("regulariser", tuple(constrained)),
-        "--parameters-output": ("parameters_output", (*constrained, "nls")),
+        "--parameters-output": ("parameters_output",
+                                (*constrained, "nls", *_CONSISTENT_REGISTERED)),
         "--lasso": ("lasso", ("nls",)),
         "--max-samples": ("max_samples", ("nls",)),
-        "--max-iterations": ("max_iterations", ("nls",)),
+        "--max-iterations": ("max_iterations", ("nls", *_CLOSED_LOOP)),
         "--prior-weight": ("prior_weight", tuple(constrained)),
         "--bounds": ("bounds", (*constrained, "nls")),
         "--scheduler": ("scheduler", ("ols", "wls", *constrained)),
@@ -531,6 +580,107 @@ def _bounds(args, robot):
     return None if args.bounds is None else bounds_file(args.bounds, robot.n_joints)
 
 
+def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> int:
+    """A method of the registry without options of its own here (``REGISTERED_METHODS``),
+    through the one contract: ``Method.fit(Problem(...))``."""
+    import dataclasses
+
+    from dynid.identification import Problem, find_method
+
+    method = find_method(args.method)
+    if currents:
+        raise ValueError(f"`--method {args.method}` fits torque logs: motor currents are "
+                         "identified with their drive gains by ols, cls1, cls2, cls3, "
+                         "log-cholesky or nls")
+    if args.bootstrap is not None:
+        raise ValueError(f"`--bootstrap` refits ols, wls, iv, the constrained methods and "
+                         f"nls, not {args.method}")
+    options = {"rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+    if args.alpha is not None:
+        options["alpha"] = args.alpha
+    if args.l1_ratio is not None:
+        options["l1_ratio"] = args.l1_ratio
+    if args.method == "ml":
+        if args.regressor_noise is None or args.noise is None or len(args.noise) != 1:
+            raise ValueError("`--method ml` needs the noise it assumes: `--regressor-noise "
+                             "SIGMA..` and `--noise SIGMA` (one torque noise std)")
+        options["regressor_noise"] = args.regressor_noise
+        options["torque_noise"] = args.noise[0]
+    references = controller = None
+    if args.method in _CLOSED_LOOP:
+        options = {}  # the logs' own offsets and rotor inertias are the simulated plant's
+        references, controller = _closed_loop(args, robot, logs)
+        if args.max_iterations is not None:
+            options["max_iterations"] = args.max_iterations
+    estimate = method.fit(Problem(robot, tuple(logs), friction=linear_friction(robot, args),
+                                  references=references, controller=controller), **options)
+    parameters = (None if estimate.parameters is None else dataclasses.replace(
+        robot, parameters=estimate.parameters, name=f"{robot.name}-{args.method}"))
+    return _show_identified(
+        args, estimate.model, logs, checks, steps,
+        f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
+        f"{estimate.model.friction.name}; {estimate.status}"
+        + ("" if estimate.converged else ", NOT converged")
+        + (f", {estimate.iterations} iterations" if estimate.iterations else "")
+        + f", {estimate.seconds:.2f} s)",
+        extra={"estimate": {"method": estimate.method, "converged": estimate.converged,
+                            "status": estimate.status, "iterations": estimate.iterations,
+                            "seconds": estimate.seconds, "family": method.family,
+                            "consistent": method.consistent,
+                            "parameters_file": args.parameters_output}},
+        parameters=parameters)
+
+
+def _closed_loop(args, robot, logs) -> tuple:
+    """The references and the controller that recorded ``logs``, from the options: the
+    reference trajectories (one for all logs or one per log), the control law (computed
+    torque from --natural-frequency, or a joint impedance from --stiffness and --damping),
+    its model (--controller) and its rate (the logs' sampling, one sample per period)."""
+    from dynid.data.preprocess import uniform_step
+    from dynid.excitation import load_trajectory
+    from dynid.simulate import Controller
+
+    if args.reference is None:
+        raise ValueError(f"`--method {args.method}` needs `--reference`: the trajectory the "
+                         "controller tracked")
+    if len(args.reference) not in (1, len(logs)):
+        raise ValueError(f"`--reference` takes one trajectory for all logs or one per log "
+                         f"({len(logs)}), got {len(args.reference)}")
+    references = tuple(load_trajectory(path) for path in args.reference)
+    if len(references) == 1:
+        references = references[0]
+    rates = {round(1.0 / uniform_step(log), 6) for log in logs}
+    if len(rates) != 1:
+        raise ValueError(f"the logs were sampled at different rates ({sorted(rates)} Hz): the "
+                         "controller runs at one")
+    (rate,) = rates
+    if args.controller is None:
+        model = robot
+    elif args.controller.lower() == "none":
+        model = None
+    else:
+        model = loaded_robot(args, args.controller)
+        if model.n_joints != robot.n_joints:
+            raise ValueError(f"`--controller`: {args.controller!r} has {model.n_joints} "
+                             f"joints, the robot {robot.n_joints}")
+
+    def per_joint(values):
+        return None if values is None else (values[0] if len(values) == 1 else values)
+
+    sensing = {"rate": rate, "velocity_from_positions": bool(args.velocity_from_positions)}
+    if args.stiffness is not None or args.damping is not None:
+        if args.stiffness is None or args.damping is None:
+            raise ValueError("a joint impedance needs both `--stiffness` and `--damping`")
+        controller = Controller.impedance(per_joint(args.stiffness), per_joint(args.damping),
+                                          model=model, **sensing)
+    else:
+        if model is None:
+            raise ValueError("`--controller none` is a pure PD impedance: give `--stiffness` "
+                             "and `--damping`")
+        controller = Controller.computed_torque(model, args.natural_frequency, **sensing)
+    return references, controller
+
+
 def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
     """Physical parameters and a friction model fitted jointly (Gilbert et al.); with
     motor-current logs (``currents``: what fixes their scale), the drive gains too."""
@@ -601,9 +751,15 @@ def _coefficient_payload(model) -> dict:
 def _coefficient_lines(model, title: str) -> list[str]:
     report = model.report
     lines = [title]
-    lines.append(f"  rank {report['rank']}, condition number {report['condition_number']:.1f}, "
-                 f"relative error {report['relative_error_percent']:.4g} %, "
-                 f"{report['n_samples']} samples ({report['n_equations']} equations)")
+    figures = [f"rank {report['rank']}" if "rank" in report else "",
+               f"condition number {report['condition_number']:.1f}"
+               if "condition_number" in report else "",
+               f"relative error {report['relative_error_percent']:.4g} %"
+               if "relative_error_percent" in report else "",
+               f"{report['n_samples']} samples ({report['n_equations']} equations)"
+               if "n_equations" in report else ""]
+    if any(figures):  # a least-squares fit's figures (a simulation-based fit has its own)
+        lines.append("  " + ", ".join(figure for figure in figures if figure))
     dropped = [model.base.base_names[k] for k in report.get("dropped", [])]
     if dropped:
         lines.append(f"  dropped (relative std above the threshold): {', '.join(dropped)}")

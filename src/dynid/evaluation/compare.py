@@ -6,9 +6,9 @@ moment (5)/(6)).
 Methods: ``cad`` (the prior's parameters, no identification), ``ols``, ``wls``, ``iv`` (needs
 the reference trajectories the controller tracked), ``cls1``, ``cls2``, ``cls3``,
 ``log-cholesky`` (``dynid.identification.constrained.cls``) and ``nls``
-(``dynid.identification.nonlinear.nls``). The fits run through a ``concurrent.futures.Executor`` (local
-processes by default; any cluster's executor from Python), one task per (method, identification
-trajectory); validation runs here.
+(``dynid.identification.nonlinear.nls``). The fits run through a
+``concurrent.futures.Executor`` (local processes by default; any cluster's executor from
+Python), one task per (method, identification trajectory); validation runs here.
 
 With ``bootstrap=B`` every fit (all but ``cad``) is bootstrapped in its task
 (``dynid.identification.bootstrap``: B refits on resampled residual blocks), and every cell

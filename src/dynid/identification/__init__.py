@@ -4,10 +4,14 @@ family behind one contract, on pieces shared by all.
 The families (each sub-package's docstring lists its modules and papers):
 
 - ``linear``: OLS, WLS, IV on the inverse dynamic model (IDIM), from a regressor or from logs;
-  a controller's M(q), g(q) (Gaz et al. 2019 §IV-A).
-- ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (the Jaco2 comparison paper).
+  robust (IRLS), errors-in-variables (TLS, ML) and penalised (ridge, elastic net) forms; a
+  controller's M(q), g(q) (Gaz et al. 2019 §IV-A).
+- ``constrained``: CLS-1/2/3 by LMI-SDP and log-Cholesky (the Jaco2 comparison paper); the
+  consistent forms of IRLS, ridge and elastic net (BIRDy's PC-IDIM).
 - ``nonlinear``: NLS, physical parameters jointly with nonlinear friction (Gilbert et al. 2024).
 - ``retrieval``: a feasible full parameter set behind base coefficients (Gaz §V).
+- ``simulation``: DIDIM, PC-DIDIM, CLOE and CLIE on closed-loop logs, the loop re-simulated
+  with each estimate (Gautier, Janot & Vandanjon 2013; Landau & Karimi 1997).
 
 The contract (``estimate``): ``Problem`` in, ``Estimate`` out, each ``Method`` listed with its
 family, its needs and its paper. Shared by all:
@@ -51,8 +55,13 @@ from dynid.identification.constrained.cls import (
 )
 from dynid.identification.constrained.cls import PriorWeightEdgeWarning as PriorWeightEdgeWarning
 from dynid.identification.constrained.cls import identify_constrained as identify_constrained
+from dynid.identification.constrained.robust import identify_consistent as identify_consistent
 from dynid.identification.drive_gains import KnownPayload as KnownPayload
 from dynid.identification.drive_gains import identify_drive_gains as identify_drive_gains
+from dynid.identification.estimate import FAMILIES as FAMILIES
+from dynid.identification.estimate import Estimate as Estimate
+from dynid.identification.estimate import Method as Method
+from dynid.identification.estimate import Problem as Problem
 from dynid.identification.linear.estimators import ESTIMATORS as ESTIMATORS
 from dynid.identification.linear.estimators import ILL_CONDITIONED as ILL_CONDITIONED
 from dynid.identification.linear.estimators import IV as IV
@@ -66,6 +75,21 @@ from dynid.identification.linear.idim import default_friction as default_frictio
 from dynid.identification.linear.idim import identify as identify
 from dynid.identification.linear.idim import identify_iv as identify_iv
 from dynid.identification.linear.idim import robot_model as robot_model
+from dynid.identification.linear.regularised import ElasticNet as ElasticNet
+from dynid.identification.linear.regularised import (
+    ElasticNetConvergenceWarning as ElasticNetConvergenceWarning,
+)
+from dynid.identification.linear.regularised import Ridge as Ridge
+from dynid.identification.linear.reverse_engineering import identify_static as identify_static
+from dynid.identification.linear.reverse_engineering import (
+    joint1_gravity_is_zero as joint1_gravity_is_zero,
+)
+from dynid.identification.linear.robust import IRLS as IRLS
+from dynid.identification.linear.robust import ML as ML
+from dynid.identification.linear.robust import TLS as TLS
+from dynid.identification.linear.robust import IRLSConvergenceWarning as IRLSConvergenceWarning
+from dynid.identification.methods import IDENTIFICATION_METHODS as IDENTIFICATION_METHODS
+from dynid.identification.methods import find_method as find_method
 from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.identification.model import LinearModel as LinearModel
 from dynid.identification.model import load_model as load_model
@@ -82,14 +106,15 @@ from dynid.identification.payload import in_tool_frame as in_tool_frame
 from dynid.identification.retrieval.retrieve import RETRIEVAL_METHODS as RETRIEVAL_METHODS
 from dynid.identification.retrieval.retrieve import RetrievalResult as RetrievalResult
 from dynid.identification.retrieval.retrieve import check_bounds as check_bounds
-from dynid.identification.retrieval.retrieve import gaz2019_penalty_weights as gaz2019_penalty_weights
+from dynid.identification.retrieval.retrieve import (
+    gaz2019_penalty_weights as gaz2019_penalty_weights,
+)
 from dynid.identification.retrieval.retrieve import parameter_scale as parameter_scale
 from dynid.identification.retrieval.retrieve import retrieve_penalty as retrieve_penalty
 from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
-from dynid.identification.linear.reverse_engineering import identify_static as identify_static
-from dynid.identification.linear.reverse_engineering import (
-    joint1_gravity_is_zero as joint1_gravity_is_zero,
-)
+from dynid.identification.simulation.didim import identify_didim as identify_didim
+from dynid.identification.simulation.output_error import identify_clie as identify_clie
+from dynid.identification.simulation.output_error import identify_cloe as identify_cloe
 from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegrouping
 from dynid.identification.symbolic import symbolic_regrouping as symbolic_regrouping
 
@@ -97,35 +122,47 @@ __all__ = [
     "BOOTSTRAP_METHODS",
     "CONSTRAINED_METHODS",
     "ESTIMATORS",
+    "FAMILIES",
+    "IDENTIFICATION_METHODS",
     "ILL_CONDITIONED",
+    "IRLS",
     "IV",
     "LINK_ORDER",
     "MAX_REPLICATES",
     "METHODS",
+    "ML",
     "MODEL_SCHEMA",
     "NLS_FRICTION_MODELS",
     "OLS",
     "RETRIEVAL_METHODS",
+    "TLS",
     "WLS",
     "BaseParameters",
     "Bootstrap",
     "BootstrapWarning",
     "ConsistencyReport",
     "ConstrainedResult",
+    "ElasticNet",
+    "ElasticNetConvergenceWarning",
+    "Estimate",
     "Factors",
     "FrictionComparison",
+    "IRLSConvergenceWarning",
     "IVConvergenceWarning",
     "IllConditionedWarning",
     "InconsistentPriorWarning",
     "KnownPayload",
     "Layout",
     "LinearModel",
+    "Method",
     "Moments",
     "NLSResult",
     "PayloadResult",
     "PriorWeightEdgeWarning",
+    "Problem",
     "RankDeficiencyWarning",
     "RetrievalResult",
+    "Ridge",
     "SymbolicRegrouping",
     "arm_torque",
     "base_parameters",
@@ -135,9 +172,14 @@ __all__ = [
     "check_consistency",
     "compare_friction",
     "default_friction",
+    "find_method",
     "gaz2019_penalty_weights",
     "identify",
+    "identify_clie",
+    "identify_cloe",
+    "identify_consistent",
     "identify_constrained",
+    "identify_didim",
     "identify_drive_gains",
     "identify_iv",
     "identify_nls",

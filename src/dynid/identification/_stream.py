@@ -336,7 +336,9 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
               chunk: int = CHUNK_SAMPLES, factors: Factors | None = None,
               progress: Callable[[int], None] | None = None,
               instruments: Sequence[Dataset | Iterable[Dataset]] | None = None,
-              moments: Moments | None = None, client=None) -> Factors:
+              moments: Moments | None = None, client=None,
+              weights: Callable[[Hashable, Layout, NDArray], NDArray] | None = None
+              ) -> Factors:
     """The factors of ``model``'s base regressor (and ``n_deviations`` per-log offset
     columns) against each log's torques, group ``(log, block, joint)`` (``blocks`` time blocks
     per log: block b holds the b-th of ``blocks`` equal parts of the log), chunk by chunk.
@@ -345,13 +347,19 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
     ``tau``; ``factors`` continues earlier factors; ``progress(samples)`` hears of every
     chunk. With ``instruments`` (one simulated log per log, the same samples: a Dataset, or
     an iterator of its consecutive pieces, one held at a time) their regressor's moments
-    with the measured one are added to ``moments`` along (IDIM-IV).
+    with the measured one are added to ``moments`` along (IDIM-IV). ``weights(key, layout,
+    rows)`` gives each row of a group's chunk ``rows`` ``(m, r + 1)`` (as ``Factors.add``
+    takes them) a weight >= 0 ``(m,)``, by which its squared residual counts: the rows are
+    folded times its square root (iteratively reweighted least squares re-folds the logs
+    with new weights each pass).
     ``client``: a Dask ``distributed.Client``: the logs' pieces (``PIECE_SAMPLES``) are folded
     on its workers and their factors reduced here (see ``fold_on_cluster``)."""
     if client is not None:
-        if targets is not None or instruments is not None or factors is not None:
+        if (targets is not None or instruments is not None or factors is not None
+                or weights is not None):
             raise ValueError("`client`: only the factors of the logs' own torques are folded "
-                             "on a cluster (not targets, instruments or earlier factors)")
+                             "on a cluster (not targets, instruments, weights or earlier "
+                             "factors)")
         return fold_on_cluster(client, model, logs, n_deviations, blocks=blocks, chunk=chunk,
                                progress=progress)
     pieces = [(k, log, 0, log.n_samples) for k, log in enumerate(logs)]
@@ -361,7 +369,7 @@ def fold_logs(model, logs: Sequence[Dataset], n_deviations: int, *, blocks: int 
                        for source, log in zip(instruments, logs, strict=True)]
     folded = _fold_pieces(model, pieces, len(logs), n_deviations, out, blocks=blocks,
                           targets=targets, chunk=chunk, progress=progress,
-                          instruments=instruments, moments=moments)
+                          instruments=instruments, moments=moments, weights=weights)
     for k, instrument in enumerate(instruments or []):
         instrument.finish(k)
     return folded
@@ -416,7 +424,7 @@ class _InOrder:
 
 def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                  blocks: int = 1, targets=None, chunk: int = CHUNK_SAMPLES, progress=None,
-                 instruments=None, moments=None) -> Factors:
+                 instruments=None, moments=None, weights=None) -> Factors:
     """Fold ``pieces`` ``(k, log, first, total)`` — the samples of log k from its sample
     ``first`` on, of ``total`` in the whole log — into ``out``."""
     # the products of a chunk are small: one BLAS thread runs them at full speed, and more
@@ -451,6 +459,8 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                         for dest, value in gathers[j][1]:
                             own[:, dest] = value
                         own[:, -1] = target[mine, j]
+                        if weights is not None:
+                            own *= np.sqrt(weights((k, int(b), j), layout, own))[:, None]
                         out.add((k, int(b), j), layout, own)
                 check_unchanged(log)
                 release_pages(log, rows)

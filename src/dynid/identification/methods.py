@@ -1,20 +1,21 @@
 """Every estimator by name, behind the one contract (``dynid.identification.estimate``).
 
-``METHODS`` maps a name to its ``Method``: ``METHODS["cls3"].fit(Problem(robot, logs))``
-gives an ``Estimate`` whatever the family. Each family lists its own methods (``METHODS`` of
-its package's modules); this module gathers them, in the order of the families.
+``IDENTIFICATION_METHODS`` maps a name to its ``Method``:
+``IDENTIFICATION_METHODS["cls3"].fit(Problem(robot, logs))`` gives an ``Estimate`` whatever
+the family. Each family lists its own methods; this module gathers them in the order of the
+families (``FAMILIES``).
 """
 
 from __future__ import annotations
 
 from dynid.identification.estimate import Estimate, Method, Problem
 
-__all__ = ["METHODS", "method"]
+__all__ = ["IDENTIFICATION_METHODS", "find_method"]
 
 
 def _linear_methods() -> tuple[Method, ...]:
     from dynid.identification.linear.estimators import WLS
-    from dynid.identification.linear.idim import identify
+    from dynid.identification.linear.idim import identify, identify_iv
 
     def ols(problem: Problem, **options) -> Estimate:
         model = identify(problem.robot, problem.logs, friction=problem.friction, **options)
@@ -25,11 +26,30 @@ def _linear_methods() -> tuple[Method, ...]:
                          estimator=WLS(), **options)
         return Estimate("wls", model, 0.0, True, "closed form")
 
+    def iv(problem: Problem, **options) -> Estimate:
+        controllers = set(problem.controller)
+        if len(controllers) != 1:
+            raise ValueError("method 'iv' simulates one controller for all logs: give one "
+                             "`controller`")
+        (controller,) = controllers
+        if controller.law != "computed-torque":
+            raise ValueError(f"method 'iv' simulates a computed-torque controller, the "
+                             f"logs' ran {controller.law!r}: use didim, cloe or clie")
+        model = identify_iv(problem.robot, problem.logs, list(problem.references),
+                            natural_frequency=controller.natural_frequency,
+                            controller=controller.model, friction=problem.friction, **options)
+        converged = bool(model.report.get("converged", True))
+        return Estimate("iv", model, 0.0, converged,
+                        "converged" if converged else "iteration limit",
+                        iterations=int(model.report.get("iterations", 0)))
+
     return (
         Method("ols", "linear", False, frozenset({"ddq", "effort"}),
                "Gaz et al. 2019 eq. 5-8 (IDIM-OLS)", ols),
         Method("wls", "linear", False, frozenset({"ddq", "effort"}),
                "Szabó 2021 eq. 18-19 (IDIM-WLS)", wls),
+        Method("iv", "linear", False, frozenset({"ddq", "effort", "reference", "controller"}),
+               "Janot, Vandanjon & Gautier 2014, IEEE TCST 22(1) (IDIM-IV)", iv),
     )
 
 
@@ -73,15 +93,22 @@ def _nonlinear_methods() -> tuple[Method, ...]:
 
 
 def _gather() -> dict[str, Method]:
-    methods = (*_linear_methods(), *_constrained_methods(), *_nonlinear_methods())
+    from dynid.identification.constrained import robust as constrained_robust
+    from dynid.identification.linear import regularised, robust
+    from dynid.identification.simulation import didim, output_error
+
+    methods = (*_linear_methods(), *robust.METHODS, *regularised.METHODS,
+               *_constrained_methods(), *constrained_robust.METHODS, *_nonlinear_methods(),
+               *didim.METHODS, *output_error.METHODS)
     return {m.name: m for m in methods}
 
 
-METHODS: dict[str, Method] = _gather()
+IDENTIFICATION_METHODS: dict[str, Method] = _gather()
 
 
-def method(name: str) -> Method:
+def find_method(name: str) -> Method:
     """The method called ``name``; a ValueError lists the names."""
-    if name not in METHODS:
-        raise ValueError(f"unknown method {name!r}: choose among {sorted(METHODS)}")
-    return METHODS[name]
+    if name not in IDENTIFICATION_METHODS:
+        raise ValueError(f"unknown method {name!r}: choose among "
+                         f"{sorted(IDENTIFICATION_METHODS)}")
+    return IDENTIFICATION_METHODS[name]

@@ -130,6 +130,17 @@ class LinearModel:
             return np.zeros(self.robot.n_joints)
         return self.equivalent_parameters[self.n_rigid:self.n_rigid + self.n_rotor]
 
+    @property
+    def plant(self) -> Robot:
+        """The model as a robot to simulate (the closed-loop twin of an estimate: IDIM-IV's
+        instruments, DIDIM's and CLOE's simulations): its equivalent link parameters (the same
+        dynamics as the coefficients), its friction model with the fitted linear coefficients,
+        its rotor inertias (an equivalent one below zero, noise on a tiny one, clipped to zero:
+        it would be no plant)."""
+        return self.robot.with_parameters(self.equivalent_parameters[: self.n_rigid]) \
+            .with_friction(self.friction.with_coefficients(self.friction_parameters)) \
+            .with_rotor_inertia(np.maximum(self.rotor_parameters, 0.0))
+
     def measured_torque(self, data: Dataset) -> NDArray:
         """``data.tau`` as joint torques ``(N, n)``: a current log times the drive gains."""
         if data.effort == "torque":

@@ -55,6 +55,7 @@ from dynid.simulate._closed_loop import (
 )
 from dynid.simulate._substeps import rk4_substeps
 from dynid.simulate.contacts import Contact, contact_table, external_torques
+from dynid.simulate.controller import Controller
 
 __all__ = ["PAYLOAD_RADIUS", "PIECE_SAMPLES", "SensorModel", "closed_loop_pieces",
            "simulate_closed_loop", "simulate_open_loop", "with_payload"]
@@ -207,20 +208,26 @@ def simulate_open_loop(robot: Robot, trajectory, *, duration: float, rate: float
          "friction": robot.friction.name, "seed": seed, **extra})
 
 
-def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+def simulate_closed_loop(robot: Robot, trajectory, *, duration: float,
+                         rate: float | None = None,
                          natural_frequency: ArrayLike | None = None,
                          stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
-                         controller: Robot | None = None, sensor: SensorModel | None = None,
+                         controller: Controller | Robot | None = None,
+                         sensor: SensorModel | None = None,
                          substeps: int | None = None, start: float = 0.0, seed: int = 0,
                          progress: Callable[[str], None] | None = None,
                          contacts: Sequence[Contact] | None = None) -> Dataset:
     """Closed-loop tracking of ``trajectory`` by the truth ``robot`` (see the module).
 
-    ``controller``: the model inside the control law (default: the truth without friction —
-    a perfect rigid-body model); ``natural_frequency`` w [rad/s] per joint sets
-    ``Kp = w^2``, ``Kd = 2 w`` (default w = 20 rad/s); or ``stiffness`` K [N m/rad] and
-    ``damping`` D [N m s/rad] per joint, a joint impedance instead of the computed-torque
-    feedback; the torque is held over each period ``1 / rate`` and the
+    ``controller``: the control law that runs, a ``Controller`` (its gains, control rate,
+    substeps and encoders; then ``natural_frequency``, ``stiffness``, ``damping`` and
+    ``substeps`` stay None and ``rate``, if given, is its rate), or the shorthand: the model
+    inside the law (a ``Robot``; default the truth without friction — a perfect rigid-body
+    model) with ``natural_frequency`` w [rad/s] per joint (``Kp = w^2``, ``Kd = 2 w``, default
+    w = 20 rad/s), or ``stiffness`` K [N m/rad] and ``damping`` D [N m s/rad] per joint (a
+    joint impedance instead of the computed-torque feedback), at ``rate`` Hz (default 1000),
+    reading the encoders as the ``sensor`` logs them (its ``position_resolution`` and
+    ``velocity_from_positions``). The torque is held over each period ``1 / rate`` and the
     dynamics integrated by ``substeps`` RK4 steps per period (default: the fewest that the
     truth's fastest dynamics along the reference allow, ``h |lambda| <= 0.5``; see
     ``dynid.simulate._substeps``), from the reference state at ``start`` [s]. The dataset's
@@ -241,10 +248,12 @@ def simulate_closed_loop(robot: Robot, trajectory, *, duration: float, rate: flo
                          np.random.default_rng(seed), {**run.metadata(), "seed": seed})
 
 
-def closed_loop_pieces(robot: Robot, trajectory, *, duration: float, rate: float = 1000.0,
+def closed_loop_pieces(robot: Robot, trajectory, *, duration: float,
+                       rate: float | None = None,
                        natural_frequency: ArrayLike | None = None,
                        stiffness: ArrayLike | None = None, damping: ArrayLike | None = None,
-                       controller: Robot | None = None, sensor: SensorModel | None = None,
+                       controller: Controller | Robot | None = None,
+                       sensor: SensorModel | None = None,
                        substeps: int | None = None, start: float = 0.0,
                        contacts: Sequence[Contact] | None = None,
                        piece_samples: int = PIECE_SAMPLES,
@@ -252,8 +261,9 @@ def closed_loop_pieces(robot: Robot, trajectory, *, duration: float, rate: float
     """The run of ``simulate_closed_loop`` (the same arguments), ``piece_samples`` samples at a
     time: the exact signals (positions, velocities, accelerations and the applied torques,
     before the sensor's noise), whatever the run's length in the memory of one piece. The
-    ``sensor``'s encoder resolution and velocity differencing act inside the loop, on what the
-    controller reads; its noise, bias, jitter and drops are not applied. The pieces joined
+    encoders the controller reads act inside the loop (a ``Controller``'s own, or the
+    ``sensor``'s resolution and velocity differencing with the shorthand keywords); the
+    sensor's noise, bias, jitter and drops are not applied. The pieces joined
     are ``simulate_closed_loop``'s exact signals, bit for bit."""
     if not (isinstance(piece_samples, int) and piece_samples >= 1):
         raise ValueError(f"`piece_samples` must be an integer >= 1, got {piece_samples!r}")
@@ -265,38 +275,56 @@ def closed_loop_pieces(robot: Robot, trajectory, *, duration: float, rate: float
 
 
 
+def _as_controller(robot: Robot, controller: Controller | Robot | None, *, rate, natural_frequency,
+                   stiffness, damping, substeps, sensor: SensorModel) -> Controller:
+    """The control law of a closed-loop run: ``controller`` itself, or the one the shorthand
+    keywords describe (see ``simulate_closed_loop``)."""
+    if isinstance(controller, Controller):
+        given = [name for name, value in (("natural_frequency", natural_frequency),
+                                          ("stiffness", stiffness), ("damping", damping),
+                                          ("substeps", substeps)) if value is not None]
+        if given:
+            raise ValueError(f"`controller` is a Controller: set {', '.join(given)} in it, not "
+                             "beside it")
+        if rate is not None and rate != controller.rate:
+            raise ValueError(f"`rate` ({rate!r:.30} Hz) differs from the controller's rate "
+                             f"({controller.rate} Hz): leave it out")
+        return controller
+    if controller is not None and not isinstance(controller, Robot):
+        raise TypeError(f"`controller` must be a Controller, a Robot (the model of the law) or "
+                        f"None, got {type(controller).__name__}")
+    model = robot if controller is None else controller
+    encoders = {"rate": 1000.0 if rate is None else rate, "substeps": substeps,
+                "resolution": sensor.position_resolution,
+                "velocity_from_positions": bool(sensor.velocity_from_positions)}
+    if stiffness is not None or damping is not None:
+        if natural_frequency is not None:
+            raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
+                             "`damping` (joint impedance), not both")
+        if stiffness is None or damping is None:
+            raise ValueError("a joint impedance needs both `stiffness` and `damping`")
+        return Controller.impedance(stiffness, damping, model=model, **encoders)
+    return Controller.computed_torque(
+        model, 20.0 if natural_frequency is None else natural_frequency, **encoders)
+
+
 class _ClosedLoop:
     """One closed-loop run's settings, checked, and its pieces (see ``simulate_closed_loop``)."""
 
-    def __init__(self, robot: Robot, trajectory, *, duration: float, rate: float,
-                 natural_frequency, stiffness, damping, controller: Robot | None,
+    def __init__(self, robot: Robot, trajectory, *, duration: float, rate: float | None,
+                 natural_frequency, stiffness, damping, controller: Controller | Robot | None,
                  sensor: SensorModel, substeps: int | None, start: float, contacts) -> None:
         _check(robot, trajectory)
-        controller = robot if controller is None else controller
-        if controller.n_joints != robot.n_joints:
-            raise ValueError("`controller` must have the robot's joints")
+        law = _as_controller(robot, controller, rate=rate, natural_frequency=natural_frequency,
+                             stiffness=stiffness, damping=damping, substeps=substeps,
+                             sensor=sensor)
+        controller = law.model_for(robot)  # its model has the robot's joints
         n = robot.n_joints
-        impedance = stiffness is not None or damping is not None
-        if impedance and natural_frequency is not None:
-            raise ValueError("give `natural_frequency` (computed torque) or `stiffness` and "
-                             "`damping` (joint impedance), not both")
-        if impedance:
-            if stiffness is None or damping is None:
-                raise ValueError("a joint impedance needs both `stiffness` and `damping`")
-            kp, kd = as_vector("stiffness", stiffness, n), as_vector("damping", damping, n)
-            if (kp <= 0).any() or (kd <= 0).any():
-                raise ValueError(f"`stiffness` and `damping` must be > 0, got {kp} and {kd}")
-            self.gains = {"stiffness": kp.tolist(), "damping": kd.tolist()}
-        else:
-            w = as_vector("natural_frequency", 20.0 if natural_frequency is None
-                          else natural_frequency, n)
-            if (w <= 0).any():
-                raise ValueError(f"`natural_frequency` must be > 0, got {w}")
-            kp, kd = w**2, 2 * w
-            self.gains = {"natural_frequency": w.tolist()}
-        if substeps is not None and not (isinstance(substeps, int)
-                                         and not isinstance(substeps, bool) and substeps >= 1):
-            raise ValueError(f"`substeps` must be an integer >= 1 or None, got {substeps!r}")
+        kp, kd = law.gains(n)
+        self.gains = ({"stiffness": kp.tolist(), "damping": kd.tolist()} if law.is_impedance
+                      else {"natural_frequency": np.sqrt(kp).tolist()})  # kp = w^2
+        rate, substeps, impedance = law.rate, law.substeps, law.is_impedance
+        self.law = law
         self.n_samples = sample_count(duration, rate)
         if substeps is None:
             substeps = rk4_substeps(robot, trajectory, duration=duration, rate=rate, start=start)
@@ -317,7 +345,8 @@ class _ClosedLoop:
                 f"{'joint impedance' if self.impedance else 'computed torque'})",
                 "rate_hz": self.rate, "rk4_substeps": self.substeps, **self.gains,
                 "friction": self.robot.friction.name,
-                "controller": self.controller.name,
+                "controller": self.controller.name if self.law.model is not None
+                else "none (PD)",
                 "tracking_rms": np.sqrt(self.tracking / self.n_samples).tolist(), **extra}
 
     def pieces(self, piece_samples: int,
@@ -326,8 +355,8 @@ class _ClosedLoop:
         robot, n, total = self.robot, self.robot.n_joints, self.n_samples
         friction_code, friction_table = compiled_friction(robot.friction)
         truth, model = model_arrays(robot), model_arrays(self.controller)
-        resolution = float(self.sensor.position_resolution)
-        from_positions = bool(self.sensor.velocity_from_positions)
+        resolution = self.law.resolution
+        from_positions = bool(self.law.velocity_from_positions)
         state, previous = None, np.zeros(n)  # previous: the last measured positions
         self.tracking = np.zeros(n)
         meter = Progress(progress, "closed-loop simulation", total)

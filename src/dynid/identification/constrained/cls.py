@@ -52,6 +52,7 @@ from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.identification._stream import fold_logs
 from dynid.identification.base_parameters import BaseParameters
 from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.drive_gains import (
     KnownPayload,
     current_covariance,
@@ -61,7 +62,6 @@ from dynid.identification.drive_gains import (
     joint_noise,
 )
 from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.model import LinearModel
 from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
 from dynid.robot import Robot
@@ -369,14 +369,17 @@ class _Problem:
 
 def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, weight: float,
             method: str, *, linear_bounds: tuple[NDArray, NDArray] | None = None,
-            norm: float | None = None, magnify: float = 1.0) -> tuple[NDArray, NDArray, str]:
+            norm: float | None = None, magnify: float = 1.0,
+            penalty: Callable | None = None) -> tuple[NDArray, NDArray, str]:
     """CLS-1/2/3 by cvxpy + Clarabel (see the module): ``|operator [pi; f] - z|^2 / norm^2``
     (default ``norm = |z|``) plus the regulariser, under the method's constraints on ``pi``,
     the rotor inertias (the first ``n_rotor`` of ``f``) >= 0 and ``linear_bounds`` (lower,
     upper ``(len(f),)``, infinite where free) on ``f``; ``f`` is scaled by ``|z|`` over its
     columns' norms when bounded so. ``magnify`` multiplies the whole objective (the same
     minimiser): a fit of a tiny relative residual, magnified to order one, keeps Clarabel
-    inside its tolerances."""
+    inside its tolerances. ``penalty(full)``: a convex cvxpy term in ``[pi; f]`` added to the
+    objective (in its units: the fit over ``norm^2``), e.g. ridge or elastic net
+    (``dynid.identification.constrained.robust``)."""
     import cvxpy as cp
 
     n = problem.robot.n_joints
@@ -438,7 +441,10 @@ def _convex(problem: _Problem, operator: NDArray, z: NDArray, scale: NDArray, we
         regularise = cp.sum(cp.hstack(regularisers)) / n
     else:
         regularise = cp.sum_squares(x - prior.ravel() / scale) / rigid
-    problem_ = cp.Problem(cp.Minimize(magnify * (fit + weight * regularise)), constraints)
+    objective = fit + weight * regularise
+    if penalty is not None:
+        objective = objective + penalty(full)
+    problem_ = cp.Problem(cp.Minimize(magnify * objective), constraints)
     status = solve(problem_, method, hint="; check the bounds against the data")
     parameters = (scale * x.value).reshape(n, N_LINK_PARAMETERS)
     return parameters, (f_scale * y.value if n_linear else np.zeros(0)), status

@@ -65,7 +65,8 @@ class IVConvergenceWarning(RuntimeWarning):
 
 
 def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
-             friction: FrictionModel | None = None, estimator: OLS | WLS | None = None,
+             friction: FrictionModel | None = None,
+             estimator=None,
              method: Method = "rref", rotor_inertia: bool | None = None,
              offsets: Offsets = "per-log",
              progress: Callable[[int], None] | None = None, client=None) -> LinearModel:
@@ -75,7 +76,12 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``friction``: a linear friction model whose columns are identified jointly (default
     ``default_friction(robot)``); ``NoFriction`` for rigid-body only. ``estimator``: ``OLS()``
     (default) or ``WLS(...)``, unfitted; it is fitted here and its figures go to the report;
-    with several logs WLS estimates one noise level per log and joint.
+    with several logs WLS estimates one noise level per log and joint. The robust and
+    regularised estimators work here too (``dynid.identification.linear.robust``: IRLS, TLS,
+    ML; ``.regularised``: Ridge, ElasticNet): IRLS folds the logs again, weighted, at each of
+    its passes (an estimator whose ``refolds`` is true is given ``refold(weights)``); the
+    others fit the factors folded once. Their own figures (IRLS's scales and
+    rejected rows, the penalty) join the report.
     ``rotor_inertia``: identify each drive's reflected rotor inertia ``Ia_j`` too (default:
     when the robot states rotor inertias). ``offsets``: with several logs, ``"per-log"``
     (default) gives each log its own torque offsets around the friction model's offset term,
@@ -106,11 +112,15 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     check_rows(n_samples * robot.n_joints, len(names), "the data")
     factors = fold_logs(template, logs, len(deviations), progress=progress, client=client)
     options = {"by_group": len(logs) > 1} if isinstance(estimator, WLS) else {}
+    if getattr(estimator, "refolds", False):  # IRLS: the rows again, weighted, every pass
+        options = {"refold": lambda weights: fold_logs(template, logs, len(deviations),
+                                                       weights=weights, progress=progress)}
     faults = excitation_faults(logs, robot.joint_names)
     fit_base(estimator, factors, names, "the data",
              "; ".join(faults) if faults else
              "every joint must move, in both directions for Coulomb friction", **options)
-    report = fit_report(estimator, kind="torque", n_samples=n_samples)
+    report = fit_report(estimator, kind="torque", n_samples=n_samples,
+                        **getattr(estimator, "details_", {}))
     if len(logs) > 1:
         report.update(_logs_report(template, logs, estimator, offsets, len(deviations)))
     return dataclasses.replace(template, coefficients=estimator.coef_[:base.rank],
@@ -183,11 +193,7 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     coefficients = np.concatenate([model.coefficients, np.zeros(len(deviations))])
     history: list[float] = []
     for iteration in range(1, iterations + 1):
-        parameters = model.equivalent_parameters
-        # an equivalent rotor inertia below zero (noise on a tiny one) would be no plant
-        plant = robot.with_parameters(parameters[: model.n_rigid]).with_friction(
-            model.friction.with_coefficients(model.friction_parameters)).with_rotor_inertia(
-            np.maximum(model.rotor_parameters, 0.0))
+        plant = model.plant
         # the model's closed loop on each log's reference, simulated piece by piece as the
         # fold takes its rows: a log of any length, one piece of its twin in memory at a time
         moments = Moments(factors.n_columns)
