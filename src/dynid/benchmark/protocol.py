@@ -35,7 +35,10 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   1e-4 deg, 20 % at 1e-2 deg). The filtered log is then decimated to ``DECIMATED_RATE``
   (parallel decimation, as in Gautier's IDIM practice): the 20 Hz signal loses nothing (TX40,
   IDIM-OLS and CLS-3: the same errors to 2-3 digits) and every method fits a tenth of the
-  samples (NLS 3-8 times faster).
+  samples (NLS 3-8 times faster). The simulation-based methods (those that need the
+  controller and no accelerations: DIDIM, CLOE, CLIE) simulate the loop once per logged sample
+  and read the same noisy log unfiltered at the sampling rate (``raw_log``), with the PD loop
+  as a ``dynid.simulate.Controller`` at that rate (the truth's ran at 5 kHz).
 - ``draw_starts``: the initial estimates, each of the truth's link parameters times
   ``1 + spread * N(0, 1)`` (BIRDy: 15 %), seeded; a link drawn physically inconsistent is drawn
   again (the consistent methods need a physical start). The draws change only the start of a
@@ -73,6 +76,7 @@ __all__ = [
     "noisy_log",
     "nominal_robot",
     "profile",
+    "raw_log",
     "simulated_truth",
 ]
 
@@ -309,20 +313,27 @@ def experiment(truth: Robot, *, duration: float = DEFAULT_DURATION, seed: int = 
                       seed)
 
 
-def noisy_log(run: Experiment, noise: NoiseProfile, *, seed: int = 0) -> Dataset:
-    """The identification log as ``noise``'s sensors give it, preprocessed (see the module);
-    the same ``seed`` and profile give the same log."""
-    from dynid.data.preprocess import prepare
-
+def raw_log(run: Experiment, noise: NoiseProfile, *, seed: int = 0) -> Dataset:
+    """The identification log as ``noise``'s sensors give it, at the sampling rate, before any
+    preprocessing: noisy positions and torques, velocities as backward differences, no
+    accelerations (what the simulation-based methods read); the same ``seed`` and profile
+    give the same noise."""
     exact = run.log
     index = [p.name for p in PROFILES].index(noise.name) if noise in PROFILES else 99
     rng = np.random.default_rng([seed, 7, index])
     q = exact.q + noise.position_std * rng.standard_normal(exact.q.shape)
     tau = exact.tau + noise.torque_std * rng.standard_normal(exact.tau.shape)
     dq = np.vstack([exact.dq[:1], np.diff(q, axis=0) / np.diff(exact.t)[:, None]])
-    raw = Dataset(t=exact.t, q=q, dq=dq, tau=tau,
-                  metadata={"source": f"benchmark twin, noise {noise.name}",
-                            "noise": dataclasses.asdict(noise)})
-    ready = prepare(raw, cutoff=CUTOFF_HZ)
+    return Dataset(t=exact.t, q=q, dq=dq, tau=tau,
+                   metadata={"source": f"benchmark twin, noise {noise.name}",
+                             "noise": dataclasses.asdict(noise)})
+
+
+def noisy_log(run: Experiment, noise: NoiseProfile, *, seed: int = 0) -> Dataset:
+    """``raw_log`` preprocessed (see the module): filtered, differentiated, trimmed and
+    decimated, what the inverse-model methods read."""
+    from dynid.data.preprocess import prepare
+
+    ready = prepare(raw_log(run, noise, seed=seed), cutoff=CUTOFF_HZ)
     step = max(1, int(np.floor(run.gains.sample_rate / DECIMATED_RATE)))
     return ready.select(np.arange(0, ready.n_samples, step)) if step > 1 else ready

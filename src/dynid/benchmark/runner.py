@@ -43,6 +43,7 @@ from dynid.benchmark.protocol import (
     experiment,
     noisy_log,
     nominal_robot,
+    raw_log,
 )
 from dynid.robot import Robot
 
@@ -224,8 +225,14 @@ def _controller(run_data: Experiment):
     law = getattr(simulate, "Controller", None)
     if law is None:
         return None
-    gains = run_data.gains
-    return law.impedance(gains.stiffness, gains.damping, model=None, rate=gains.control_rate)
+    gains = run_data.gains  # simulated once per logged sample (see raw_log)
+    return law.impedance(gains.stiffness, gains.damping, model=None, rate=gains.sample_rate)
+
+
+def _reads_raw(method) -> bool:
+    """Simulation-based: the method simulates the loop (needs the controller) and reads no
+    accelerations: the unfiltered log at the sampling rate (``protocol.raw_log``)."""
+    return "controller" in method.needs and "ddq" not in method.needs
 
 
 def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
@@ -255,6 +262,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         controller = _controller(data)
         starts = draw_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
         logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
+        raws = {p.name: raw_log(data, p, seed=run.seed) for p in run.profiles}
         probe = Problem(data.truth, (next(iter(logs.values())),), friction=data.friction,
                         references=(data.trajectory,),
                         controller=controller, start=starts[0])
@@ -264,7 +272,9 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
                 skipped[name] = "needs " + "; ".join(missing)
         tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
                   "friction": data.friction,
-                  "start": starts[d], "log": logs[p], "validation": data.validation,
+                  "start": starts[d],
+                  "log": raws[p] if _reads_raw(methods[m]) else logs[p],
+                  "validation": data.validation,
                   "trajectory": data.trajectory, "controller": controller,
                   "path": str(run.path(p, m, key))}
                  for p, m, d, key in pending if m not in skipped]
