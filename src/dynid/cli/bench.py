@@ -39,8 +39,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "the cls3 start) and the drive gains cls3 identifies from the "
                             "twin's motor currents; benchmark: the wall time of `dynid "
                             "benchmark` (BIRDy's full protocol, 25 draws x 6 profiles x every "
-                            "method, 2 workers; minutes) on the TX40; benchmark-quick: 2 draws, "
-                            "and the full protocol's time extrapolated from it")
+                            "method, 2 workers, on the TX40: minutes to hours, as the "
+                            "simulation-based methods cost); benchmark-quick: 2 draws, and the "
+                            "full protocol's time extrapolated from it")
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
