@@ -281,6 +281,8 @@ def test_a_method_that_raises_is_a_failure_in_the_table_not_a_crash(tmp_path, mo
                  "--out", str(out)]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["failed"] == 2 and row["convergence_rate"] == 0.0
+    assert "the solver gave up" in row["failure"]
+    assert "the solver gave up" in (out / "benchmark.html").read_text()
     assert row["median_parameter_error"] is None
     stored = json.loads((out / "runs" / "standardNoise" / "broken" / "draw-00.json").read_text())
     assert stored["ok"] is False and "the solver gave up" in stored["status"]

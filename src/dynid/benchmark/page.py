@@ -125,7 +125,8 @@ def write_page(rows: Sequence[dict], settings: dict, figures: Sequence[Path],
                  "<th>bias</th><th>spread</th><th>parameter error</th><th>torque error</th>"
                  "<th>time [s]</th><th>converged</th><th class='l'>note</th></tr>")
     for row in rows:
-        note = row.get("skipped") or (f"{row['failed']} failed" if row.get("failed") else "")
+        note = row.get("skipped") or (f"{row['failed']} failed: {row.get('failure') or ''}"
+                                      if row.get("failed") else "")
         rate = row.get("convergence_rate")
         parts.append(
             f"<tr><td class='l'>{e(row['method'])}</td><td class='l'>{e(row['profile'])}</td>"

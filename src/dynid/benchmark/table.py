@@ -8,7 +8,7 @@
   ``median_torque_rms`` [N m];
 - ``median_seconds``, ``total_seconds``: the methods' own wall time;
 - ``convergence_rate``: the fraction of runs whose method met its own stopping rule with a
-  finite estimate; ``failed``: runs that raised (their first status kept);
+  finite estimate; ``failed``: runs that raised, ``failure``: the first one's status;
 - ``skipped``: the reason a method did not run (what the problem lacks).
 
 Errors over converged and unconverged runs alike (a method's failures to converge count in its
@@ -32,7 +32,8 @@ __all__ = ["COLUMNS", "summarise", "write_table"]
 
 COLUMNS = ("method", "family", "profile", "runs", "bias", "spread", "median_parameter_error",
            "mean_parameter_error", "median_torque_error", "median_torque_rms",
-           "median_seconds", "total_seconds", "convergence_rate", "failed", "skipped")
+           "median_seconds", "total_seconds", "convergence_rate", "failed", "failure",
+           "skipped")
 
 
 def _row(method: str, profile: str, records: list[dict], draws: int) -> dict:
@@ -47,6 +48,7 @@ def _row(method: str, profile: str, records: list[dict], draws: int) -> dict:
     row["runs"] = draws if shared else len(records)
     fitted = [r for r in records if r.get("ok")]
     row["failed"] = len(records) - len(fitted)
+    row["failure"] = next((r["status"] for r in records if not r.get("ok")), None)
     row["convergence_rate"] = sum(bool(r.get("converged")) for r in records) / len(records)
     row["total_seconds"] = float(sum(r.get("seconds") or 0.0 for r in records))
     if not fitted:
