@@ -241,16 +241,22 @@ def test_a_method_needing_what_the_problem_lacks_is_skipped_with_the_reason(
     monkeypatch.setitem(IDENTIFICATION_METHODS, "needs-controller", Method(
         "needs-controller", "simulation", True, frozenset({"controller", "reference"}),
         "test", never))
-    monkeypatch.setattr(runner_module, "_controller", lambda data: None)
+    monkeypatch.setattr(runner_module, "_controller_type", lambda: None)
     out = tmp_path / "out"
-    assert main(["benchmark", "arm3", "--methods", "ols", "needs-controller", "--profiles",
-                 "standardNoise", "--draws", "2", "--duration", "2", "--quiet", "--json",
-                 "--out", str(out)]) == 0
+    args = ["benchmark", "arm3", "--methods", "ols", "needs-controller", "--profiles",
+            "standardNoise", "--draws", "2", "--duration", "2", "--quiet", "--json",
+            "--out", str(out)]
+    assert main(args) == 0
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["needs-controller"]["runs"] == 0
     assert "controller" in rows["needs-controller"]["skipped"]
     assert rows["ols"]["runs"] == 2 and rows["ols"]["median_parameter_error"] < 1
     assert "needs-controller" in (out / "benchmark.html").read_text()
+    # resumed: nothing to simulate or fit, the skipped row still there
+    monkeypatch.setattr(runner_module, "experiment", lambda *a, **k: 1 / 0)
+    assert main(args) == 0
+    again = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert again["needs-controller"]["skipped"] == rows["needs-controller"]["skipped"]
 
 
 def test_a_robot_without_birdys_gains_gets_a_pd_loop_that_tracks():

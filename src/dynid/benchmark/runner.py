@@ -48,7 +48,7 @@ from dynid.benchmark.protocol import (
 from dynid.robot import Robot
 
 __all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "BenchmarkRun", "check_settings", "collect",
-           "pending_runs", "run_benchmark", "score"]
+           "pending_runs", "run_benchmark", "score", "skip_reason"]
 
 SETTINGS_FILE = "settings.json"
 
@@ -119,6 +119,25 @@ def check_settings(run: BenchmarkRun) -> None:
     atomic_write(file, lambda tmp: tmp.write_text(json.dumps(settings, indent=2)))
 
 
+def _controller_type():
+    """``dynid.simulate.Controller`` where the library has it, else None."""
+    import dynid.simulate as simulate
+
+    return getattr(simulate, "Controller", None)
+
+
+def skip_reason(method) -> str | None:
+    """Why the benchmark cannot run ``method`` (what it needs that the protocol does not
+    give), or None: the protocol gives every problem accelerations (inverse-model methods'
+    logs), efforts, the reference trajectory, a start, and the controller where the library
+    has ``dynid.simulate.Controller``."""
+    given = {"ddq", "effort", "reference", "start"}
+    if _controller_type() is not None:
+        given.add("controller")
+    missing = sorted(set(method.needs) - given)
+    return f"needs {', '.join(missing)}, which the protocol does not give" if missing else None
+
+
 def _remove_temporaries(run: BenchmarkRun) -> None:
     """The temporary files of writes that a killed worker left (``.draw-NN.*.json``, never a
     result: results appear by renaming)."""
@@ -135,6 +154,8 @@ def pending_runs(run: BenchmarkRun) -> list[tuple[str, str, int, str]]:
     for noise in run.profiles:
         for name in run.methods:
             method = methods[name]
+            if skip_reason(method):
+                continue
             for draw in range(run.draws):
                 key = _draw_key(method, draw)
                 if (noise.name, name, key) in seen:
@@ -220,9 +241,7 @@ def _fit(method, task: dict):
 def _controller(run_data: Experiment):
     """The control law that ran, as ``dynid.simulate.Controller`` when the library has that
     type (simulation-based methods need it), else None (those methods are then skipped)."""
-    import dynid.simulate as simulate
-
-    law = getattr(simulate, "Controller", None)
+    law = _controller_type()
     if law is None:
         return None
     gains = run_data.gains  # simulated once per logged sample (see raw_log)
@@ -239,9 +258,8 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
                   progress: Callable[[str], None] | None = None) -> list[dict]:
     """Fit every pending run of ``run`` (``jobs`` worker processes; 1: here, in turn) and
     return every stored record of its methods, profiles and draws, plus one ``skipped``
-    record per (method, profile) whose needs the problem does not meet."""
+    record per (method, profile) that the protocol cannot run (``skip_reason``)."""
     from dynid._parallel import run_parallel
-    from dynid.identification.estimate import Problem
 
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"`jobs` must be an integer >= 1, got {jobs!r}")
@@ -254,7 +272,6 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
     _remove_temporaries(run)
     say = progress or (lambda line: None)
     pending = pending_runs(run)
-    skipped: dict[str, str] = {}
     if pending:
         say(f"benchmark {run.robot.name}: simulating the closed loop ({run.duration:g} s, "
             "identification and validation logs)")
@@ -263,13 +280,6 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         starts = draw_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
         logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
         raws = {p.name: raw_log(data, p, seed=run.seed) for p in run.profiles}
-        probe = Problem(data.truth, (next(iter(logs.values())),), friction=data.friction,
-                        references=(data.trajectory,),
-                        controller=controller, start=starts[0])
-        for name in run.methods:
-            missing = probe.missing(methods[name].needs)
-            if missing:
-                skipped[name] = "needs " + "; ".join(missing)
         tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
                   "friction": data.friction,
                   "start": starts[d],
@@ -277,7 +287,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
                   "validation": data.validation,
                   "trajectory": data.trajectory, "controller": controller,
                   "path": str(run.path(p, m, key))}
-                 for p, m, d, key in pending if m not in skipped]
+                 for p, m, d, key in pending]
         done = [0]
 
         def arrived(record: dict) -> None:
@@ -288,9 +298,8 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
             say(f"[{done[0]}/{len(tasks)}] {record['method']} {record['profile']} "
                 f"{record['key']}: {figure}, {record['seconds']:.2f} s")
 
-        say(f"benchmark {run.robot.name}: {len(tasks)} runs to fit"
-            + (f" ({len(pending) - len(tasks)} skipped)" if skipped else "")
-            + f", {jobs} worker{'s' if jobs > 1 else ''}")
+        say(f"benchmark {run.robot.name}: {len(tasks)} runs to fit, {jobs} "
+            f"worker{'s' if jobs > 1 else ''}")
         if jobs == 1:
             for task in tasks:
                 arrived(_fit_task(task))
@@ -299,19 +308,20 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
     else:
         say(f"benchmark {run.robot.name}: every run is stored in {str(run.out)!r}; nothing "
             "to fit")
-    return collect(run, skipped)
+    return collect(run)
 
 
-def collect(run: BenchmarkRun, skipped: dict[str, str] | None = None) -> list[dict]:
+def collect(run: BenchmarkRun) -> list[dict]:
     """Every stored record of ``run``'s methods, profiles and draws (a ``draw-all`` record
-    once), plus the ``skipped`` reasons as records."""
+    once), and a ``skipped`` record for each method the protocol cannot run."""
     methods = _registry()
     records = []
     for noise in run.profiles:
         for name in run.methods:
-            if skipped and name in skipped:
+            reason = skip_reason(methods[name])
+            if reason:
                 records.append({"profile": noise.name, "method": name,
-                                "family": methods[name].family, "skipped": skipped[name]})
+                                "family": methods[name].family, "skipped": reason})
                 continue
             keys = sorted({_draw_key(methods[name], d) for d in range(run.draws)})
             for key in keys:
