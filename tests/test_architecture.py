@@ -34,7 +34,8 @@ LAYERS = [
     ("dynid.excitation",),
     ("dynid.evaluation",),
     ("dynid.export", "dynid.codegen", "dynid.monitor"),
-    ("dynid.demo", "dynid.bench", "dynid.bench_scale", "dynid.bench_codegen"),
+    ("dynid.demo", "dynid.bench", "dynid.bench_scale", "dynid.bench_codegen",
+     "dynid.benchmark", "dynid.bench_benchmark"),
     ("dynid",),  # the top-level API (__init__)
     ("dynid.cli",),
 ]

@@ -49,10 +49,11 @@ API_MODULES = (
     "dynid.export",
     "dynid.codegen",
     "dynid.monitor",
+    "dynid.benchmark",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
 NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_didim",
-           "bench_online", "demo")
+           "bench_online", "bench_benchmark", "demo")
 
 _KINDS = (
     ("class", "Classes"),

@@ -37,15 +37,16 @@ def _ignore_interrupts() -> None:
 
 
 def run_parallel(function: Callable, tasks: Iterable, *, executor: Executor | None = None,
-                 on_result: Callable | None = None) -> list:
+                 on_result: Callable | None = None, max_workers: int | None = None) -> list:
     """``function(task)`` for every task (``function`` a module-level function, picklable);
-    the results in completion order, each also passed to ``on_result`` as it arrives."""
+    the results in completion order, each also passed to ``on_result`` as it arrives.
+    ``max_workers``: at most this many local processes (default: the usable CPUs)."""
     tasks = list(tasks)
     own = executor is None
     before = set(multiprocessing.active_children())
     # spawned, not forked: a fork after the compiled kernels have run their OpenMP threads is
     # unsafe (GNU OpenMP aborts the child)
-    pool = ProcessPoolExecutor(max_workers=max(1, min(len(tasks), usable_cpus())),
+    pool = ProcessPoolExecutor(max_workers=max(1, min(len(tasks), max_workers or usable_cpus())),
                                mp_context=multiprocessing.get_context("spawn"),
                                initializer=_ignore_interrupts) if own else executor
     results, futures = [], []

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dynid.cli import (
     base,
     bench,
+    benchmark,
     codegen,
     compare,
     data,
@@ -40,7 +41,7 @@ __all__ = ["main", "run"]
 
 # the commands in the order `dynid --help` lists them: the workflow's
 _COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, retrieve,
-             validate, compare, detect, report, export, codegen, demo, bench)
+             validate, compare, detect, report, export, codegen, demo, bench, benchmark)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -21,7 +21,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
-                                           "compare", "all", "scale", "codegen", "nls"],
+                                           "compare", "all", "scale", "codegen", "nls",
+                                           "benchmark", "benchmark-quick"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
@@ -36,7 +37,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "nls: NLS with sigmoid, Stribeck and LuGre friction on 10^4 samples "
                             "of the Panda twin (seconds, stopped on tolerances, RMSE against "
                             "the cls3 start) and the drive gains cls3 identifies from the "
-                            "twin's motor currents")
+                            "twin's motor currents; benchmark: the wall time of `dynid "
+                            "benchmark` (BIRDy's full protocol, 25 draws x 6 profiles x every "
+                            "method, 2 workers, on the TX40: minutes to hours, as the "
+                            "simulation-based methods cost); benchmark-quick: 2 draws, and the "
+                            "full protocol's time extrapolated from it")
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
@@ -85,6 +90,20 @@ def _bench(args: argparse.Namespace) -> int:
                   f"them): within {100 * result['gains_max_relative_error']:.2f} %, "
                   f"{result['gains_seconds']:.2f} s, consistent: "
                   f"{'yes' if result['gains_consistent'] else 'no'}")
+        return 0
+    if args.suite in ("benchmark", "benchmark-quick"):
+        from dynid.bench_benchmark import QUICK, benchmark_seconds
+
+        options = QUICK if args.suite == "benchmark-quick" else {}
+        result = benchmark_seconds(**options, progress=stderr_progress(args))
+        if args.json:
+            print_json(result)
+        else:
+            estimate = result["full_protocol_estimate"]
+            print(f"dynid benchmark {result['robot']}: {result['draws']} draws x "
+                  f"{result['profiles']} profiles x {len(result['methods'])} methods, "
+                  f"{result['jobs']} workers: {result['seconds']:.1f} s; the full protocol "
+                  f"(extrapolated): {estimate['seconds']:.0f} s")
         return 0
     if args.suite == "scale":
         from pathlib import Path

@@ -1,0 +1,333 @@
+"""The Monte-Carlo runner: every method x noise profile x initial estimate, in parallel
+(``dynid._parallel``), resumable.
+
+Every run's result is a small JSON file in the output folder,
+``runs/<profile>/<method>/draw-<k>.json`` (``draw-all.json`` for a method the draws cannot
+change, see ``START_FREE_FAMILIES``), written atomically by the worker that fitted it (a fit
+that raises is stored too, as a failure with its error: one method's crash does not stop the
+benchmark): a run stopped by Ctrl-C or a crash leaves finished runs whole and no half-written
+file, and the next run with the same settings (``settings.json``) fits only what is missing.
+The methods come only from the registry
+(``dynid.identification.methods.IDENTIFICATION_METHODS``): a method another family adds is
+benchmarked without a change here; one that needs what the problem lacks (``Method.needs``) is
+skipped with the reason.
+
+Each run records (``score``): the relative error of the estimate's rigid-body and rotor base
+coefficients against the truth's in the same base, ``||beta^ - beta|| / ||beta||`` (and the
+signed error vector, from which the table takes bias and spread); the torque error of the model
+on the noise-free validation log, ``||tau^ - tau|| / ||tau||`` and its RMS [N m]; the method's
+own wall time, convergence flag, status and iterations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from dynid._files import atomic_write, to_builtin
+from dynid.benchmark.protocol import (
+    DEFAULT_DRAWS,
+    DEFAULT_DURATION,
+    DEFAULT_SPREAD,
+    PROFILES,
+    Experiment,
+    NoiseProfile,
+    draw_starts,
+    experiment,
+    noisy_log,
+    nominal_robot,
+    raw_log,
+)
+from dynid.robot import Robot
+
+__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "BenchmarkRun", "check_settings", "collect",
+           "pending_runs", "run_benchmark", "score", "skip_reason"]
+
+SETTINGS_FILE = "settings.json"
+
+#: Families whose estimate is a closed form of the data alone: neither the start nor the
+#: nominal parameters enter it, so one fit per noise profile serves every draw (BIRDy's
+#: IDIM-OLS gives the same estimate from every initial point). ``tests/test_benchmark.py``
+#: checks it for every registered method of these families.
+START_FREE_FAMILIES = frozenset({"linear"})
+
+
+def _registry() -> dict:
+    from dynid.identification.methods import IDENTIFICATION_METHODS
+
+    return IDENTIFICATION_METHODS
+
+
+def _draw_key(method, draw: int) -> str:
+    return "draw-all" if method.family in START_FREE_FAMILIES else f"draw-{draw:02d}"
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkRun:
+    """Where and what: the robot, the settings that make results comparable, the output
+    folder; ``methods`` and ``profiles`` by name."""
+
+    robot: Robot
+    methods: tuple[str, ...]
+    profiles: tuple[NoiseProfile, ...] = PROFILES
+    draws: int = DEFAULT_DRAWS
+    duration: float = DEFAULT_DURATION
+    spread: float = DEFAULT_SPREAD
+    seed: int = 0
+    out: Path = Path("benchmark")
+
+    def settings(self) -> dict:
+        """What a stored run must share with this benchmark to be reused."""
+        return {"schema": "dynid-benchmark/1", "robot": self.robot.name,
+                "parameters_sha": _digest(self.robot), "duration": self.duration,
+                "spread": self.spread, "seed": self.seed}
+
+    def path(self, profile: str, method: str, key: str) -> Path:
+        return self.out / "runs" / profile / method / f"{key}.json"
+
+
+def _digest(robot: Robot) -> str:
+    import hashlib
+
+    data = np.concatenate([np.ravel(robot.parameters), robot.rotor_inertia,
+                           np.ravel(robot.friction.coefficients)
+                           if hasattr(robot.friction, "coefficients") else []])
+    return hashlib.sha256(np.ascontiguousarray(data).tobytes()).hexdigest()[:16]
+
+
+def check_settings(run: BenchmarkRun) -> None:
+    """Create ``run.out`` with its ``settings.json``, or check that the one there is ``run``'s
+    (ValueError naming ``out`` otherwise)."""
+    run.out.mkdir(parents=True, exist_ok=True)
+    file = run.out / SETTINGS_FILE
+    settings = run.settings()
+    if file.exists():
+        stored = json.loads(file.read_text())
+        if stored != settings:
+            changed = sorted(k for k in settings if stored.get(k) != settings[k])
+            raise ValueError(f"`out`: {str(run.out)!r} holds a benchmark with other settings "
+                             f"({', '.join(changed)}): choose another folder or the same "
+                             "settings")
+        return
+    atomic_write(file, lambda tmp: tmp.write_text(json.dumps(settings, indent=2)))
+
+
+def _controller_type():
+    """``dynid.simulate.Controller`` where the library has it, else None."""
+    import dynid.simulate as simulate
+
+    return getattr(simulate, "Controller", None)
+
+
+def skip_reason(method) -> str | None:
+    """Why the benchmark cannot run ``method`` (what it needs that the protocol does not
+    give), or None: the protocol gives every problem accelerations (inverse-model methods'
+    logs), efforts, the reference trajectory, a start, and the controller where the library
+    has ``dynid.simulate.Controller``."""
+    given = {"ddq", "effort", "reference", "start"}
+    if _controller_type() is not None:
+        given.add("controller")
+    missing = sorted(set(method.needs) - given)
+    return f"needs {', '.join(missing)}, which the protocol does not give" if missing else None
+
+
+def _remove_temporaries(run: BenchmarkRun) -> None:
+    """The temporary files of writes that a killed worker left (``.draw-NN.*.json``, never a
+    result: results appear by renaming)."""
+    folder = run.out / "runs"
+    if folder.is_dir():
+        for stale in folder.glob("*/*/.draw-*.json"):
+            stale.unlink(missing_ok=True)
+
+
+def pending_runs(run: BenchmarkRun) -> list[tuple[str, str, int, str]]:
+    """``(profile, method, draw, key)`` of every run not stored yet (one per key)."""
+    methods = _registry()
+    out, seen = [], set()
+    for noise in run.profiles:
+        for name in run.methods:
+            method = methods[name]
+            if skip_reason(method):
+                continue
+            for draw in range(run.draws):
+                key = _draw_key(method, draw)
+                if (noise.name, name, key) in seen:
+                    continue
+                seen.add((noise.name, name, key))
+                if not run.path(noise.name, name, key).exists():
+                    out.append((noise.name, name, draw, key))
+    return out
+
+
+def score(estimate, truth: Robot, validation) -> dict:
+    """The run's figures (see the module) for ``estimate`` (an ``Estimate``)."""
+    model = estimate.model
+    base = model.base
+    stop = model.n_rigid + model.n_rotor
+    rows = np.flatnonzero(base.independent < stop)
+    own = np.concatenate([np.ravel(truth.parameters),
+                          truth.rotor_inertia if model.rotor_inertia else []])
+    true = base.regrouping[rows, :stop] @ own
+    found = np.asarray(model.coefficients)[rows]
+    size = max(float(np.linalg.norm(true)), np.finfo(float).tiny)
+    predicted = model.predict(validation.q, validation.dq, validation.ddq, validation.t)
+    residual = predicted - validation.tau
+    return {
+        "parameter_error": float(np.linalg.norm(found - true) / size),
+        "signed_error": ((found - true) / size).tolist(),
+        "coefficient_names": [base.base_names[i] for i in rows],
+        "torque_error": float(np.linalg.norm(residual) / np.linalg.norm(validation.tau)),
+        "torque_rms": float(np.sqrt(np.mean(residual**2))),
+    }
+
+
+def _fit_task(task: dict) -> dict:
+    """One run in a worker: fit, score, store atomically; a failure is a result too, and the
+    method's warnings are kept in the record (``warnings``), not printed once per fit."""
+    method = _registry()[task["method"]]
+    record = {"profile": task["profile"], "method": method.name, "family": method.family,
+              "draw": task["draw"] if task["key"] != "draw-all" else None, "key": task["key"]}
+    began = time.perf_counter()
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # kept in the record, not printed per fit
+            estimate, figures = _fit(method, task)
+        finite = np.isfinite(figures["parameter_error"]) and np.isfinite(figures["torque_error"])
+        record.update(ok=True, seconds=estimate.seconds,
+                      converged=bool(estimate.converged and finite),
+                      status=str(estimate.status), iterations=int(estimate.iterations),
+                      **figures)
+    except Exception as error:  # a method's failure is a result of the benchmark
+        # (a solver's own error types included); Ctrl-C (BaseException) still stops the run
+        record.update(ok=False, converged=False, seconds=time.perf_counter() - began,
+                      status=f"failed: {' '.join(str(error).split())[:300]}",
+                      error=type(error).__name__,
+                      where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
+    if caught:
+        record["warnings"] = sorted({_one_line(w) for w in caught})
+    path = Path(task["path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(to_builtin(record, nonfinite_as_none=True))
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+    return record
+
+
+def _one_line(warning) -> str:
+    text = " ".join(str(warning.message).split())
+    return f"{warning.category.__name__}: {text}"[:200]
+
+
+def _fit(method, task: dict):
+    """The method's estimate on the task's problem, and its figures."""
+    from dynid.identification.estimate import Problem
+
+    truth: Robot = task["truth"]
+    start = task["start"]
+    problem = Problem(nominal_robot(truth, start), (task["log"],), friction=task["friction"],
+                      references=(task["trajectory"],), controller=task["controller"],
+                      start=start)
+    estimate = method.fit(problem)
+    return estimate, score(estimate, truth, task["validation"])
+
+
+def _controller(run_data: Experiment):
+    """The control law that ran, as ``dynid.simulate.Controller`` when the library has that
+    type (simulation-based methods need it), else None (those methods are then skipped)."""
+    law = _controller_type()
+    if law is None:
+        return None
+    gains = run_data.gains  # simulated once per logged sample (see raw_log)
+    return law.impedance(gains.stiffness, gains.damping, model=None, rate=gains.sample_rate)
+
+
+def _reads_raw(method) -> bool:
+    """Simulation-based: the method simulates the loop (needs the controller) and reads no
+    accelerations: the unfiltered log at the sampling rate (``protocol.raw_log``)."""
+    return "controller" in method.needs and "ddq" not in method.needs
+
+
+def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
+                  progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Fit every pending run of ``run`` (``jobs`` worker processes; 1: here, in turn) and
+    return every stored record of its methods, profiles and draws, plus one ``skipped``
+    record per (method, profile) that the protocol cannot run (``skip_reason``)."""
+    from dynid._parallel import run_parallel
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"`jobs` must be an integer >= 1, got {jobs!r}")
+    methods = _registry()
+    unknown = [m for m in run.methods if m not in methods]
+    if unknown:
+        raise ValueError(f"`methods`: unknown {', '.join(map(repr, unknown))}: choose among "
+                         f"{', '.join(sorted(methods))}")
+    check_settings(run)
+    _remove_temporaries(run)
+    say = progress or (lambda line: None)
+    pending = pending_runs(run)
+    if pending:
+        say(f"benchmark {run.robot.name}: simulating the closed loop ({run.duration:g} s, "
+            "identification and validation logs)")
+        data = experiment(run.robot, duration=run.duration, seed=run.seed)
+        controller = _controller(data)
+        starts = draw_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
+        logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
+        raws = {p.name: raw_log(data, p, seed=run.seed) for p in run.profiles}
+        tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
+                  "friction": data.friction,
+                  "start": starts[d],
+                  "log": raws[p] if _reads_raw(methods[m]) else logs[p],
+                  "validation": data.validation,
+                  "trajectory": data.trajectory, "controller": controller,
+                  "path": str(run.path(p, m, key))}
+                 for p, m, d, key in pending]
+        done = [0]
+
+        def arrived(record: dict) -> None:
+            done[0] += 1
+            figure = (f"parameter error {100 * record['parameter_error']:.3g} %, torque "
+                      f"error {100 * record['torque_error']:.3g} %" if record.get("ok")
+                      else record["status"][:80])
+            say(f"[{done[0]}/{len(tasks)}] {record['method']} {record['profile']} "
+                f"{record['key']}: {figure}, {record['seconds']:.2f} s")
+
+        say(f"benchmark {run.robot.name}: {len(tasks)} runs to fit, {jobs} "
+            f"worker{'s' if jobs > 1 else ''}")
+        if jobs == 1:
+            for task in tasks:
+                arrived(_fit_task(task))
+        else:
+            run_parallel(_fit_task, tasks, max_workers=jobs, on_result=arrived)
+    else:
+        say(f"benchmark {run.robot.name}: every run is stored in {str(run.out)!r}; nothing "
+            "to fit")
+    return collect(run)
+
+
+def collect(run: BenchmarkRun) -> list[dict]:
+    """Every stored record of ``run``'s methods, profiles and draws (a ``draw-all`` record
+    once), and a ``skipped`` record for each method the protocol cannot run."""
+    methods = _registry()
+    records = []
+    for noise in run.profiles:
+        for name in run.methods:
+            reason = skip_reason(methods[name])
+            if reason:
+                records.append({"profile": noise.name, "method": name,
+                                "family": methods[name].family, "skipped": reason})
+                continue
+            keys = sorted({_draw_key(methods[name], d) for d in range(run.draws)})
+            for key in keys:
+                path = run.path(noise.name, name, key)
+                if path.exists():
+                    records.append(json.loads(path.read_text()))
+    return records
+
+
