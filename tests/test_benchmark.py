@@ -4,6 +4,7 @@ resumed without new fits, bad arguments, an interrupted run, and the protocol's 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import warnings
 from pathlib import Path
@@ -241,7 +242,11 @@ def test_a_method_needing_what_the_problem_lacks_is_skipped_with_the_reason(
     monkeypatch.setitem(IDENTIFICATION_METHODS, "needs-controller", Method(
         "needs-controller", "simulation", True, frozenset({"controller", "reference"}),
         "test", never))
-    monkeypatch.setattr(runner_module, "_controller_type", lambda: None)
+    # a loop controlled faster than it is logged: the simulation-based methods cannot
+    # re-simulate it (one control period per logged sample)
+    fast = dataclasses.replace(protocol.control_gains(load_robot("arm3")), control_rate=5000.0)
+    monkeypatch.setattr(runner_module, "control_gains", lambda robot, poses=None: fast)
+    monkeypatch.setattr(protocol, "control_gains", lambda robot, poses=None: fast)
     out = tmp_path / "out"
     args = ["benchmark", "arm3", "--methods", "ols", "needs-controller", "--profiles",
             "standardNoise", "--draws", "2", "--duration", "2", "--quiet", "--json",
@@ -249,7 +254,7 @@ def test_a_method_needing_what_the_problem_lacks_is_skipped_with_the_reason(
     assert main(args) == 0
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["needs-controller"]["runs"] == 0
-    assert "controller" in rows["needs-controller"]["skipped"]
+    assert "the loop ran at 5000 Hz, logged at 1000 Hz" in rows["needs-controller"]["skipped"]
     assert rows["ols"]["runs"] == 2 and rows["ols"]["median_parameter_error"] < 1
     assert "needs-controller" in (out / "benchmark.html").read_text()
     # resumed: nothing to simulate or fit, the skipped row still there

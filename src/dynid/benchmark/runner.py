@@ -37,8 +37,10 @@ from dynid.benchmark.protocol import (
     DEFAULT_DURATION,
     DEFAULT_SPREAD,
     PROFILES,
+    ControlGains,
     Experiment,
     NoiseProfile,
+    control_gains,
     draw_starts,
     experiment,
     noisy_log,
@@ -119,22 +121,20 @@ def check_settings(run: BenchmarkRun) -> None:
     atomic_write(file, lambda tmp: tmp.write_text(json.dumps(settings, indent=2)))
 
 
-def _controller_type():
-    """``dynid.simulate.Controller`` where the library has it, else None."""
-    import dynid.simulate as simulate
-
-    return getattr(simulate, "Controller", None)
-
-
-def skip_reason(method) -> str | None:
+def skip_reason(method, gains: ControlGains | None = None) -> str | None:
     """Why the benchmark cannot run ``method`` (what it needs that the protocol does not
     give), or None: the protocol gives every problem accelerations (inverse-model methods'
-    logs), efforts, the reference trajectory, a start, and the controller where the library
-    has ``dynid.simulate.Controller``."""
+    logs), efforts, the reference trajectory, a start, and the controller — to the
+    simulation-based methods only where the loop ran once per logged sample (``gains``: the
+    run's loop; they re-simulate one control period per logged sample)."""
     given = {"ddq", "effort", "reference", "start"}
-    if _controller_type() is not None:
+    every_sample = gains is None or gains.control_rate == gains.sample_rate
+    if every_sample:
         given.add("controller")
     missing = sorted(set(method.needs) - given)
+    if missing == ["controller"] and not every_sample:
+        return (f"re-simulates the loop once per logged sample; the loop ran at "
+                f"{gains.control_rate:g} Hz, logged at {gains.sample_rate:g} Hz")
     return f"needs {', '.join(missing)}, which the protocol does not give" if missing else None
 
 
@@ -149,12 +149,12 @@ def _remove_temporaries(run: BenchmarkRun) -> None:
 
 def pending_runs(run: BenchmarkRun) -> list[tuple[str, str, int, str]]:
     """``(profile, method, draw, key)`` of every run not stored yet (one per key)."""
-    methods = _registry()
+    methods, loop = _registry(), control_gains(run.robot)
     out, seen = [], set()
     for noise in run.profiles:
         for name in run.methods:
             method = methods[name]
-            if skip_reason(method):
+            if skip_reason(method, loop):
                 continue
             for draw in range(run.draws):
                 key = _draw_key(method, draw)
@@ -239,13 +239,14 @@ def _fit(method, task: dict):
 
 
 def _controller(run_data: Experiment):
-    """The control law that ran, as ``dynid.simulate.Controller`` when the library has that
-    type (simulation-based methods need it), else None (those methods are then skipped)."""
-    law = _controller_type()
-    if law is None:
-        return None
-    gains = run_data.gains  # simulated once per logged sample (see raw_log)
-    return law.impedance(gains.stiffness, gains.damping, model=None, rate=gains.sample_rate)
+    """The control law that ran, as ``dynid.simulate.Controller``: the PD loop (a joint
+    impedance on no model) at the logged rate (``skip_reason``: the simulation-based methods
+    run only where the loop ran once per logged sample)."""
+    from dynid.simulate import Controller
+
+    gains = run_data.gains
+    return Controller.impedance(gains.stiffness, gains.damping, model=None,
+                                rate=gains.sample_rate)
 
 
 def _reads_raw(method) -> bool:
@@ -314,11 +315,11 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
 def collect(run: BenchmarkRun) -> list[dict]:
     """Every stored record of ``run``'s methods, profiles and draws (a ``draw-all`` record
     once), and a ``skipped`` record for each method the protocol cannot run."""
-    methods = _registry()
+    methods, loop = _registry(), control_gains(run.robot)
     records = []
     for noise in run.profiles:
         for name in run.methods:
-            reason = skip_reason(methods[name])
+            reason = skip_reason(methods[name], loop)
             if reason:
                 records.append({"profile": noise.name, "method": name,
                                 "family": methods[name].family, "skipped": reason})

@@ -152,9 +152,10 @@ class ClosedLoops:
 
     def simulate(self, model: LinearModel) -> list[Dataset] | None:
         """The exact closed-loop runs of ``model`` (its ``plant``) on every log's reference
-        under its controller, from the log's first time stamp; None where a run diverges or
-        the model's ``M(q)`` is not positive definite on it, or its link parameters are no
-        robot's (a negative mass: an estimate that is no plant)."""
+        under its controller, from the log's first time stamp; None where a run diverges, the
+        model's ``M(q)`` is not positive definite on it, its dynamics are not finite or too
+        fast to integrate at the control rate, or its link parameters are no robot's (a
+        negative mass: an estimate that is no plant)."""
         try:
             plant = model.plant
         except ValueError:  # the template is the robot's: only the values can be refused
@@ -164,8 +165,10 @@ class ClosedLoops:
             try:
                 run = simulate_closed_loop(plant, path, duration=log.duration, controller=law,
                                            start=float(log.t[0]))
-            except ValueError as error:
-                if "diverged" in str(error) or "positive definite" in str(error):
+            except ValueError as error:  # no plant: diverging, M(q) indefinite, or
+                # dynamics not finite or too fast to integrate at the control rate
+                if any(word in str(error) for word in ("diverged", "positive definite",
+                                                       "not finite", "RK4 steps")):
                     return None
                 raise
             runs.append(run)
