@@ -53,7 +53,7 @@ API_MODULES = (
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
 NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_didim",
-           "bench_online", "bench_benchmark", "demo")
+           "bench_estimators", "bench_online", "bench_benchmark", "demo")
 
 _KINDS = (
     ("class", "Classes"),

@@ -84,11 +84,13 @@ def didim_bench(*, duration: float = 10.0, rate: float = 1000.0, seed: int = 0) 
     """DIDIM's fit time and its parameter error over OLS's at high torque noise (see the
     module): ``didim_fit_seconds`` (the second fit, compiled kernels warm),
     ``didim_parameter_error_ratio`` (DIDIM's relative base-coefficient error over OLS's), both
-    errors, DIDIM's iterations and whether it converged."""
+    errors, DIDIM's iterations and whether it converged; the same ratio and time for PC-DIDIM
+    (CLS-3 inner fit) and CLOE."""
     from dynid.excitation.optimize import random_fourier
     from dynid.friction.models import ViscousCoulomb
     from dynid.identification.linear.idim import identify
     from dynid.identification.simulation.didim import identify_didim
+    from dynid.identification.simulation.output_error import identify_cloe
     from dynid.robot import load_robot
     from dynid.simulate import Controller, simulate_closed_loop
 
@@ -108,9 +110,24 @@ def didim_bench(*, duration: float = 10.0, rate: float = 1000.0, seed: int = 0) 
     began = time.perf_counter()
     didim = identify_didim(nominal, log, reference, controller, start=start)
     seconds = time.perf_counter() - began
+    began = time.perf_counter()
+    consistent = identify_didim(nominal, log, reference, controller, start=start,
+                                consistent="cls3")
+    consistent_seconds = time.perf_counter() - began
+    identify_cloe(nominal, log, reference, controller, start=start, max_iterations=1)  # warm
+    began = time.perf_counter()
+    cloe = identify_cloe(nominal, log, reference, controller, start=start)
+    cloe_seconds = time.perf_counter() - began
     ols_error, didim_error = relative_error(ols, truth), relative_error(didim.model, truth)
+    consistent_error = relative_error(consistent.model, truth)
+    cloe_error = relative_error(cloe.model, truth)
     return {"didim_fit_seconds": seconds,
             "didim_parameter_error_ratio": didim_error / ols_error,
+            "pc_didim_parameter_error_ratio": consistent_error / ols_error,
+            "cloe_fit_seconds": cloe_seconds,
+            "cloe_parameter_error_ratio": cloe_error / ols_error,
+            "pc_didim_fit_seconds": consistent_seconds,
             "didim_parameter_error": didim_error, "ols_parameter_error": ols_error,
             "didim_iterations": didim.iterations, "didim_converged": didim.converged,
+            "pc_didim_converged": consistent.converged, "cloe_converged": cloe.converged,
             "robot": "panda", "samples": exact.n_samples}

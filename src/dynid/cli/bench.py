@@ -22,7 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="best of this many runs (default %(default)s)")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
                                            "compare", "all", "scale", "codegen", "nls",
-                                           "benchmark", "benchmark-quick"],
+                                           "benchmark", "benchmark-quick", "estimators"],
                        default="dynamics",
                        help="dynamics: regressor and RNEA vs pinocchio (default); "
                             "identification: OLS from 1e5 samples and reverse engineering "
@@ -41,7 +41,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "benchmark` (BIRDy's full protocol, 25 draws x 6 profiles x every "
                             "method, 2 workers, on the TX40: minutes to hours, as the "
                             "simulation-based methods cost); benchmark-quick: 2 draws, and the "
-                            "full protocol's time extrapolated from it")
+                            "full protocol's time extrapolated from it; estimators: DIDIM, "
+                            "PC-DIDIM and CLOE against OLS at high torque noise, the online "
+                            "payload, and the full protocol's time extrapolated from one draw "
+                            "on two profiles")
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
@@ -104,6 +107,24 @@ def _bench(args: argparse.Namespace) -> int:
                   f"{result['profiles']} profiles x {len(result['methods'])} methods, "
                   f"{result['jobs']} workers: {result['seconds']:.1f} s; the full protocol "
                   f"(extrapolated): {estimate['seconds']:.0f} s")
+        return 0
+    if args.suite == "estimators":
+        from dynid.bench_estimators import estimators_bench
+
+        result = estimators_bench(progress=stderr_progress(args))
+        if args.json:
+            print_json(result)
+        else:
+            print(f"DIDIM: {result['didim_fit_seconds']:.2f} s, parameter error "
+                  f"{result['didim_parameter_error_ratio']:.2f} x OLS's (PC-DIDIM "
+                  f"{result['pc_didim_parameter_error_ratio']:.2f} x, CLOE "
+                  f"{result['cloe_parameter_error_ratio']:.2f} x in "
+                  f"{result['cloe_fit_seconds']:.2f} s)")
+            print(f"online payload: settled in {result['online_payload_settle_seconds']:.2f} s, "
+                  f"mass error {100 * result['online_payload_mass_error']:.2f} %, "
+                  f"{result['online_samples_per_second']:.0f} samples/s one at a time")
+            print(f"BIRDy's full protocol on the TX40 (extrapolated from "
+                  f"{result['benchmark_measured']}): {result['benchmark_seconds']:.0f} s")
         return 0
     if args.suite == "scale":
         from pathlib import Path
