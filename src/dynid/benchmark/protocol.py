@@ -31,7 +31,11 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   discrete-time loop): on the TX40 (measured at 5 kHz control) the accelerations differentiated
   from the 1 kHz velocities then miss the simulated ones by 60-99 % RMS, and IDIM-OLS on
   noise-free data errs by 26 % in its parameters; with the smooth model the miss is 2-8 % and
-  the noise-free error about 1 %. The methods identify with the same model's linear columns
+  the noise-free error about 1 %. The smoothing also sets the plant's fastest dynamics, so the
+  RK4 steps per control period of every simulation (the twin's, and each re-simulation of the
+  simulation-based methods): TX40, 1 kHz loop, ``SMOOTH_COULOMB`` = 100 s/rad: 20 steps,
+  IDIM-OLS noise-free 1.7 %, a CLOE fit 9.7 s; 30 s/rad: 7 steps, 0.38 %, 4.0 s; 15 s/rad: 4
+  steps, 0.65 %, 2.9 s. The methods identify with the same model's linear columns
   (``Problem.friction``), as BIRDy identifies with its data-generation friction model.
 - ``noisy_log``: one log per noise profile, shared by every draw and method: Gaussian noise on
   the logged positions and torques, velocities as backward differences of the noisy positions
@@ -93,8 +97,8 @@ DEFAULT_SPREAD = 0.15    # BIRDy: 15 % standard deviation around the truth
 DEFAULT_DURATION = 10.0  # s of excitation per log
 CUTOFF_HZ = 20.0         # the low-pass of the logs' preprocessing (see the module)
 #: [s/rad] the sign function's smoothing in the simulated Coulomb friction: atan(k dq) at
-#: 99 % of its limit from |dq| = 0.64 rad/s, at 90 % from 0.063 rad/s (see the module)
-SMOOTH_COULOMB = 100.0
+#: 90 % of its limit from |dq| = 0.21 rad/s, at 99 % from 2.1 rad/s (see the module)
+SMOOTH_COULOMB = 30.0
 DECIMATED_RATE = 100.0   # Hz: the identification logs after filtering (see the module)
 EXCITATION_PERIOD = 10.0  # s: the Fourier period of the excitation (a shorter log: its length)
 
