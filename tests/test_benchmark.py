@@ -154,15 +154,14 @@ def test_an_interrupted_run_leaves_no_half_written_result(tmp_path, monkeypatch,
 
 
 def test_start_free_families_ignore_the_draw():
-    """Every registered method of START_FREE_FAMILIES gives the same estimate from two draws
+    """Every registered method that is start_free gives the same estimate from two draws
     (start and nominal parameters): one fit per profile serves all draws."""
     truth = load_robot("tx40")
     run = protocol.experiment(truth, duration=2.0)
     log = protocol.noisy_log(run, protocol.PROFILES[1])
     starts = protocol.draw_starts(truth, 2, seed=1)
     assert not np.allclose(starts[0], starts[1])
-    free = [m for m in IDENTIFICATION_METHODS.values()
-            if m.family in runner_module.START_FREE_FAMILIES]
+    free = [m for m in IDENTIFICATION_METHODS.values() if runner_module.start_free(m)]
     assert free
     controller = runner_module._controller(run)
     fitted = 0

@@ -80,3 +80,48 @@ def test_registered_method_options_are_checked(capsys, tmp_path, spiky_log, argv
     assert main(["identify", "arm3", str(path), *argv, "-o", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def closed_loop_log(tmp_path_factory):
+    """arm3 under computed torque (w = 30 rad/s) on an excitation, 4 s at 1 kHz, 0.05 N m of
+    torque noise; the reference written beside it."""
+    from dynid.excitation import save_trajectory
+    from dynid.simulate import simulate_closed_loop
+
+    robot = load_robot("arm3")
+    reference = random_fourier(robot, seed=6)
+    log = simulate_closed_loop(robot, reference, duration=4.0, natural_frequency=30.0,
+                               sensor=SensorModel(torque_noise_std=0.05), seed=6)
+    folder = tmp_path_factory.mktemp("loop")
+    write_dataset(folder / "log.csv", log)
+    save_trajectory(folder / "traj.csv", reference, duration=4.0, rate=1000.0,
+                    allow_moving_ends=True)
+    return folder, log
+
+
+def test_didim_reads_the_log_as_recorded(capsys, closed_loop_log):
+    folder, log = closed_loop_log
+    payload = _json(capsys, ["identify", "arm3", str(folder / "log.csv"), "--method", "didim",
+                             "--reference", str(folder / "traj.yaml"), "--natural-frequency",
+                             "30", "--json"])
+    assert payload["estimate"]["family"] == "simulation" and payload["estimate"]["converged"]
+    assert payload["preprocessing"] == []  # no filter, no trim: one sample per period
+    assert len(payload["rmse"]) == log.n_joints
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--cutoff", "10"], "re-simulates the closed loop on the log as it was recorded"),
+    (["--trim", "0.1"], "it excludes --trim"),
+    (["--stiffness", "100", "--damping", "10", "--natural-frequency", "30"],
+     "`--natural-frequency` sets a computed-torque controller"),
+    (["--controller", "none"], "`--controller none` is a pure PD impedance"),
+    (["--rotor-inertia"], "leave out --rotor-inertia"),
+])
+def test_closed_loop_options_are_checked(capsys, closed_loop_log, argv, message):
+    folder, _ = closed_loop_log
+    out = folder / "never.yaml"
+    assert main(["identify", "arm3", str(folder / "log.csv"), "--method", "cloe",
+                 "--reference", str(folder / "traj.yaml"), *argv, "-o", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -63,14 +63,14 @@ def full_protocol_estimate(measured: dict, *, draws: int = 25, profiles: int = 6
     each method's mean time per fit times the fits the full protocol needs (one per profile for
     a start-free family, one per draw and profile otherwise), over the workers, plus the
     measured run's fixed part (simulation, outputs). An estimate, labelled as such."""
-    from dynid.benchmark.runner import START_FREE_FAMILIES
+    from dynid.benchmark.runner import start_free
     from dynid.identification.methods import IDENTIFICATION_METHODS
 
     fit_total, fits_total = 0.0, 0
     for name, figures in measured["per_method"].items():
         if not figures["fits"]:
             continue
-        free = IDENTIFICATION_METHODS[name].family in START_FREE_FAMILIES
+        free = start_free(IDENTIFICATION_METHODS[name])
         fits = profiles * (1 if free else draws)
         fit_total += figures["fit_seconds"] / figures["fits"] * fits
         fits_total += fits

@@ -44,8 +44,9 @@ LITERATURE: dict[str, str] = {
     "tls": "IDIM-TLS: models noise in the regressor as well as in the torques (errors in "
            "variables), which removes the OLS bias when both noises are i.i.d. of known ratio; "
            "sensitive to that ratio (Leboutet et al. 2021 §3).",
-    "ml": "IDIM-ML: maximum likelihood with the noise's covariance estimated; consistent "
-          "where the noise model holds.",
+    "ml": "IDIM-ML (errors in variables, Gleser 1981): maximum likelihood with a known "
+          "covariance of the regressor's and the torques' noise; the benchmark cannot give "
+          "it, so it fails there with that reason.",
     "ridge": "Ridge regression: shrinkage trades bias for a smaller spread in badly excited "
              "directions.",
     "didim": "DIDIM: the regressor is built from the closed loop simulated with the current "

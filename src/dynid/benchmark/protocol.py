@@ -17,7 +17,8 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   noise: DIDIM "no step lowers the error" at 0.41 % parameter error; at 1 kHz it converges,
   0.27 %, OLS 1.7 %). The gains are stable there (the fastest closed-loop mode, the wrist's
   ``sqrt(K / (I + Ia))`` = 450 rad/s, is 0.45 rad per period). The RV-2SQ keeps BIRDy's
-  5 kHz / 140 Hz: its stiff loop needs the fast control, and the simulation-based methods
+  140 Hz log and fast control (5040 Hz: 36 periods per logged sample, the nearest to 5 kHz):
+  its stiff loop needs it, and the simulation-based methods
   are skipped on it (``runner.skip_reason``).
 - ``experiment``: one excitation trajectory per benchmark (a random Fourier trajectory within
   the robot's limits, seeded), tracked by the truth under that PD loop (``simulate_closed_loop``

@@ -3,7 +3,7 @@
 
 Every run's result is a small JSON file in the output folder,
 ``runs/<profile>/<method>/draw-<k>.json`` (``draw-all.json`` for a method the draws cannot
-change, see ``START_FREE_FAMILIES``), written atomically by the worker that fitted it (a fit
+change, see ``start_free``), written atomically by the worker that fitted it (a fit
 that raises is stored too, as a failure with its error: one method's crash does not stop the
 benchmark): a run stopped by Ctrl-C or a crash leaves finished runs whole and no half-written
 file, and the next run with the same settings (``settings.json``) fits only what is missing.
@@ -49,8 +49,9 @@ from dynid.benchmark.protocol import (
 )
 from dynid.robot import Robot
 
-__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "BenchmarkRun", "check_settings", "collect",
-           "pending_runs", "run_benchmark", "score", "skip_reason"]
+__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "START_FREE_METHODS", "BenchmarkRun",
+           "check_settings", "collect", "pending_runs", "run_benchmark", "score", "skip_reason",
+           "start_free"]
 
 SETTINGS_FILE = "settings.json"
 
@@ -59,6 +60,14 @@ SETTINGS_FILE = "settings.json"
 #: IDIM-OLS gives the same estimate from every initial point). ``tests/test_benchmark.py``
 #: checks it for every registered method of these families.
 START_FREE_FAMILIES = frozenset({"linear"})
+#: methods of other families whose estimate reads neither the start nor the nominal
+#: parameters: recursive least squares (started exactly from the data, no prior)
+START_FREE_METHODS = frozenset({"rls"})
+
+
+def start_free(method) -> bool:
+    """Whether ``method``'s estimate is the same from every draw (one fit per profile)."""
+    return method.family in START_FREE_FAMILIES or method.name in START_FREE_METHODS
 
 
 def _registry() -> dict:
@@ -68,7 +77,7 @@ def _registry() -> dict:
 
 
 def _draw_key(method, draw: int) -> str:
-    return "draw-all" if method.family in START_FREE_FAMILIES else f"draw-{draw:02d}"
+    return "draw-all" if start_free(method) else f"draw-{draw:02d}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,9 +96,23 @@ class BenchmarkRun:
 
     def settings(self) -> dict:
         """What a stored run must share with this benchmark to be reused."""
-        return {"schema": "dynid-benchmark/1", "robot": self.robot.name,
-                "parameters_sha": _digest(self.robot), "duration": self.duration,
-                "spread": self.spread, "seed": self.seed}
+        from dynid import __version__
+        from dynid.benchmark import protocol
+
+        loop = protocol.control_gains(self.robot)
+        settings = {
+            "schema": "dynid-benchmark/1", "robot": self.robot.name,
+            "parameters_sha": _digest(self.robot), "duration": self.duration,
+            "spread": self.spread, "seed": self.seed, "dynid": __version__,
+            # the protocol's constants: a stored run made under others is not reused
+            "protocol": {"cutoff_hz": protocol.CUTOFF_HZ,
+                         "decimated_rate": protocol.DECIMATED_RATE,
+                         "smooth_coulomb": protocol.SMOOTH_COULOMB,
+                         "excitation_period": protocol.EXCITATION_PERIOD,
+                         "loop": {"control_rate": loop.control_rate,
+                                  "sample_rate": loop.sample_rate, "source": loop.source},
+                         "profiles": [dataclasses.asdict(p) for p in protocol.PROFILES]}}
+        return json.loads(json.dumps(settings))  # as settings.json holds it (lists, not tuples)
 
     def path(self, profile: str, method: str, key: str) -> Path:
         return self.out / "runs" / profile / method / f"{key}.json"

@@ -45,10 +45,17 @@ def _row(method: str, profile: str, records: list[dict], draws: int) -> dict:
     # a draw-all record stands for every draw: it counts once in the statistics (its error is
     # the same for all) and `runs` says how many draws it serves
     shared = records[0].get("key") == "draw-all"
-    row["runs"] = draws if shared else len(records)
-    fitted = [r for r in records if r.get("ok")]
-    row["failed"] = len(records) - len(fitted)
-    row["failure"] = next((r["status"] for r in records if not r.get("ok")), None)
+    weight = draws if shared else 1  # the runs each record stands for
+    row["runs"] = weight * len(records)
+
+    def finite(record: dict) -> bool:  # a figure stored as null (JSON) was not finite
+        return all(record.get(key) is not None and np.isfinite(record[key])
+                   for key in ("parameter_error", "torque_error"))
+
+    fitted = [r for r in records if r.get("ok") and finite(r)]
+    row["failed"] = weight * (len(records) - len(fitted))
+    row["failure"] = next((r["status"] if not r.get("ok") else "figures not finite"
+                           for r in records if r not in fitted), None)
     row["convergence_rate"] = sum(bool(r.get("converged")) for r in records) / len(records)
     row["total_seconds"] = float(sum(r.get("seconds") or 0.0 for r in records))
     if not fitted:

@@ -283,13 +283,22 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
                                  "(default: none held out)")
 
 
-def prepared(args: argparse.Namespace, path: str, robot=None):
-    """The log at ``path`` read (through --columns, --units, --effort) and preprocessed as the
-    options say (--as-is: not at all); a ROS 2 bag's or a named CSV's joints are picked by
-    ``robot``'s joint names."""
-    from dynid.data import prepare, read_dataset
+def read_log(args: argparse.Namespace, path: str, robot=None, *, mmap: bool = False):
+    """The log at ``path`` as it was recorded, read through --columns, --units, --effort; a
+    ROS 2 bag's or a named CSV's joints are picked by ``robot``'s joint names."""
+    from dynid.data import read_dataset
 
     joints = list(robot.joint_names) if robot is not None else None
+    return read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
+                        units=getattr(args, "units", None), effort=getattr(args, "effort", None),
+                        mmap=mmap)
+
+
+def prepared(args: argparse.Namespace, path: str, robot=None):
+    """The log at ``path`` read (``read_log``) and preprocessed as the options say (--as-is:
+    not at all)."""
+    from dynid.data import prepare
+
     as_is = getattr(args, "as_is", False)
     mmap = getattr(args, "mmap", False)
     if mmap and not as_is:
@@ -300,9 +309,7 @@ def prepared(args: argparse.Namespace, path: str, robot=None):
                                          ("--trim", "trim")) if getattr(args, dest) is not None]
         if given:
             raise ValueError(f"`--as-is` uses the log as it is: it excludes {', '.join(given)}")
-    data = read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
-                        units=getattr(args, "units", None), effort=getattr(args, "effort", None),
-                        mmap=mmap)
+    data = read_log(args, path, robot, mmap=mmap)
     if as_is:
         return prepare(data, as_is=True)
     return prepare(data, rate=args.resample, cutoff=args.cutoff, order=args.order,

@@ -21,6 +21,7 @@ from dynid.cli._common import (
     prepared,
     preprocessing_options,
     print_json,
+    read_log,
     renamed_option,
     robot_options,
     scale_from_options,
@@ -42,7 +43,12 @@ _CLOSED_LOOP = ("didim", "pc-didim", "cloe", "clie")
 IDENTIFY_METHODS = (*BESPOKE_METHODS, *REGISTERED_METHODS)
 # the options of the registered methods: --flag -> (the fit's keyword, the methods taking it)
 _PENALISED = ("ridge", "elastic-net", "pc-ridge", "pc-elastic-net")
-_CONSISTENT_REGISTERED = ("pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net")
+# the registered methods that give physical link parameters (consistent by construction)
+_CONSISTENT_REGISTERED = ("pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net",
+                          "pc-didim")
+# a computed-torque controller's default natural frequency [rad/s] (iv and the simulation-based
+# methods)
+_NATURAL_FREQUENCY = 20.0
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -103,9 +109,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="iv, didim, pc-didim, cloe, clie: the trajectory the controller "
                                "tracked (one for all logs, or one per log)")
     identify.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
-                          default=20.0, metavar="W",
+                          metavar="W",
                           help="iv, didim, pc-didim, cloe, clie: a computed-torque "
-                               "controller's gains, Kp = W^2, Kd = 2 W (default %(default)g)")
+                               "controller's gains, Kp = W^2, Kd = 2 W (default 20)")
     identify.add_argument("--stiffness", type=Range(float, 0, 1e9), nargs="+", metavar="K",
                           help="didim, pc-didim, cloe, clie: the controller was a joint "
                                "impedance, K [N m/rad], one value or one per joint (with "
@@ -212,7 +218,17 @@ def _identify(args: argparse.Namespace) -> int:
     robot = loaded_robot(args)
     if args.validate is not None and not 0 < args.validate < 1:
         raise ValueError(f"`--validate` must be a fraction in (0, 1), got {args.validate}")
-    logs = [prepared(args, path, robot) for path in args.data]
+    if args.method in _CLOSED_LOOP:  # the loop re-simulated: the log as it was recorded
+        given = [flag for flag, dest in (("--resample", "resample"), ("--cutoff", "cutoff"),
+                                         ("--trim", "trim"), ("--as-is", "as_is"),
+                                         ("--mmap", "mmap")) if getattr(args, dest)]
+        if given:
+            raise ValueError(f"`--method {args.method}` re-simulates the closed loop on the "
+                             f"log as it was recorded (one sample per control period, no "
+                             f"filter): it excludes {', '.join(given)}")
+        logs = [read_log(args, path, robot) for path in args.data]
+    else:
+        logs = [prepared(args, path, robot) for path in args.data]
     steps = logs[0].metadata.get("preprocessing", [])
     checks = None
     if args.validate is not None:  # the final fraction of every log is held out
@@ -326,6 +342,7 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
     """Each method-specific option of `dynid identify` with a method that uses it."""
     uses = {
         "--reference": ("reference", ("iv", *_CLOSED_LOOP)),
+        "--natural-frequency": ("natural_frequency", ("iv", *_CLOSED_LOOP)),
         "--stiffness": ("stiffness", _CLOSED_LOOP),
         "--damping": ("damping", _CLOSED_LOOP),
         "--controller": ("controller", _CLOSED_LOOP),
@@ -527,7 +544,7 @@ def _identify_iv(args, robot, logs, checks, steps) -> int:
                          f"({len(logs)}), got {len(args.reference)}")
     references = [load_trajectory(path) for path in args.reference]
     fit = {"reference": references[0] if len(references) == 1 else references,
-           "natural_frequency": args.natural_frequency,
+           "natural_frequency": args.natural_frequency or _NATURAL_FREQUENCY,
            "friction": linear_friction(robot, args), "rotor_inertia": args.rotor_inertia,
            "offsets": args.offsets}
     model = identify_iv(robot, _one_or_all(logs), **fit)
@@ -607,8 +624,10 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
         options["alpha"] = args.alpha
     if args.l1_ratio is not None:
         options["l1_ratio"] = args.l1_ratio
-    if method.family == "recursive":  # one offset for all logs, the model's rotor columns
-        options = {} if args.forgetting is None else {"forgetting": args.forgetting}
+    if method.family == "recursive":  # one offset for all logs
+        options = {"rotor_inertia": args.rotor_inertia}
+        if args.forgetting is not None:
+            options["forgetting"] = args.forgetting
     if args.method == "ml":
         if args.regressor_noise is None or args.noise is None or len(args.noise) != 1:
             raise ValueError("`--method ml` needs the noise it assumes: `--regressor-noise "
@@ -617,7 +636,11 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
         options["torque_noise"] = args.noise[0]
     references = controller = None
     if args.method in _CLOSED_LOOP:
-        options = {}  # the logs' own offsets and rotor inertias are the simulated plant's
+        if args.rotor_inertia is not None:
+            raise ValueError(f"`--method {args.method}` simulates the robot file's plant: its "
+                             "rotor inertias are identified where it states them; leave out "
+                             "--rotor-inertia/--no-rotor-inertia")
+        options = {}
         references, controller = _closed_loop(args, robot, logs)
         if args.max_iterations is not None:
             options["max_iterations"] = args.max_iterations
@@ -680,13 +703,17 @@ def _closed_loop(args, robot, logs) -> tuple:
     if args.stiffness is not None or args.damping is not None:
         if args.stiffness is None or args.damping is None:
             raise ValueError("a joint impedance needs both `--stiffness` and `--damping`")
+        if args.natural_frequency is not None:
+            raise ValueError("`--natural-frequency` sets a computed-torque controller; "
+                             "`--stiffness` and `--damping` a joint impedance: give one")
         controller = Controller.impedance(per_joint(args.stiffness), per_joint(args.damping),
                                           model=model, **sensing)
     else:
         if model is None:
             raise ValueError("`--controller none` is a pure PD impedance: give `--stiffness` "
                              "and `--damping`")
-        controller = Controller.computed_torque(model, args.natural_frequency, **sensing)
+        controller = Controller.computed_torque(
+            model, args.natural_frequency or _NATURAL_FREQUENCY, **sensing)
     return references, controller
 
 

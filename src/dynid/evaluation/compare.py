@@ -372,7 +372,11 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
             NoFriction(robot.n_joints)).with_rotor_inertia(None)  # the CAD rigid body alone
         return dataclasses.replace(robot_model(body), report={"method": "cad"})
     if method in REGISTERED_METHODS:
-        return find_method(method).fit(Problem(robot, data, friction=friction)).model
+        registered = find_method(method)
+        start = None if prior is None else prior.parameters  # as NLS's start
+        options = {"bounds": bounds} if registered.family == "constrained" else {}
+        return registered.fit(Problem(robot, data, friction=friction, start=start),
+                              **options).model
     options = _fit_options(method, robot, prior=prior, reference=reference,
                            nls_friction=nls_friction, friction=friction, bounds=bounds)
     if method in ("ols", "wls"):

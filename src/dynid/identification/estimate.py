@@ -111,8 +111,8 @@ class Problem:
 @dataclass(frozen=True)
 class Estimate:
     """What every method returns (see the module). ``parameters``: (n, 10) physical link
-    parameters where the method yields them (constrained, nonlinear, consistent
-    simulation-based and recursive methods), else None."""
+    parameters where the method yields them (the consistent ones: constrained, nonlinear,
+    PC-DIDIM), else None."""
 
     method: str
     model: LinearModel
@@ -122,12 +122,6 @@ class Estimate:
     iterations: int = 0
     parameters: NDArray | None = None
     details: Mapping = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"method": self.method, "seconds": self.seconds, "converged": self.converged,
-                "status": self.status, "iterations": self.iterations,
-                "coefficients": np.asarray(self.model.coefficients).tolist(),
-                "names": list(self.model.base.base_names)}
 
 
 @dataclass(frozen=True)

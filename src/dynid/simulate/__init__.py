@@ -4,6 +4,7 @@ one serial loop (``_closed_loop``), with as many RK4 steps per period as the tru
 dynamics need (``_substeps``); external contacts on the arm (``contacts``).
 """
 
+from dynid.simulate._substeps import ClosedLoopError as ClosedLoopError
 from dynid.simulate.contacts import Contact as Contact
 from dynid.simulate.contacts import external_torques as external_torques
 from dynid.simulate.contacts import parse_contact as parse_contact
@@ -14,6 +15,7 @@ from dynid.simulate.twin import simulate_closed_loop as simulate_closed_loop
 from dynid.simulate.twin import simulate_open_loop as simulate_open_loop
 
 __all__ = [
+    "ClosedLoopError",
     "Contact",
     "Controller",
     "SensorModel",

@@ -39,6 +39,14 @@ from dynid.data.dataset import sample_count, sample_times
 from dynid.dynamics import forward_dynamics, mass_matrix, rnea
 from dynid.robot import Robot
 
+__all__ = ["ClosedLoopError", "rk4_substeps"]
+
+
+class ClosedLoopError(ValueError):
+    """The plant cannot be simulated: its closed loop diverges, its M(q) is not positive
+    definite, its dynamics are not finite or too fast to integrate at the control rate (a
+    simulation-based identification halves its step on it)."""
+
 SAMPLES = 32
 STEP_TIMES_RATE = 0.5
 SLOWEST = 1e-3  # [rad/s]
@@ -76,7 +84,7 @@ def fastest_rate(robot: Robot, t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray
     inertia = mass_matrix(robot, q)
     definite = np.linalg.eigvalsh(inertia)[:, 0] > 0  # NaN fails too
     if not definite.all():
-        raise ValueError(f"M(q) of `robot` is not positive definite at t = "
+        raise ClosedLoopError(f"M(q) of `robot` is not positive definite at t = "
                          f"{t[np.argmin(definite)]:.3f} s: check its parameters")
     dq = np.where(np.abs(dq) >= SLOWEST, dq, np.where(dq < 0, -SLOWEST, SLOWEST))
     friction = robot.friction
@@ -98,14 +106,14 @@ def fastest_rate(robot: Robot, t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray
                    np.repeat(tau, 2 * size, axis=0)).reshape(points, size, 2, size)
     jacobian = np.swapaxes((rates[:, :, 0] - rates[:, :, 1]) / (2 * _STEP), 1, 2)
     if not np.isfinite(jacobian).all():
-        raise ValueError("the truth's dynamics are not finite along the reference: check "
+        raise ClosedLoopError("the truth's dynamics are not finite along the reference: check "
                          "`robot`'s parameters and friction")
     rho = float(np.abs(np.linalg.eigvals(jacobian)).max())
     # M^-1 D has the eigenvalues of the symmetric D^1/2 M^-1 D^1/2
     root = np.sqrt(steepest_friction(robot, np.abs(dq).max(axis=0)))
     scaled = root[:, None] * np.linalg.inv(inertia) * root[None, :]
     if not np.isfinite(scaled).all():
-        raise ValueError("the truth's friction is not finite along the reference: check "
+        raise ClosedLoopError("the truth's friction is not finite along the reference: check "
                          "`robot`'s friction")
     return max(rho, float(np.linalg.eigvalsh(scaled).max()))
 
@@ -121,7 +129,7 @@ def rk4_substeps(robot: Robot, trajectory, *, duration: float, rate: float,
                        np.asarray(ddq, dtype=float))
     substeps = max(1, math.ceil(rho / rate / STEP_TIMES_RATE))
     if substeps > MOST:
-        raise ValueError(
+        raise ClosedLoopError(
             f"the truth's fastest dynamics along the reference ({rho:.3g} 1/s) need "
             f"{substeps} RK4 steps per control period at {rate:g} Hz (at most {MOST} are "
             "taken automatically): give `substeps`, or check the robot's friction and inertia")

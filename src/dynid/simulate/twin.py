@@ -53,7 +53,7 @@ from dynid.simulate._closed_loop import (
     model_arrays,
     run_block,
 )
-from dynid.simulate._substeps import rk4_substeps
+from dynid.simulate._substeps import ClosedLoopError, rk4_substeps
 from dynid.simulate.contacts import Contact, contact_table, external_torques
 from dynid.simulate.controller import Controller
 
@@ -380,12 +380,12 @@ class _ClosedLoop:
                     self.substeps, done, min(t.size, done + block), state, previous, q, dq,
                     ddq, tau, t, self.table, offset, total)
                 if status == DIVERGED:
-                    raise ValueError(
+                    raise ClosedLoopError(
                         f"the closed loop diverged at t = {t[at]:.3f} s: lower the gains "
                         "(`natural_frequency`, or `stiffness` and `damping`) or raise `rate` / "
                         "`substeps`")
                 if status == NOT_POSITIVE_DEFINITE:
-                    raise ValueError(f"M(q) of `robot` is not positive definite at t = "
+                    raise ClosedLoopError(f"M(q) of `robot` is not positive definite at t = "
                                      f"{t[at]:.3f} s: check its parameters")
                 done, block = at, _next_block(block, time.perf_counter() - began)
                 meter.update(offset + done)

@@ -143,8 +143,11 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     residual = np.concatenate([r @ unknowns - z, [rho]])
     n_rows = factors.n_rows
     sigma2 = float(residual @ residual) / max(n_rows - unknowns.size, 1)
-    inverse = np.linalg.inv(r)
-    covariance = sigma2 * inverse @ inverse.T
+    try:
+        inverse = np.linalg.inv(r)
+        covariance = sigma2 * inverse @ inverse.T
+    except np.linalg.LinAlgError:  # the data do not determine every coefficient: no std
+        covariance = np.full((unknowns.size, unknowns.size), np.inf)
     relative_error = float(100 * np.linalg.norm(residual) / np.sqrt(factors.target_squares()))
     body = robot.with_parameters(parameters)
     if rotor:

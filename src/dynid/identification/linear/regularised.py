@@ -104,7 +104,9 @@ def elastic_net(r: NDArray, z: NDArray, alpha: float, l1_ratio: float, *,
             steps += 1
             on = np.flatnonzero(active)
             target = np.zeros(p)
-            target[on] = np.linalg.solve(hessian[np.ix_(on, on)], c[on] - l1 * signs[on])
+            # least squares: with l1_ratio = 1 the active columns may be collinear (no ridge)
+            target[on] = np.linalg.lstsq(hessian[np.ix_(on, on)], c[on] - l1 * signs[on],
+                                         rcond=None)[0]
             # the best of the target and each point where an active coefficient hits zero
             hits = {int(k): x[k] / (x[k] - target[k]) for k in on
                     if x[k] != 0 and np.sign(target[k]) != np.sign(x[k])}

@@ -137,7 +137,9 @@ class IRLS(_LinearEstimator):
     figures:
     ``scale_`` (n,) each joint's MAD scale, ``n_iter_``, ``converged_``, ``rejected_`` (n,)
     the rows given weight 0 in the last pass, ``mean_weight_`` (n,); ``fit`` also gives
-    ``weights_`` (m,) at ``coef_``. A flat regressor ``(m, p)`` has one scale.
+    ``weights_`` (m,) at ``coef_``. A flat regressor ``(m, p)`` has one scale. ``std_`` and
+    ``covariance_`` are the last weighted least-squares step's (rows of weight 0 counted in
+    its degrees of freedom), not Huber's sandwich: a lower bound of the M-estimate's spread.
     """
 
     refolds = True  # identify gives fit_factors the logs' rows again: ``refold``
@@ -246,9 +248,6 @@ class IRLS(_LinearEstimator):
             sums[:, j] += (r.size, out.sum(), np.count_nonzero(out == 0))
             return out
 
-        def rms() -> NDArray:
-            return np.sqrt(power / np.maximum(sums[0], 1))
-
         def measured() -> tuple[NDArray, list[NDArray]]:
             """The residuals' scale per joint and the residuals themselves (per joint), of
             the pass just folded. Residuals below SCALE_FLOOR of a joint's RMS torque are
@@ -273,9 +272,13 @@ class IRLS(_LinearEstimator):
             # the scales; a constrained step may wander along directions the data do not
             # see (the LMIs' boundary), the residuals do not. Pass k folds the residuals of
             # step k - 1, so the first pass compares the start with itself: not a test
-            change = max(np.sqrt(np.mean((new - old) ** 2)) / scale for new, old, scale
-                         in zip(new_fitted, fitted, state["scale"], strict=True))
-            scale_change = float(np.max(np.abs(new_scale - state["scale"]) / state["scale"]))
+            # (a joint without torque, scale 0, is fitted exactly: nothing to test)
+            live = state["scale"] > 0
+            change = max((np.sqrt(np.mean((new - old) ** 2)) / scale for new, old, scale, on
+                          in zip(new_fitted, fitted, state["scale"], live, strict=True) if on),
+                         default=0.0)
+            scale_change = float(np.max(np.abs(new_scale - state["scale"])[live]
+                                        / state["scale"][live], initial=0.0))
             state["x"], state["scale"], fitted = new_x, new_scale, new_fitted
             if passes > 1 and change <= self.tol and scale_change <= self.tol:
                 converged = True

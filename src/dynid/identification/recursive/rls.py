@@ -272,8 +272,8 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
 
     The ``Estimate``'s model holds the final coefficients and std; ``details["history"]``
     the estimate at ``history_rate`` Hz of the first log's rate (``t``: the samples' times,
-    ``coefficients`` and ``std`` (h, r), NaN before the start). ``converged``: the estimate
-    started (the logs determine every base parameter)."""
+    ``coefficients`` and ``std`` (h, r), NaN before the start). Logs that do not determine
+    every base parameter (the estimate never starts): a ValueError."""
     logs = as_logs(logs)
     if not (isinstance(history_rate, (int, float)) and history_rate > 0):
         raise ValueError(f"`history_rate` must be > 0 Hz, got {history_rate!r:.40}")
@@ -299,13 +299,9 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
             times.append(log.t[rows][picked])
             values.append(history)
             stds.append(history_std)
-    started = online.estimator.started
-    model = online.model if started else dataclasses.replace(
-        online.template, report={"method": "rls", "n_samples": online.n_samples})
+    model = online.model  # a ValueError naming what is missing if RLS never started
     return Estimate(
-        "rls", model, 0.0, started,
-        "estimate started and fed every sample" if started else
-        "the logs do not determine every base parameter: RLS never started",
+        "rls", model, 0.0, True, "estimate started and fed every sample",
         iterations=online.n_samples,
         details={"history": {"t": np.concatenate(times), "coefficients": np.concatenate(values),
                              "std": np.concatenate(stds)},

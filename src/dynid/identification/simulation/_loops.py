@@ -26,7 +26,7 @@ from dynid.friction.models import FrictionModel
 from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
-from dynid.simulate import Controller, simulate_closed_loop
+from dynid.simulate import ClosedLoopError, Controller, simulate_closed_loop
 
 __all__ = ["MAX_HALVINGS", "NEGLIGIBLE_STEP", "ClosedLoops", "check_iterations", "within_std"]
 
@@ -165,12 +165,8 @@ class ClosedLoops:
             try:
                 run = simulate_closed_loop(plant, path, duration=log.duration, controller=law,
                                            start=float(log.t[0]))
-            except ValueError as error:  # no plant: diverging, M(q) indefinite, or
-                # dynamics not finite or too fast to integrate at the control rate
-                if any(word in str(error) for word in ("diverged", "positive definite",
-                                                       "not finite", "RK4 steps")):
-                    return None
-                raise
+            except ClosedLoopError:  # no plant: diverging, M(q) indefinite, dynamics not
+                return None  # finite or too fast to integrate at the control rate
             runs.append(run)
         return runs
 

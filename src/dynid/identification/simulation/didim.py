@@ -86,6 +86,12 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         raise ValueError(f"`robot`: {robot.name!r} has no parameter bounds, which PC-DIDIM's "
                          "constrained fit needs")
     full = loops.start_vector(start)
+    n = robot.n_joints
+    # PC-DIDIM's iterates are consistent as convex combinations of consistent ones (a halved
+    # step mixes the fit with the previous iterate): from an inconsistent start the first
+    # step is taken whole, the constrained fit itself, whatever its torque error
+    inconsistent_start = (consistent is not None
+                          and not check_consistency(full[:10 * n]).consistent)
     model = loops.model(full)
     runs = loops.simulate(model)
     if runs is None:
@@ -95,7 +101,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
     costs, changes, steps = [cost], [], []
     status, converged = f"stopped after max_iterations = {max_iterations}", False
     parameters = None
-    n, iterations = robot.n_joints, 0
+    iterations = 0
     for iteration in range(1, max_iterations + 1):
         iterations = iteration
         data = loops.regression_logs(runs)
@@ -106,18 +112,23 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         # a step within the noise level that does not lower the error is not halved: DIDIM
         # has reached its fixed point to the noise (see below)
         within_noise = within_std(base.regrouping @ proposal, std)
+        whole = inconsistent_start and iteration == 1  # the first fit, not a mixture
         length, accepted = 1.0, None
-        for _ in range(1 if within_noise else MAX_HALVINGS + 1):
+        for _ in range(1 if within_noise or whole else MAX_HALVINGS + 1):
             trial = full + length * proposal
             trial_model = loops.model(trial)
             trial_runs = loops.simulate(trial_model)
             if trial_runs is not None:
                 trial_cost = loops.torque_cost(trial_runs)
-                if trial_cost <= cost:
+                if trial_cost <= cost or whole:
                     accepted = (trial, trial_model, trial_runs, trial_cost)
                     break
             length /= 2
         change = float(np.linalg.norm(base.regrouping @ proposal)) / max(size, 1e-300)
+        if accepted is None and whole:
+            raise ValueError("`start` is not physically consistent and PC-DIDIM's first "
+                             "constrained fit cannot be simulated in closed loop: start from a "
+                             "consistent estimate")
         if accepted is None:
             # no step along the fit's direction lowers the torque error: DIDIM's fixed point
             # (not quite the error's minimum under noise) when the proposed step is below the
