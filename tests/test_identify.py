@@ -388,7 +388,7 @@ def test_iv_on_two_closed_loop_logs_with_their_own_offsets():
     assert np.linalg.norm(iv.coefficients - truth) < 0.7 * np.linalg.norm(
         ols.coefficients - truth)
     assert len(iv.report["logs"]) == 2 and iv.report["offsets"] == "per-log"
-    with pytest.raises(ValueError, match="one trajectory, or one per log"):
+    with pytest.raises(ValueError, match="one for all logs or one per log"):
         identify_iv(robot, logs, references[:1], natural_frequency=10.0)
 
 

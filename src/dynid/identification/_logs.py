@@ -50,6 +50,17 @@ def as_logs(data: Dataset | Sequence[Dataset], *, effort: str | None = "torque"
     return logs
 
 
+def per_log(name: str, value, n_logs: int) -> list:
+    """One value for all logs, or a list or tuple of one per log (a ValueError naming
+    ``name`` otherwise)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != n_logs:
+            raise ValueError(f"`{name}` must be one for all logs or one per log ({n_logs}), "
+                             f"got {len(value)}")
+        return list(value)
+    return [value] * n_logs
+
+
 def offset_columns(model: LinearModel) -> NDArray | None:
     """``(n,)`` positions, among the base parameters, of the friction model's offset term of
     each joint (a column that is 1 on its joint and 0 elsewhere, a base parameter of its own),

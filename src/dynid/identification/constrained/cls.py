@@ -170,14 +170,7 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
         raise ValueError(f"`weight` must be a number >= 0 or 'auto', got {weight!r}")
     clock = time.perf_counter()
     n = robot.n_joints
-    bounds = bounds if bounds is not None else robot.bounds
-    if bounds is None:
-        raise ValueError(f"`bounds`: {robot.name!r} has no parameter bounds; give them")
-    check_bounds(bounds, bounds.total_mass)
-    friction = default_friction(robot) if friction is None else friction
-    if not friction.linear:
-        raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-    prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
+    bounds, friction, prior = checked_setup(robot, bounds, friction, prior)
     warn_inconsistent_prior(prior, robot.link_names)
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     if currents:
@@ -240,6 +233,23 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
         success=status == "optimal",
         relative_error_percent=relative_error,
         seconds=time.perf_counter() - clock)
+
+
+def checked_setup(robot: Robot, bounds: ParameterBounds | None, friction: FrictionModel | None,
+                  prior: ArrayLike | None) -> tuple[ParameterBounds, FrictionModel, NDArray]:
+    """A constrained fit's bounds (default the robot's; refused without any), linear friction
+    columns (default ``default_friction``) and prior (default the robot's parameters),
+    checked."""
+    bounds = bounds if bounds is not None else robot.bounds
+    if bounds is None:
+        raise ValueError(f"`bounds`: {robot.name!r} has no parameter bounds; give them")
+    check_bounds(bounds, bounds.total_mass)
+    friction = default_friction(robot) if friction is None else friction
+    if not friction.linear:
+        raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
+    prior = (robot.parameters if prior is None
+             else as_link_table("prior", prior, robot.n_joints))
+    return bounds, friction, prior
 
 
 class InconsistentPriorWarning(UserWarning):

@@ -33,7 +33,6 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from dynid._validation import as_link_table
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
 from dynid.identification._logs import Offsets, as_logs, deviation_names, log_offsets
@@ -43,13 +42,14 @@ from dynid.identification.constrained.cls import (
     ConstrainedResult,
     _convex,
     _Problem,
+    checked_setup,
     warn_inconsistent_prior,
 )
 from dynid.identification.estimate import Estimate, Method, Problem
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
 from dynid.identification.linear.regularised import ElasticNet, Ridge, check_penalty
-from dynid.identification.linear.robust import IRLS
-from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
+from dynid.identification.linear.robust import IRLS, irls_from_options
+from dynid.identification.retrieval.retrieve import parameter_scale
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds
 
@@ -81,14 +81,7 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     clock = time.perf_counter()
     logs = as_logs(data)
     n = robot.n_joints
-    bounds = bounds if bounds is not None else robot.bounds
-    if bounds is None:
-        raise ValueError(f"`bounds`: {robot.name!r} has no parameter bounds; give them")
-    check_bounds(bounds, bounds.total_mass)
-    friction = default_friction(robot) if friction is None else friction
-    if not friction.linear:
-        raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-    prior = robot.parameters if prior is None else as_link_table("prior", prior, n)
+    bounds, friction, prior = checked_setup(robot, bounds, friction, prior)
     if weight > 0:
         warn_inconsistent_prior(prior, robot.link_names)
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
@@ -185,20 +178,14 @@ def _methods() -> tuple[Method, ...]:
                             parameters=result.parameters, details=result.to_json())
         return run
 
-    def irls(loss: str):
-        def make(options: dict) -> IRLS:
-            return IRLS(loss=loss, **{key: options.pop(key) for key in
-                                      ("tuning", "max_iter", "tol") if key in options})
-        return make
-
     needs = frozenset({"ddq", "effort"})
     return (
         Method("pc-irls-huber", "constrained", True, needs,
                "Leboutet et al. 2021 (BIRDy PC-IDIM-IRLS); CLS-3 LMI", run_with(
-                   "pc-irls-huber", irls("huber"))),
+                   "pc-irls-huber", irls_from_options("huber"))),
         Method("pc-irls-tukey", "constrained", True, needs,
                "Leboutet et al. 2021 (BIRDy PC-IDIM-IRLS), bisquare; CLS-3 LMI", run_with(
-                   "pc-irls-tukey", irls("tukey"))),
+                   "pc-irls-tukey", irls_from_options("tukey"))),
         Method("pc-ridge", "constrained", True, needs,
                "Hoerl & Kennard 1970 penalty on the CLS-3 LMI-SDP", run_with(
                    "pc-ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),

@@ -31,6 +31,7 @@ from dynid.identification._logs import (
     deviation_names,
     excitation_faults,
     log_offsets,
+    per_log,
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.base_parameters import Method, robot_base_parameters
@@ -177,7 +178,7 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     if not (isinstance(iterations, int) and iterations >= 1):
         raise ValueError(f"`iterations` must be an integer >= 1, got {iterations}")
     logs = as_logs(data)
-    references = _references(reference, len(logs))
+    references = per_log("reference", reference, len(logs))
     steps = [uniform_step(log) for log in logs]
     for k, (log, step) in enumerate(zip(logs, steps, strict=True)):
         if sample_count(log.duration, 1.0 / step) != log.n_samples:
@@ -230,16 +231,6 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         IVConvergenceWarning, stacklevel=2,
     )
     return model
-
-
-def _references(reference, n_logs: int) -> list:
-    """One reference trajectory per log: the same for all, or a list of ``n_logs``."""
-    if isinstance(reference, (list, tuple)):
-        if len(reference) != n_logs:
-            raise ValueError(f"`reference` must be one trajectory, or one per log ({n_logs}), "
-                             f"got {len(reference)}")
-        return list(reference)
-    return [reference] * n_logs
 
 
 def _logs_report(model: LinearModel, logs: Sequence[Dataset], estimator, offsets: Offsets,

@@ -60,7 +60,7 @@ from dynid.identification.linear._figures import (
 from dynid.identification.linear.estimators import _blocks, _LinearEstimator
 
 __all__ = ["IRLS", "LOSSES", "METHODS", "ML", "TLS", "IRLSConvergenceWarning",
-           "robust_weights"]
+           "irls_from_options", "robust_weights"]
 
 #: Each loss's default tuning constant, in units of the residuals' scale: 95 % efficiency
 #: on Gaussian noise (Huber 1964; Beaton & Tukey 1974).
@@ -396,6 +396,15 @@ class ML(_EIV):
         return out
 
 
+def irls_from_options(loss: str) -> Callable[[dict], IRLS]:
+    """``make(options)``: an unfitted ``IRLS(loss)`` with the settings ``options`` holds
+    (``tuning``, ``max_iter``, ``tol``, taken out of it): a registered method's estimator."""
+    def make(options: dict) -> IRLS:
+        return IRLS(loss=loss, **{key: options.pop(key) for key in ("tuning", "max_iter", "tol")
+                                  if key in options})
+    return make
+
+
 def _methods() -> tuple:
     from dynid.identification.estimate import Estimate, Method, Problem
     from dynid.identification.linear.idim import identify
@@ -413,12 +422,6 @@ def _methods() -> tuple:
                             details=dict(getattr(estimator, "details_", {})))
         return run
 
-    def irls(loss: str):
-        def make(options: dict) -> IRLS:
-            return IRLS(loss=loss, **{key: options.pop(key) for key in
-                                      ("tuning", "max_iter", "tol") if key in options})
-        return make
-
     def ml(options: dict) -> ML:
         missing = [key for key in ("regressor_noise", "torque_noise") if key not in options]
         if missing:
@@ -431,10 +434,10 @@ def _methods() -> tuple:
     return (
         Method("irls-huber", "linear", False, needs,
                "Holland & Welsch 1977 (IRLS); Huber 1964 loss, MAD scale", linear(
-                   "irls-huber", irls("huber"))),
+                   "irls-huber", irls_from_options("huber"))),
         Method("irls-tukey", "linear", False, needs,
                "Holland & Welsch 1977 (IRLS); Beaton & Tukey 1974 bisquare, MAD scale",
-               linear("irls-tukey", irls("tukey"))),
+               linear("irls-tukey", irls_from_options("tukey"))),
         Method("tls", "linear", False, needs, "Golub & Van Loan 1980 (TLS)",
                linear("tls", lambda options: TLS())),
         Method("ml", "linear", False, needs,

@@ -23,6 +23,7 @@ from dynid._validation import as_link_table
 from dynid.data.dataset import Dataset, sample_count
 from dynid.data.preprocess import uniform_step
 from dynid.friction.models import FrictionModel
+from dynid.identification._logs import per_log
 from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
@@ -58,16 +59,6 @@ def check_iterations(max_iterations, tolerance) -> None:
         raise ValueError(f"`tolerance` must be a number in (0, 1), got {tolerance!r:.40}")
 
 
-def _per_log(name: str, value, n_logs: int) -> list:
-    """One value for all logs, or a list or tuple of one per log."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != n_logs:
-            raise ValueError(f"`{name}` must be one for all logs or one per log ({n_logs}), "
-                             f"got {len(value)}")
-        return list(value)
-    return [value] * n_logs
-
-
 class ClosedLoops:
     """The logs of a simulation-based fit, each with its reference and controller (see the
     module). ``template``: the model whose base coefficients are fitted (the robot's base
@@ -84,8 +75,8 @@ class ClosedLoops:
             raise ValueError(f"`logs` must be a Dataset or a non-empty list of Datasets, got "
                              f"{type(logs).__name__}")
         n = robot.n_joints
-        self.references = _per_log("references", references, len(listed))
-        self.controllers = _per_log("controller", controller, len(listed))
+        self.references = per_log("references", references, len(listed))
+        self.controllers = per_log("controller", controller, len(listed))
         for k, (log, path, law) in enumerate(zip(listed, self.references, self.controllers,
                                                  strict=True)):
             where = "" if len(listed) == 1 else f"[{k}]"
