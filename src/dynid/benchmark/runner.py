@@ -96,7 +96,7 @@ class BenchmarkRun:
 
     def settings(self) -> dict:
         """What a stored run must share with this benchmark to be reused."""
-        from dynid import __version__
+        from dynid._version import __version__
         from dynid.benchmark import protocol
 
         loop = protocol.control_gains(self.robot)
