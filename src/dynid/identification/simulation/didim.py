@@ -155,7 +155,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
             status = ("converged: the coefficients changed by less than the tolerance"
                       if length * change < tolerance else
                       "converged: the torque error has stagnated" if stagnant else
-                      "converged: the step is below 1 % of the coefficients' standard "
+                      "converged: the step is below 10 % of the coefficients' standard "
                       "deviations (RMS)")
             break
     if consistent is not None and parameters is None:

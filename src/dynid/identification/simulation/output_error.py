@@ -216,7 +216,7 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
             converged = True
             status = ("converged: the coefficients changed by less than the tolerance"
                       if change < tolerance else "converged: the error has stagnated"
-                      if stagnant else "converged: the step is below 1 % of the "
+                      if stagnant else "converged: the step is below 10 % of the "
                       "coefficients' standard deviations (RMS)")
             break
     unit = "rad" if output == "position" else "N m"
