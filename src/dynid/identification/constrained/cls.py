@@ -169,7 +169,6 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
     elif weight != "auto" and (isinstance(weight, str) or not weight >= 0):
         raise ValueError(f"`weight` must be a number >= 0 or 'auto', got {weight!r}")
     clock = time.perf_counter()
-    n = robot.n_joints
     bounds, friction, prior = checked_setup(robot, bounds, friction, prior)
     warn_inconsistent_prior(prior, robot.link_names)
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
@@ -198,41 +197,61 @@ def identify_constrained(robot: Robot, data: Dataset | Sequence[Dataset], *,
                                                                  linear[:-len(deviations)]
                                                                  if deviations else linear]),
                                linear[len(linear) - len(deviations):]])
+    extra = {} if curve is None else {"prior_weight_curve": curve}
+    return constrained_result(method, robot, template, logs, factor, unknowns, parameters,
+                              linear, status, weight=weight, bounds=bounds, offsets=offsets,
+                              n_deviations=len(deviations), rotor=rotor, extra=extra,
+                              began=clock)
+
+
+def constrained_result(method: str, robot: Robot, template: LinearModel,
+                       logs: Sequence[Dataset], factor: NDArray, unknowns: NDArray,
+                       parameters: NDArray, linear: NDArray, status: str, *, weight: float,
+                       bounds: ParameterBounds, offsets: Offsets, n_deviations: int,
+                       rotor: bool, extra: dict, began: float,
+                       converged: bool = True) -> ConstrainedResult:
+    """A constrained fit's result from its solution (``unknowns`` in the base representation;
+    ``parameters`` (n, 10) and ``linear``, the rotor inertias, friction and offsets) and the
+    triangular ``factor`` of ``[W tau]`` it fits: the model with its std, the report
+    (``extra`` merged in) and the consistency. ``converged``: the estimator's own iterations
+    (IRLS) ended on their tolerance."""
+    n = robot.n_joints
     r, z, rho = factor[:-1, :-1], factor[:-1, -1], factor[-1, -1]
     residual = np.concatenate([r @ unknowns - z, [rho]])
     # the Jaco2 paper's uncertainty of a constrained estimate: sigma^2 (Y_b^T Y_b)^-1 on the
     # base representation, sigma^2 from the constrained fit's own residual
     n_rows = sum(log.n_samples for log in logs) * n
     sigma2 = float(residual @ residual) / max(n_rows - unknowns.size, 1)
-    inverse = np.linalg.inv(r)
-    covariance = sigma2 * inverse @ inverse.T
-    torque_norm = np.sqrt(sum(float(np.sum(block[:, -1] ** 2)) for block in blocks))
-    relative_error = float(100 * np.linalg.norm(residual) / torque_norm)
+    try:
+        inverse = np.linalg.inv(r)
+        covariance = sigma2 * inverse @ inverse.T
+    except np.linalg.LinAlgError:  # the data do not determine every coefficient: no std
+        covariance = np.full((unknowns.size, unknowns.size), np.inf)
+    # |tau|: the factor's last column (an orthogonal reduction keeps each column's norm)
+    relative_error = float(100 * np.linalg.norm(residual) / np.linalg.norm(factor[:, -1]))
     body = robot.with_parameters(parameters)
     if rotor:
         body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
+    base = template.base
     report = {"method": method, "status": status, "rank": base.rank,
               "condition_number": float(np.linalg.cond(r)),
               "relative_error_percent": relative_error, "prior_weight": float(weight),
-              "n_samples": int(n_rows // n), "n_equations": int(n_rows)}
-    if curve is not None:
-        report["prior_weight_curve"] = curve
+              "n_samples": int(n_rows // n), "n_equations": int(n_rows), **extra}
     if len(logs) > 1:
         report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
                            "n_samples": log.n_samples} for k, log in enumerate(logs)]
         report["offsets"] = offsets
-        per_log = log_offsets(template, logs, unknowns, covariance, len(deviations))
+        per_log = log_offsets(template, logs, unknowns, covariance, n_deviations)
         if per_log is not None:
             report["log_offsets"] = per_log
     model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
                                 std=np.sqrt(np.diag(covariance))[:base.rank], report=report)
-    coefficients = linear[template.n_rotor:len(linear) - len(deviations)]
     return ConstrainedResult(
-        method=method, model=model, parameters=parameters, friction=coefficients,
+        method=method, model=model, parameters=parameters,
+        friction=linear[template.n_rotor:len(linear) - n_deviations],
         consistency=check_consistency(parameters, bounds), status=status,
-        success=status == "optimal",
-        relative_error_percent=relative_error,
-        seconds=time.perf_counter() - clock)
+        success=status == "optimal" and converged, relative_error_percent=relative_error,
+        seconds=time.perf_counter() - began)
 
 
 def checked_setup(robot: Robot, bounds: ParameterBounds | None, friction: FrictionModel | None,

@@ -26,7 +26,6 @@ the identification data; the report holds the estimator's own figures.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -35,14 +34,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
-from dynid.identification._logs import Offsets, as_logs, deviation_names, log_offsets
+from dynid.identification._logs import Offsets, as_logs, deviation_names
 from dynid.identification._stream import Factors, fold_logs
-from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import (
     ConstrainedResult,
     _convex,
     _Problem,
     checked_setup,
+    constrained_result,
     warn_inconsistent_prior,
 )
 from dynid.identification.estimate import Estimate, Method, Problem
@@ -80,7 +79,6 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     name = f"pc-{estimator.name}"
     clock = time.perf_counter()
     logs = as_logs(data)
-    n = robot.n_joints
     bounds, friction, prior = checked_setup(robot, bounds, friction, prior)
     if weight > 0:
         warn_inconsistent_prior(prior, robot.link_names)
@@ -131,39 +129,10 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
         details = {"alpha": alpha, "l1_ratio": l1_ratio}
         converged = True
     parameters, linear, status = last["parameters"], last["linear"], last["status"]
-    stacked = factors.stacked()
-    r, z, rho = stacked[:-1, :-1], stacked[:-1, -1], stacked[-1, -1]
-    residual = np.concatenate([r @ unknowns - z, [rho]])
-    n_rows = factors.n_rows
-    sigma2 = float(residual @ residual) / max(n_rows - unknowns.size, 1)
-    try:
-        inverse = np.linalg.inv(r)
-        covariance = sigma2 * inverse @ inverse.T
-    except np.linalg.LinAlgError:  # the data do not determine every coefficient: no std
-        covariance = np.full((unknowns.size, unknowns.size), np.inf)
-    relative_error = float(100 * np.linalg.norm(residual) / np.sqrt(factors.target_squares()))
-    body = robot.with_parameters(parameters)
-    if rotor:
-        body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
-    report = {"method": name, "status": status, "rank": base.rank,
-              "condition_number": float(np.linalg.cond(r)),
-              "relative_error_percent": relative_error, "prior_weight": float(weight),
-              "n_samples": int(n_rows // n), "n_equations": int(n_rows), **details}
-    if len(logs) > 1:
-        report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
-                           "n_samples": log.n_samples} for k, log in enumerate(logs)]
-        report["offsets"] = offsets
-        per_log = log_offsets(template, logs, unknowns, covariance, d)
-        if per_log is not None:
-            report["log_offsets"] = per_log
-    model = dataclasses.replace(template, robot=body, coefficients=unknowns[:base.rank],
-                                std=np.sqrt(np.diag(covariance))[:base.rank], report=report)
-    return ConstrainedResult(
-        method=name, model=model, parameters=parameters,
-        friction=linear[template.n_rotor:len(linear) - d],
-        consistency=check_consistency(parameters, bounds), status=status,
-        success=status == "optimal" and converged, relative_error_percent=relative_error,
-        seconds=time.perf_counter() - clock)
+    return constrained_result(name, robot, template, logs, factors.stacked(), unknowns,
+                              parameters, linear, status, weight=weight, bounds=bounds,
+                              offsets=offsets, n_deviations=d, rotor=rotor, extra=details,
+                              began=clock, converged=converged)
 
 
 def _methods() -> tuple[Method, ...]:
