@@ -154,7 +154,8 @@ def test_a_start_that_is_no_plant_is_a_clear_error(twin):
     _, reference, controller, log, nominal, start = twin
     bad = -start  # negative masses and inertias: M(q) negative definite
     for fit in (identify_didim, identify_cloe, identify_clie):
-        with pytest.raises(ValueError, match="`start`: its closed loop cannot be simulated"):
+        with pytest.raises(ValueError, match="`start`: its closed loop under `controller` "
+                                             "cannot be simulated"):
             fit(nominal, log, reference, controller, start=bad)
 
 

@@ -181,3 +181,15 @@ def test_a_trajectory_that_moves_at_an_end_is_refused_unless_allowed(tmp_path):
     assert spec["at_rest"] is False
     assert_close(spec["start"]["dq"], moving.sample(np.zeros(1))[1][0], rtol=1e-15, atol=0)
     assert np.abs(dq[0]).max() > 0.1
+
+
+def test_a_trajectory_file_missing_a_field_names_it():
+    """A truncated trajectory file names the fields it lacks (and any it should not have)."""
+    from dynid.excitation import trajectory_from_dict
+
+    with pytest.raises(ValueError, match=r"trajectory 'fourier': missing 'b' \(a truncated"):
+        trajectory_from_dict({"family": "fourier", "omega_f": 1.0, "q0": [0.0],
+                              "a": [[0.1]]})
+    with pytest.raises(ValueError, match=r"unknown 'colour'"):
+        trajectory_from_dict({"family": "fourier", "omega_f": 1.0, "q0": [0.0],
+                              "a": [[0.1]], "b": [[0.0]], "colour": "red"})

@@ -20,6 +20,7 @@ Every family has ``sample(t) -> (q, dq, ddq)`` with ``t`` (N,) strictly increasi
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -322,10 +323,20 @@ def trajectory_from_dict(spec: dict):
         raise ValueError(f"`family` must be one of {sorted(_FAMILIES)} (text), got "
                          f"{family!r:.80}")
     fields = {k: v for k, v in spec.items() if k != "family"}
+    parameters = inspect.signature(_FAMILIES[family]).parameters
+    missing = [name for name, p in parameters.items()
+               if p.default is inspect.Parameter.empty and name not in fields]
+    unknown = [name for name in fields if name not in parameters]
+    if missing or unknown:
+        raise ValueError(f"trajectory {family!r}: "
+                         + "; ".join(([f"missing {', '.join(map(repr, missing))} (a truncated "
+                                       "file?)"] if missing else [])
+                                     + ([f"unknown {', '.join(map(repr, unknown))}"]
+                                        if unknown else [])))
     try:
-        return _FAMILIES[spec["family"]](**fields)
+        return _FAMILIES[family](**fields)
     except TypeError as error:
-        raise ValueError(f"trajectory {spec['family']!r}: {error}") from None
+        raise ValueError(f"trajectory {family!r}: {error}") from None
 
 
 def at_rest(dq: ArrayLike, ddq: ArrayLike, *, rtol: float = 1e-9) -> NDArray:

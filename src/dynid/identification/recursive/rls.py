@@ -253,8 +253,13 @@ class OnlineRLS:
     def model(self) -> LinearModel:
         """The current estimate as a model (a ValueError before it has started)."""
         if not self.estimator.started:
-            raise ValueError(f"RLS has not started: {self.n_samples} samples do not determine "
-                             f"the {self.estimator.n_parameters} base parameters yet")
+            forgetting = self.estimator.forgetting
+            raise ValueError(
+                f"RLS has not started: {self.n_samples} samples do not determine the "
+                f"{self.estimator.n_parameters} base parameters yet"
+                + (f" (forgetting {forgetting:g} keeps about {1 / (1 - forgetting):.0f} "
+                   "samples in memory: raise it, or excite every joint within that window)"
+                   if forgetting < 1 else " (every joint must move, both ways)"))
         return dataclasses.replace(
             self.template, coefficients=self.coefficients, std=self.std,
             report={"method": "rls", "n_samples": self.n_samples,

@@ -95,8 +95,10 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
     model = loops.model(full)
     runs = loops.simulate(model)
     if runs is None:
-        raise ValueError("`start`: its closed loop cannot be simulated (it diverges, or its "
-                         "M(q) is not positive definite): start from a plausible estimate")
+        raise ValueError("`start`: its closed loop under `controller` cannot be simulated (it "
+                         "diverges, or M(q) is not positive definite): check the controller's "
+                         "gains and rate against the log's, or start from a plausible "
+                         "estimate")
     cost = loops.torque_cost(runs)
     costs, changes, steps = [cost], [], []
     status, converged = f"stopped after max_iterations = {max_iterations}", False
