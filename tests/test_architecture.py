@@ -32,6 +32,7 @@ LAYERS = [
     ("dynid.simulate",),
     ("dynid.identification",),
     ("dynid.excitation",),
+    ("dynid.calibration",),
     ("dynid.evaluation",),
     ("dynid.export", "dynid.codegen", "dynid.monitor"),
     ("dynid.demo", "dynid.bench", "dynid.bench_scale", "dynid.bench_codegen",
