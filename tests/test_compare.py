@@ -226,3 +226,33 @@ def test_friction_is_spelt_as_in_identify(poor_logs, monkeypatch, capsys, tmp_pa
     # file whose friction NLS does not fit (the panda's is sigmoid, its own)
     assert main(["compare", "panda", *paths, "--methods", "nls", "--quiet"]) == 2
     assert seen["nls_friction"] == "sigmoid"
+
+
+def test_a_fit_that_stopped_on_its_iteration_limit_is_flagged(poor_logs, monkeypatch):
+    """Every table says which methods met their own stopping rule: an iterative method that
+    converged reads Yes, one stopped on its iteration limit reads No (with a line saying its
+    errors are its last iterate's), the closed forms '-'."""
+    from dynid.evaluation.compare import fit_method
+    from dynid.identification.linear import robust
+
+    truth, logs = poor_logs
+    table = compare_methods(truth, logs[:2], methods=["ols", "irls-huber"])
+    assert table.converged == {"ols": None, "irls-huber": True}
+    assert not any("not converged" in line for line in table.lines())
+    original = robust.IRLS.__init__
+
+    def starved(self, *args, **kwargs):  # one pass: IRLS cannot see its weights settle
+        original(self, *args, **{**kwargs, "max_iter": 1})
+
+    monkeypatch.setattr(robust.IRLS, "__init__", starved)
+    with pytest.warns(robust.IRLSConvergenceWarning):
+        assert fit_method("irls-huber", truth, logs[0]).report["converged"] is False
+    assert "converged" not in fit_method("ols", truth, logs[0]).report
+    table = dataclasses.replace(table, converged={"ols": None, "irls-huber": False})
+    assert any(line.startswith("  irls-huber: stopped on the iteration limit")
+               for line in table.lines())
+    markdown = table.to_markdown()
+    assert "| Converged | - |  | No |  |" in markdown and "own stopping rule" in markdown
+    rows = list(csv.reader(io.StringIO(table.to_csv())))
+    assert rows[-1][:5] == ["Converged", "", "", "-", ""] and rows[-1][5] == "No"
+    assert table.to_json()["converged"] == {"ols": None, "irls-huber": False}

@@ -103,6 +103,10 @@ CRITERIA_DEFINITIONS = {
                             "box of the robot file's parameter bounds; '-' where the robot has "
                             "no bounds",
 }
+CONVERGED_ROW = "Converged"
+CONVERGED_RULE = ("Converged: Yes where every fit of the method met its own stopping rule; No "
+                  "where at least one stopped on its iteration limit (its errors are those of "
+                  "its last iterate, not of a converged estimate); '-' for the closed forms.")
 CURRENT_NOTE = ("Motor-current logs: each model reads the measured currents as torques K i with "
                 "its own identified drive gains K; w [N m] and w_r compare those torques with "
                 "its predictions.")
@@ -132,6 +136,13 @@ class Comparison:
     bootstraps: dict = field(default_factory=dict, repr=False)  # (method, i) -> Bootstrap
     bootstrap_settings: dict | None = None  # replicates, seed, level
     effort: str = "torque"  # "current": motor-current logs, every model with drive gains
+    # method -> whether every fit met its method's stopping rule (None: nothing to stop);
+    # the tables show it where a method iterates
+    converged: dict = field(default_factory=dict)
+
+    @property
+    def iterative(self) -> bool:
+        return any(value is not None for value in self.converged.values())
 
     def drive_gains(self) -> dict | None:
         """Motor-current logs: ``{method: [{"identification", "value", "std"}, ...]}``, the
@@ -172,7 +183,8 @@ class Comparison:
                "criteria": self.criteria, "seconds": self.seconds,
                "caption": CAPTION, "metrics": METRICS,
                "criteria_definitions": {c: CRITERIA_DEFINITIONS[c] for c in CRITERIA},
-               "criteria_rule": CRITERIA_RULE, "effort": self.effort}
+               "criteria_rule": CRITERIA_RULE, "effort": self.effort,
+               "converged": self.converged, "converged_rule": CONVERGED_RULE}
         if self.effort == "current":
             out["drive_gains"] = self.drive_gains()
             out["effort_note"] = CURRENT_NOTE
@@ -220,6 +232,9 @@ class Comparison:
             marks = [_mark(self.criteria[criterion][m]) for m in self.methods]
             cells = [cell for mark in marks for cell in (mark, "")]  # under w, w_r blank
             lines.append(f"| {criterion} | " + " | ".join(cells) + " |")
+        if self.iterative:
+            cells = [c for m in self.methods for c in (_mark(self.converged.get(m)), "")]
+            lines.append(f"| {CONVERGED_ROW} | " + " | ".join(cells) + " |")
         if any_not_finite(*lines):
             lines += ["", NOT_FINITE_NOTE]
         if self.effort == "current":
@@ -230,7 +245,7 @@ class Comparison:
                   "Metrics:", *[f"- {METRICS[k]}" for k in ("w", "w_r")], "",
                   "Criteria rows (under each method's w column):",
                   *[f"- {c}: {CRITERIA_DEFINITIONS[c]}" for c in CRITERIA], "",
-                  CRITERIA_RULE]
+                  CRITERIA_RULE, *([CONVERGED_RULE] if self.iterative else [])]
         return "\n".join(lines) + "\n"
 
     def to_csv(self) -> str:
@@ -253,6 +268,11 @@ class Comparison:
                              *[v for m in self.methods
                                for v in (_mark(self.criteria[criterion][m]), "")], "", "",
                              f"Yes/No: {CRITERIA_DEFINITIONS[criterion]}. {CRITERIA_RULE}"])
+        if self.iterative:
+            writer.writerow([CONVERGED_ROW, "", "",
+                             *[v for m in self.methods
+                               for v in (_mark(self.converged.get(m)), "")], "", "",
+                             CONVERGED_RULE])
         return out.getvalue()
 
     def lines(self) -> list[str]:
@@ -267,6 +287,9 @@ class Comparison:
         for criterion in CRITERIA:
             out.append(f"  {criterion:<28}" + "".join(
                 f"{_mark(self.criteria[criterion][m]):>{width}}" for m in self.methods))
+        if self.iterative:
+            out.append(f"  {CONVERGED_ROW:<28}" + "".join(
+                f"{_mark(self.converged.get(m)):>{width}}" for m in self.methods))
         out.append("  fit time [s]" + " " * 16 + "".join(
             f"{self.seconds[m]:>{width}.1f}" for m in self.methods))
         if self.effort == "current":
@@ -293,6 +316,10 @@ class Comparison:
                 out.append(f"  {label:<28}" + "".join(
                     f"{'-' if np.isnan(low) else f'[{low:.4f}, {high:.4f}]':>{wide}}"
                     for low, high in self.w_r_interval[i, j]))
+        stopped = [m for m in self.methods if self.converged.get(m) is False]
+        if stopped:
+            out.append(f"  {', '.join(stopped)}: stopped on the iteration limit, not converged "
+                       "(the errors are the last iterate's)")
         if any_not_finite(*out):
             out.append(f"  {NOT_FINITE_NOTE}")
         return out
@@ -375,8 +402,10 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
         registered = find_method(method)
         start = None if prior is None else prior.parameters  # as NLS's start
         options = {"bounds": bounds} if registered.family == "constrained" else {}
-        return registered.fit(Problem(robot, data, friction=friction, start=start),
-                              **options).model
+        estimate = registered.fit(Problem(robot, data, friction=friction, start=start),
+                                  **options)
+        iterated = estimate.iterations > 0 or not estimate.converged
+        return _converged(estimate.model, estimate.converged) if iterated else estimate.model
     options = _fit_options(method, robot, prior=prior, reference=reference,
                            nls_friction=nls_friction, friction=friction, bounds=bounds)
     if method in ("ols", "wls"):
@@ -384,8 +413,21 @@ def fit_method(method: str, robot: Robot, data: Dataset, *, prior: Robot | None 
     if method == "iv":
         return identify_iv(robot, data, **options)
     if method == "nls":
-        return identify_nls(robot, data, **options).model
+        result = identify_nls(robot, data, **options)
+        return _converged(result.model, result.success)
     return identify_constrained(robot, data, method=method, **options).model
+
+
+def _converged(model: LinearModel, converged: bool) -> LinearModel:
+    """``model`` with ``report["converged"]``: whether its method's stopping rule was met."""
+    return dataclasses.replace(model, report={**model.report, "converged": bool(converged)})
+
+
+def _convergence(models: Sequence[LinearModel]) -> bool | None:
+    """Whether every fit of a method met its stopping rule; None where the method has no
+    iterations to stop (a closed form, or a solver that reports none)."""
+    said = [model.report.get("converged") for model in models]
+    return None if all(v is None for v in said) else all(v is not False for v in said)
 
 
 def _task(task: dict) -> dict:
@@ -579,7 +621,10 @@ def compare_methods(robot: Robot, datasets: Sequence[Dataset], *,
                                   if value["bootstrap"] is not None},
                       bootstrap_settings={"replicates": bootstrap, "seed": seed,
                                           "level": level} if boot else None,
-                      effort="current" if scale is not None else "torque")
+                      effort="current" if scale is not None else "torque",
+                      converged={method: _convergence([results[(method, i)]["model"]
+                                                       for i in range(k)])
+                                 for method in methods})
 
 
 def write_table(comparison: Comparison, path, *, suffix: str | None = None) -> None:
