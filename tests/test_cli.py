@@ -79,6 +79,25 @@ def test_bench_json_keys(capsys):
     assert payload["by_size"][0]["n_samples"] == 50
 
 
+def test_bench_options_a_suite_does_not_take_are_refused(capsys, monkeypatch):
+    """--robot, --sizes and --repeat reach the suites that use them, and are refused (not
+    ignored) by the others; the benchmark suites run on the robot --robot names."""
+    for argv, flag in ((["--suite", "estimators", "--robot", "panda"], "--robot"),
+                       (["--suite", "codegen", "--repeat", "3"], "--repeat"),
+                       (["--suite", "benchmark", "--sizes", "10"], "--sizes")):
+        assert main(["bench", *argv]) == 2
+        assert f"`{flag}` is for --suite" in capsys.readouterr().err
+    import dynid.bench_benchmark as bench_benchmark
+
+    seen = []
+    monkeypatch.setattr(bench_benchmark, "benchmark_seconds",
+                        lambda robot, **options: seen.append(robot) or {})
+    monkeypatch.setattr("dynid.cli.bench.print_json", lambda result: None)
+    assert main(["bench", "--suite", "benchmark-quick", "--json"]) == 0
+    assert main(["bench", "--suite", "benchmark", "--robot", "rv2sq", "--json"]) == 0
+    assert seen == ["tx40", "rv2sq"]
+
+
 def test_bench_scale_options_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
     assert main(["bench", "--samples", "100000"]) == 2
     assert "`--samples` and `--folder` are for --suite scale" in capsys.readouterr().err

@@ -12,14 +12,23 @@ DEFAULT_SIZES = (1_000, 10_000, 100_000)
 DEFAULT_REPEAT = 5
 
 
+# the suites that take --robot, and those that take --sizes and --repeat
+ROBOT_SUITES = ("dynamics", "identification", "consistency", "compare", "all", "nls",
+                "benchmark", "benchmark-quick")
+TIMING_SUITES = ("dynamics", "all")
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     bench = commands.add_parser("bench", help="time the regressor and RNEA against pinocchio")
-    bench.add_argument("--robot", default="panda", help="robot (default %(default)s)")
-    bench.add_argument("--sizes", type=Range(int, 1, 10_000_000),
-                       nargs="+", default=list(DEFAULT_SIZES),
-                       help=f"sample counts (default {' '.join(map(str, DEFAULT_SIZES))})")
-    bench.add_argument("--repeat", type=Range(int, 1, 1000), default=DEFAULT_REPEAT,
-                       help="best of this many runs (default %(default)s)")
+    bench.add_argument("--robot",
+                       help="robot of the dynamics, identification, consistency, compare, all "
+                            "and nls suites (default panda) and of the benchmark suites "
+                            "(default tx40)")
+    bench.add_argument("--sizes", type=Range(int, 1, 10_000_000), nargs="+",
+                       help=f"dynamics, all: sample counts (default "
+                            f"{' '.join(map(str, DEFAULT_SIZES))})")
+    bench.add_argument("--repeat", type=Range(int, 1, 1000),
+                       help=f"dynamics, all: best of this many runs (default {DEFAULT_REPEAT})")
     bench.add_argument("--suite", choices=["dynamics", "identification", "consistency",
                                            "compare", "all", "scale", "codegen", "nls",
                                            "benchmark", "benchmark-quick", "estimators"],
@@ -69,6 +78,14 @@ def _bench(args: argparse.Namespace) -> int:
     result: dict = {}
     if args.suite != "scale" and (args.samples is not None or args.folder is not None):
         raise ValueError("`--samples` and `--folder` are for --suite scale")
+    for flag, value, suites in (("--robot", args.robot, ROBOT_SUITES),
+                                ("--sizes", args.sizes, TIMING_SUITES),
+                                ("--repeat", args.repeat, TIMING_SUITES)):
+        if value is not None and args.suite not in suites:
+            raise ValueError(f"`{flag}` is for --suite {', '.join(suites)}; the {args.suite} "
+                             "suite runs on its own fixed setting")
+    benchmark_suite = args.suite in ("benchmark", "benchmark-quick")
+    robot = args.robot or ("tx40" if benchmark_suite else "panda")
     if args.suite == "codegen":
         from dynid.bench_codegen import codegen_bench, format_codegen_bench
 
@@ -83,7 +100,7 @@ def _bench(args: argparse.Namespace) -> int:
         from dynid.bench_nls import format_nls, run_nls_suite
 
         result = run_nls_suite(progress=stderr_progress(args))
-        result.update(consistent_gains_bench(args.robot))
+        result.update(consistent_gains_bench(robot))
         if args.json:
             print_json(result)
         else:
@@ -94,11 +111,11 @@ def _bench(args: argparse.Namespace) -> int:
                   f"{result['gains_seconds']:.2f} s, consistent: "
                   f"{'yes' if result['gains_consistent'] else 'no'}")
         return 0
-    if args.suite in ("benchmark", "benchmark-quick"):
+    if benchmark_suite:
         from dynid.bench_benchmark import QUICK, benchmark_seconds
 
         options = QUICK if args.suite == "benchmark-quick" else {}
-        result = benchmark_seconds(**options, progress=stderr_progress(args))
+        result = benchmark_seconds(robot, **options, progress=stderr_progress(args))
         if args.json:
             print_json(result)
         else:
@@ -142,16 +159,17 @@ def _bench(args: argparse.Namespace) -> int:
             print(format_scale(result))
         return 0
     if args.suite in ("dynamics", "all"):
-        result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat,
+        result = run_bench(robot=robot, sizes=args.sizes or list(DEFAULT_SIZES),
+                           repeat=args.repeat or DEFAULT_REPEAT,
                            progress=stderr_progress(args))
     if args.suite in ("identification", "all"):
-        result["identification"] = run_identification_bench(robot=args.robot,
+        result["identification"] = run_identification_bench(robot=robot,
                                                             progress=stderr_progress(args))
     if args.suite in ("consistency", "all"):
-        result["consistency"] = run_consistency_bench(robot=args.robot,
+        result["consistency"] = run_consistency_bench(robot=robot,
                                                       progress=stderr_progress(args))
     if args.suite in ("compare", "all"):
-        result["compare"] = run_compare_bench(robot=args.robot, progress=stderr_progress(args))
+        result["compare"] = run_compare_bench(robot=robot, progress=stderr_progress(args))
     if args.json:
         print_json(result)
         return 0
