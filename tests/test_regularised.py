@@ -134,3 +134,30 @@ def test_elastic_net_is_exact_on_an_ill_conditioned_regressor(rng):
                                                              + 0.25 * x @ x)
 
         assert objective(fit.coef_) <= objective(_cvxpy(w, y, alpha, 0.5)) * (1 + 1e-9)
+
+
+def test_penalised_fits_take_data_that_leave_parameters_unexcited():
+    """Ridge and the elastic net are what a user reaches for when the log does not excite
+    everything: with alpha > 0 the penalty determines what the data do not, so a log whose last
+    joint never moves is fitted (a warning and the report name what the penalty alone set),
+    where OLS — and ridge with alpha 0 — refuse it, naming the same parameters."""
+    from dynid.excitation.trajectory import FourierTrajectory
+    from dynid.identification.linear.estimators import RankDeficiencyWarning
+
+    robot = load_robot("panda")
+    moving = random_fourier(robot, seed=1)
+    a, b = moving.a.copy(), moving.b.copy()
+    a[6], b[6] = 0.0, 0.0  # joint 7 never moves
+    still = FourierTrajectory(a, b, moving.q0, moving.omega_f)
+    data = simulate_open_loop(robot, still, duration=14.0, rate=100.0,
+                              sensor=SensorModel(torque_noise_std=0.05), seed=0)
+    for refused in (None, Ridge(alpha=0.0)):
+        with pytest.raises(ValueError, match=r"determine only \d+ of \d+ .*not excited: .*fv7"):
+            identify(robot, data, estimator=refused)
+    for estimator in (Ridge(alpha=1e-3), ElasticNet(alpha=1e-3, l1_ratio=0.5)):
+        with pytest.warns(RankDeficiencyWarning, match=r"not excited: .*fv7.*penalty alone"):
+            model = identify(robot, data, estimator=estimator)
+        assert "fv7" in model.report["undetermined"]
+        k = model.base.base_names.index("fv7")
+        assert abs(model.coefficients[k]) < 1e-6  # the penalty's value: zero
+        assert model.report["relative_error_percent"] < 2.0

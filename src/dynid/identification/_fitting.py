@@ -23,28 +23,39 @@ def fit_base(estimator, factors: Factors, names: Sequence[str], what: str, hint:
              **options) -> None:
     """Fit the unknowns ``names`` (the base parameters, then any per-log terms) to the
     compressed rows ``factors``; if the data leave some undetermined, a ValueError that names
-    them. ``options`` go to ``fit_factors``."""
+    them — unless the estimator's penalty determines them (``regularises``: ridge, the elastic
+    net with alpha > 0), which it then does with a ``RankDeficiencyWarning`` naming them, and
+    ``details_["undetermined"]`` listing them. ``options`` go to ``fit_factors``."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficiencyWarning)
         estimator.fit_factors(factors, **options)
     if estimator.rank_ == len(names) - estimator.dropped_.size:
         return
-    # the estimator's rank decision stands; rref on its factor only names the missing ones
-    missing = []
+    missing = _undetermined(estimator, names)
+    named = f"; not excited: {', '.join(missing)}" if missing else ""
+    found = f"{what} determine only {estimator.rank_} of {len(names)} unknowns{named}"
+    if getattr(estimator, "regularises", False):
+        estimator.details_ = {**getattr(estimator, "details_", {}), "undetermined": missing}
+        warnings.warn(f"{found}: {estimator.name}'s penalty alone sets "
+                      f"{'them' if missing else 'the unexcited directions'} (towards 0; "
+                      f"their std 0 is the penalty's, not the data's) ({hint})",
+                      RankDeficiencyWarning, stacklevel=3)
+        return
+    raise ValueError(f"{found} ({hint})")
+
+
+def _undetermined(estimator, names: Sequence[str]) -> list[str]:
+    """The unknowns the data leave undetermined, by rref on the estimator's factor (its rank
+    decision stands: this only names them); [] where no clean set can be named."""
     for rtol in (1e-10, 1e-6):
         try:
             found = base_parameters(estimator.factor_, names=names, rtol=rtol)
         except ValueError:  # singular values crowd this tolerance: no clean set to name
             continue
-        missing = [name for k, name in enumerate(names)
-                   if k not in set(found.independent)]
+        missing = [name for k, name in enumerate(names) if k not in set(found.independent)]
         if missing:
-            break
-    named = f"; not excited: {', '.join(missing)}" if missing else ""
-    raise ValueError(
-        f"{what} determine only {estimator.rank_} of {len(names)} unknowns{named} "
-        f"({hint})"
-    )
+            return missing
+    return []
 
 
 def fit_report(estimator, **extra) -> dict:

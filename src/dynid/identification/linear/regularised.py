@@ -36,7 +36,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from dynid.identification._stream import Factors, from_arrays
@@ -128,16 +127,22 @@ class _Penalised:
 
     l1_ratio: float
 
+    @property
+    def regularises(self) -> bool:
+        """Whether the penalty determines every coefficient, the data's unexcited directions
+        too (alpha > 0): then rank-deficient data are fitted, not refused."""
+        return check_penalty(self.alpha, self.l1_ratio)[0] > 0
+
     def _fit(self, factors: Factors) -> None:
         alpha, l1_ratio = check_penalty(self.alpha, self.l1_ratio)
         m, p = check_factors(factors)
         r, z, rho = compressed(factors)
         regressor_figures(self, r, m)
         if l1_ratio == 0.0:
-            # least squares on [R; sqrt(a) I] x = [z; 0]
+            # least squares on [R; sqrt(a) I] x = [z; 0] (alpha 0 on rank-deficient data:
+            # the least-norm solution, which fit_base then refuses, naming what is missing)
             stacked = np.vstack([r, np.sqrt(alpha) * np.eye(p)])
-            q, upper = np.linalg.qr(stacked)
-            coef = scipy.linalg.solve_triangular(upper, q.T @ np.concatenate([z, np.zeros(p)]))
+            coef = np.linalg.lstsq(stacked, np.concatenate([z, np.zeros(p)]), rcond=None)[0]
             self.n_iter_, self.converged_ = 0, True
         else:
             coef, self.n_iter_, self.converged_ = elastic_net(r, z, alpha, l1_ratio)
