@@ -218,8 +218,8 @@ def test_numbered_joints_keyword_noise_and_kinds(tmp_path):
     ("q1,x,y,z,sigma\n", r"m\.csv has a header but no data rows"),
     ("", r"m\.csv is empty"),
     ("q1,plane,sigma\n1,0.5,1\n1,0.5,1\n1,0.5,1\n", r"m\.csv: `plane` must be \(3,\) integer"),
-    ("q1,plane,sigma\n1,1e300,1\n1,1e300,1\n1,1e300,1\n", r"`plane` indices must be small "
-                                                          r"integers, got 1e\+300"),
+    ("q1,plane,sigma\n1,1e300,1\n1,1e300,1\n1,1e300,1\n", r"`plane` must be \(3,\) integer"),
+    ("q01,q1,x,y,z\n1,2,3,4,5\n", r"columns 'q01' and 'q1' are the same joint"),
     ("q1,plane,sigma\n1,0,1\n1,0,1\n", r"m\.csv: `plane`: every plane needs at least 3"),
     ("q1,x,y,z,r11,r12,r13,r21,r22,r23,r31,r32,r33,sigma,sigma_rotation\n"
      "1,0,0,0,1,0,0,0,1,0,0,0,-1,1,1\n", r"m\.csv: `rotation`: measurement 1 is not a proper"),
@@ -240,6 +240,8 @@ def test_joint_names_mixed_or_missing(tmp_path):
         read_measurements(_csv(tmp_path, "a,x,y,z,sigma\n1,2,3,4,5\n"), joints=("a", "a"))
     with pytest.raises(TypeError, match=r"`joints` must be a sequence of joint names"):
         read_measurements(_csv(tmp_path, "a,x,y,z,sigma\n1,2,3,4,5\n"), joints="ab")
+    # q01 is joint 1, spelt so
+    assert read_measurements(_csv(tmp_path, "q01,x,y,z,sigma\n7,3,4,5,1\n")).q.tolist() == [[7.0]]
     # a joint whose name ends like a unit is still that joint (exact names first)
     data = read_measurements(_csv(tmp_path, "j_mm,x,y,z,sigma\n1,2,3,4,5\n"), joints=("j_mm",))
     assert data.q.tolist() == [[1.0]]

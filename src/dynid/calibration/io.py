@@ -275,8 +275,14 @@ def _hint(column: str, joints: tuple[str, ...] | None) -> str:
 
 def _joint_columns(name: str, columns: dict[str, NDArray], joints: tuple[str, ...] | None,
                    named: int, numbered: int) -> NDArray:
-    numbers = sorted(int(key[1:]) for key in columns
-                     if key[:1] == "q" and is_index(key[1:]) and not (joints and key in joints))
+    numbered_keys: dict[int, str] = {}
+    for key in columns:
+        if key[:1] == "q" and is_index(key[1:]) and not (joints and key in joints):
+            if int(key[1:]) in numbered_keys:
+                raise FileError(f"{name}: columns {numbered_keys[int(key[1:])]!r} and {key!r:.40} "
+                                "are the same joint")
+            numbered_keys[int(key[1:])] = key
+    numbers = sorted(numbered_keys)
     if named and numbered:
         raise FileError(f"{name} has joint columns named after `joints` and numbered ones "
                         f"(q{numbers[0]}); use one or the other")
@@ -295,7 +301,7 @@ def _joint_columns(name: str, columns: dict[str, NDArray], joints: tuple[str, ..
     if joints is not None and len(numbers) != len(joints):
         raise FileError(f"{name} has {len(numbers)} joint columns, `joints` names "
                         f"{len(joints)}")
-    return np.stack([columns[f"q{k}"] for k in numbers], axis=1)
+    return np.stack([columns[numbered_keys[k]] for k in numbers], axis=1)
 
 
 def _read_npz(path: Path, joints: tuple[str, ...] | None) -> dict:
@@ -362,11 +368,7 @@ def _measurements(name: str, fields: dict, kind: str | None, sigma_position: Arr
     if kind != "plane":
         values["position"] = fields["position"]
     else:
-        plane = fields["plane"]
-        if plane.dtype.kind == "f" and (np.abs(plane) >= 2**31).any():
-            raise FileError(f"{name}: `plane` indices must be small integers, got "
-                            f"{plane[np.abs(plane) >= 2**31][0]:g}")
-        values["plane"] = plane
+        values["plane"] = fields["plane"]
     try:
         return Measurements(**values)
     except (TypeError, ValueError) as error:
