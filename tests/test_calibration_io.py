@@ -575,9 +575,21 @@ def test_bag_quaternions_and_damage(tmp_path):
             read_measurement_bag(path, sigma_position=1e-4, sigma_rotation=1e-3)
         positions = read_measurement_bag(path, sigma_position=1e-4, kind="position")
     assert len(positions) == 9  # positions need no unit quaternion
+    folder = tmp_path / "rosbag2_run"  # the folder `ros2 bag record` writes
+    folder.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MeasurementGapWarning)
+        path = path.rename(folder / "run_0.mcap")
+        assert len(read_measurement_bag(folder, sigma_position=1e-4, kind="position")) == 9
+        (folder / "run_1.mcap").write_bytes(b"")
+        with pytest.raises(ValueError, match=r"rosbag2_run holds 2 MCAP files \(run_0\.mcap, "
+                                             r"run_1\.mcap\); give one of them"):
+            read_measurement_bag(folder, sigma_position=1e-4, kind="position")
+    with pytest.raises(ValueError, match=r"run\.db3 is a SQLite ROS 2 bag"):
+        read_measurement_bag(tmp_path / "run.db3", sigma_position=1e-4, kind="position")
     data = path.read_bytes()
     for cut in (len(data) // 2, 10, 0):
         path.write_bytes(data[:cut])
-        with pytest.raises(ValueError, match=r"calib\.mcap") as error:
+        with pytest.raises(ValueError, match=r"run_0\.mcap") as error:
             read_measurement_bag(path, sigma_position=1e-4, sigma_rotation=1e-3)
         assert "\n" not in str(error.value)

@@ -416,7 +416,8 @@ def read_measurement_bag(path: str | Path, *, pose_topic: str | None = None,
     messages before and after it; a pose without a joint message within ``max_gap`` [s] on
     both sides (before the joint data starts, after it ends, or in a gap of the joint stream)
     is dropped with a ``MeasurementGapWarning`` naming how many; a bag where every pose is
-    dropped is an error. The two streams must share a clock. ``kind``: ``"pose"`` (needs
+    dropped is an error. The two streams must share a clock. ``path``: an ``.mcap`` file or
+    the folder ``ros2 bag record`` writes (holding one). ``kind``: ``"pose"`` (needs
     ``sigma_rotation`` [rad]) or ``"position"`` (the positions only); ``sigma_position`` [m].
     Poses with a quaternion farther than ``QUATERNION_TOLERANCE`` from unit norm are refused.
     """
@@ -448,7 +449,7 @@ def read_measurement_bag(path: str | Path, *, pose_topic: str | None = None,
         return np.array(stamps), np.array(frames, dtype=float), np.array(times), \
             np.array(q, dtype=float), poses, states
 
-    path = regular_file(path, "ROS 2 bag")
+    path = _bag_file(Path(path))
     name = path.name
     stamps, frames, times, q, poses, states = read_bag(path, read)
     for what, values in (("pose", frames), ("joint position", q)):
@@ -483,6 +484,22 @@ def read_measurement_bag(path: str | Path, *, pose_topic: str | None = None,
     if kind == "pose":
         fields["quaternion"] = frames[:, 3:]
     return _measurements(name, fields, kind, sigma_position, sigma_rotation)
+
+
+def _bag_file(path: Path) -> Path:
+    """The MCAP file of a bag: ``path`` itself, or the one ``.mcap`` in the folder ``ros2 bag
+    record`` writes."""
+    if path.suffix.lower() == ".db3":
+        raise ValueError(f"`path`: {path.name} is a SQLite ROS 2 bag; dynid reads MCAP bags "
+                         "(convert with `ros2 bag convert`, or record with `-s mcap`)")
+    if path.is_dir():
+        bags = sorted(path.glob("*.mcap"))
+        if len(bags) != 1:
+            raise ValueError(f"`path`: the bag folder {path.name} holds {len(bags)} MCAP files"
+                             f"{' (' + ', '.join(b.name for b in bags) + ')' if bags else ''}"
+                             "; give one of them")
+        path = bags[0]
+    return regular_file(path, "ROS 2 bag")
 
 
 def _seconds(stamp, record) -> float:
