@@ -95,7 +95,8 @@ class Measurements:
             plane = np.asarray(self.plane)
             if plane.shape != (m,) or (not np.issubdtype(plane.dtype, np.integer) \
                     and not (np.issubdtype(plane.dtype, np.floating)
-                             and np.isfinite(plane).all() and (plane == np.round(plane)).all())):
+                             and (np.abs(plane) < 2**53).all()  # finite, cast exactly
+                             and (plane == np.round(plane)).all())):
                 raise ValueError(f"`plane` must be ({m},) integer plane indices, got "
                                  f"{plane.dtype} of shape {plane.shape}")
             plane = np.array(plane, dtype=np.int64)

@@ -15,8 +15,9 @@ other input (``dynid._reading``), and a corrupt bag is a one-line error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from dynid import _reading
 from dynid._reading import MAX_TABLE_BYTES, FileError, check_allocation, regular_file
 from dynid.data.dataset import EFFORTS, Dataset
 
-__all__ = ["JOINT_STATE", "read_rosbag"]
+__all__ = ["JOINT_STATE", "read_bag", "read_rosbag"]
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 
@@ -38,6 +39,33 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
     if effort not in EFFORTS:
         raise ValueError(f"`effort` must be one of {', '.join(EFFORTS)} (what the bag's effort "
                          f"field holds), got {effort!r:.60}")
+
+    def read(reader, summary, name: str):
+        chosen = _topic(summary, topic, name)
+        return chosen, _rows(reader.iter_decoded_messages(topics=[chosen]), joints, name,
+                             chosen)
+
+    path = regular_file(path, "ROS 2 bag")
+    chosen, rows = read_bag(path, read)
+    times, q, dq, tau, names = rows
+    order = np.argsort(times, kind="stable")
+    return Dataset(t=np.asarray(times)[order], q=np.asarray(q)[order], dq=np.asarray(dq)[order],
+                   tau=np.asarray(tau)[order], effort=effort,
+                   metadata={"source": str(path), "format": "ros2 bag", "topic": chosen,
+                             "joint_names": list(names)})
+
+
+T = TypeVar("T")
+
+
+def read_bag(path: str | Path, read: Callable[[Any, Any, str], T]) -> T:
+    """``read(reader, summary, name)`` on an MCAP bag opened with every check of this module:
+    a regular file within ``MAX_TABLE_BYTES``, a summary section, chunks that inflate to no
+    more than they declare and within ``MAX_INFLATION_RATIO`` of the file (``reader``: an
+    mcap reader decoding ROS 2 messages; ``name``: the file's name for messages). What the
+    third-party parser raises on a corrupt or unexpected file (inside ``read`` too) becomes
+    one ``FileError`` line naming the file; ``read`` should return plain data and build
+    validated objects after, so that their errors are not taken for a corrupt bag."""
     from mcap.exceptions import McapError
     from mcap.reader import make_reader
     from mcap_ros2.decoder import DecoderFactory
@@ -49,10 +77,12 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
         with path.open("rb") as stream:
             reader = make_reader(stream, decoder_factories=[DecoderFactory()])
             summary = reader.get_summary()
-            chosen = _topic(summary, topic, name)
+            if summary is None:
+                raise FileError(f"{name} has no summary section (an unfinished recording?); "
+                                "reindex it with `ros2 bag reindex` or `mcap recover`")
             _check_inflation(summary, path)
             _check_chunks(stream, summary, name)
-            rows = _rows(reader.iter_decoded_messages(topics=[chosen]), joints, name, chosen)
+            return read(reader, summary, name)
     except FileError:
         raise
     except (McapError, OSError, ValueError, KeyError, IndexError, EOFError, TypeError,
@@ -60,12 +90,6 @@ def read_rosbag(path: str | Path, *, topic: str | None = None,
         # the third-party parser's view of a corrupt or unexpected file, as one line
         detail = " ".join(str(error).split()) or type(error).__name__
         raise FileError(f"{name} is not a readable MCAP bag: {detail}") from None
-    times, q, dq, tau, names = rows
-    order = np.argsort(times, kind="stable")
-    return Dataset(t=np.asarray(times)[order], q=np.asarray(q)[order], dq=np.asarray(dq)[order],
-                   tau=np.asarray(tau)[order], effort=effort,
-                   metadata={"source": str(path), "format": "ros2 bag", "topic": chosen,
-                             "joint_names": list(names)})
 
 
 # the decoded messages (Python lists of floats) take about this many times their bytes in
@@ -129,32 +153,40 @@ def _check_chunks(stream, summary, name: str) -> None:
                             "compression bomb; dynid reads no further")
 
 
-def _topic(summary, topic: str | None, name: str) -> str:
-    """The JointState topic to read, from the bag's summary (its channels and schemas)."""
+def _topic(summary, topic: str | None, name: str, kinds: Sequence[str] = (JOINT_STATE,),
+           argument: str = "topic") -> str:
+    """The topic to read (given as ``argument``, or the bag's only topic of one of the message
+    types ``kinds``), from the bag's summary (its channels and schemas)."""
     if summary is None:
         raise FileError(f"{name} has no summary section (an unfinished recording?); "
                         "reindex it with `ros2 bag reindex` or `mcap recover`")
     schemas = {schema_id: schema.name for schema_id, schema in summary.schemas.items()}
     topics = {channel.topic: schemas.get(channel.schema_id, "?")
               for channel in summary.channels.values()}
-    states = sorted(t for t, kind in topics.items() if kind == JOINT_STATE)
+    kind = " or ".join(kinds)
+    states = sorted(t for t, message in topics.items() if message in kinds)
     if topic is not None:
-        if topics.get(topic) != JOINT_STATE:
+        if topics.get(topic) not in kinds:
             what = f"is a {topics[topic]} topic" if topic in topics else "is not in the bag"
-            raise FileError(f"{name}: `topic` {topic!r} {what}; its {JOINT_STATE} topics: "
+            raise FileError(f"{name}: `{argument}` {topic!r} {what}; its {kind} topics: "
                             f"{states or 'none'}")
         return topic
     if not states:
-        listed = ", ".join(f"{t} ({kind})" for t, kind in sorted(topics.items())) or "none"
-        raise FileError(f"{name} has no {JOINT_STATE} topic (its topics: {listed})")
+        listed = ", ".join(f"{t} ({message})" for t, message in sorted(topics.items())) or \
+            "none"
+        raise FileError(f"{name} has no {kind} topic (its topics: {listed})")
     if len(states) > 1:
-        raise FileError(f"{name} has several {JOINT_STATE} topics {states}: choose one with "
-                        "`topic`")
+        raise FileError(f"{name} has several {kind} topics {states}: choose one with "
+                        f"`{argument}`")
     return states[0]
 
 
-def _rows(messages, joints: Sequence[str] | None, name: str, topic: str):
-    times, q, dq, tau = [], [], [], []
+def _rows(messages, joints: Sequence[str] | None, name: str, topic: str,
+          fields: Sequence[str] = ("position", "velocity", "effort")):
+    """(times [s], then one list of rows per field of ``fields``, then the joint names) of the
+    JointState ``messages``, each row the ``joints`` picked out of its message."""
+    times: list[float] = []
+    columns: dict[str, list] = {field: [] for field in fields}
     wanted: list[str] | None = list(joints) if joints is not None else None
     for _, _, record, message in messages:
         names = list(message.name)
@@ -168,20 +200,19 @@ def _rows(messages, joints: Sequence[str] | None, name: str, topic: str):
             raise FileError(f"{name}: a message on {topic} at {record.log_time * 1e-9:.6f} s "
                             f"lacks the joints {missing} (it has {names})")
         pick = [index[joint] for joint in wanted]
-        fields = {}
-        for field in ("position", "velocity", "effort"):
+        picked = {}
+        for field in fields:
             values = list(getattr(message, field))
             if len(values) != len(names):
                 raise FileError(f"{name}: a message on {topic} at {record.log_time * 1e-9:.6f} "
                                 f"s has {len(values)} {field} values for {len(names)} joints "
-                                f"(dynid needs position, velocity and effort for each)")
-            fields[field] = [values[k] for k in pick]
+                                f"(dynid needs {', '.join(fields)} for each)")
+            picked[field] = [values[k] for k in pick]
         stamp = message.header.stamp
         seconds = stamp.sec + 1e-9 * stamp.nanosec
         times.append(seconds if seconds > 0 else record.log_time * 1e-9)
-        q.append(fields["position"])
-        dq.append(fields["velocity"])
-        tau.append(fields["effort"])
+        for field in fields:
+            columns[field].append(picked[field])
     if not times:
         raise FileError(f"{name}: the topic {topic} holds no message")
-    return times, q, dq, tau, wanted
+    return times, *columns.values(), wanted
