@@ -124,7 +124,16 @@ class Measurements:
 
     def subset(self, rows: ArrayLike) -> Measurements:
         """The measurements at ``rows`` (indices or a boolean mask), as a new set."""
-        rows = np.arange(len(self))[np.asarray(rows)]
+        picked = np.asarray(rows)
+        if picked.dtype == bool:
+            if picked.shape != (len(self),):
+                raise ValueError(f"`rows`: a mask must have one entry per measurement "
+                                 f"({len(self)},), got shape {picked.shape}")
+        elif picked.ndim != 1 or not np.issubdtype(picked.dtype, np.integer) or (
+                picked.size and not (-len(self) <= picked.min() and picked.max() < len(self))):
+            raise ValueError(f"`rows` must be a boolean mask or integer indices of the "
+                             f"{len(self)} measurements")
+        rows = np.arange(len(self))[picked]
         if rows.size == 0:
             raise ValueError("`rows` selects no measurement")
 
