@@ -1,0 +1,130 @@
+"""Calibration pose selection: D- or E-optimal designs on the identification Jacobian.
+
+Each candidate pose contributes a block ``A_c`` (3 rows for a position, 6 for a pose) of the
+scaled Jacobian (``KinematicModel.scaled_rows``) over the identifiable parameters; a design's
+information matrix is ``M = sum_c A_c^T A_c``. Greedy selection (each step adds the candidate
+that most raises the criterion) then Fedorov exchange (swap a chosen pose for a candidate while
+the criterion rises), batched over the candidates.
+
+- ``"D"``: maximise ``log det M`` (the volume of the confidence ellipsoid shrinks);
+- ``"E"``: maximise ``lambda_min(M)`` (the worst-determined direction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid.calibration.model import KinematicModel
+
+__all__ = ["PoseSelection", "select_poses"]
+
+
+@dataclass(frozen=True, eq=False)
+class PoseSelection:
+    """Chosen poses ``q`` ``(count, n)``, their ``indices`` into the candidates, the
+    ``criterion`` ("D" or "E") and its ``value`` (``log det M`` or ``lambda_min(M)`` of the
+    scaled information matrix), and ``condition`` (``sqrt(cond M)``, of the scaled Jacobian)."""
+
+    q: NDArray
+    indices: NDArray
+    criterion: str
+    value: float
+    condition: float
+    parameters: tuple[str, ...]
+
+
+def _value(info: NDArray, criterion: str) -> NDArray:
+    if criterion == "D":
+        sign, logdet = np.linalg.slogdet(info)
+        return np.where(sign > 0, logdet, -np.inf)
+    return np.linalg.eigvalsh(info)[..., 0]
+
+
+def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
+                 candidates: ArrayLike | None = None, n_candidates: int = 2000,
+                 criterion: str = "D", parameters=None, values: ArrayLike | None = None,
+                 max_sweeps: int = 10, seed: int | None = 0) -> PoseSelection:
+    """``count`` calibration poses (module docstring) for ``kind`` ("position" or "pose")
+    measurements, from ``candidates`` ``(c, n)`` or ``n_candidates`` uniform random poses
+    within the joint limits (``seed``), for the ``parameters`` (default: the identifiable set
+    of ``kind``) at ``values`` (default nominal). ValueError if ``count`` poses cannot
+    determine them (``count * rows < parameters``)."""
+    if not isinstance(model, KinematicModel):
+        raise TypeError(f"`model` must be a KinematicModel, got {type(model).__name__}")
+    if kind not in ("position", "pose"):
+        raise ValueError(f"`kind` must be 'position' or 'pose' (plane contacts are placed by "
+                         f"the planes, not chosen), got {kind!r}")
+    if criterion not in ("D", "E"):
+        raise ValueError(f"`criterion` must be 'D' or 'E', got {criterion!r}")
+    names = model.identifiable(kind).independent if parameters is None else tuple(parameters)
+    for name in names:
+        if name not in model.names:
+            raise ValueError(f"`parameters`: {name!r} is no parameter of the model")
+    columns = [model.names.index(n) for n in names]
+    rows = 6 if kind == "pose" else 3
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"`count` must be a positive integer, got {count!r}")
+    if count * rows < len(columns):
+        raise ValueError(f"`count`: {count} {kind} measurements give {count * rows} equations "
+                         f"for {len(columns)} identifiable parameters; choose at least "
+                         f"{-(-len(columns) // rows)} poses")
+    if candidates is None:
+        q = model.random_poses(int(n_candidates), seed=seed)
+    else:
+        q = model.check_q(candidates, "candidates")
+    if q.shape[0] < count:
+        raise ValueError(f"`candidates`: {q.shape[0]} poses, fewer than `count` = {count}")
+    _, jac = model.jacobian(values, q)
+    blocks = model.scaled_rows(jac, kind).reshape(q.shape[0], rows, -1)[..., columns]
+    grams = np.einsum("cri,crj->cij", blocks, blocks)  # (c, p, p)
+    p = len(columns)
+    ridge = 1e-9 * np.trace(grams.sum(axis=0)) / p * np.eye(p)  # greedy start while singular
+    chosen: list[int] = []
+    info = ridge.copy()
+    available = np.ones(q.shape[0], dtype=bool)
+    for _ in range(count):  # greedy: D by the matrix determinant lemma on the 3x3 blocks
+        if criterion == "D":
+            solved = np.linalg.solve(info, blocks.transpose(0, 2, 1))  # (c, p, r)
+            gain = np.linalg.slogdet(np.eye(rows) + blocks @ solved)[1]
+        else:
+            gain = _value(info + grams, "E")
+        gain[~available] = -np.inf
+        best = int(np.argmax(gain))
+        chosen.append(best)
+        available[best] = False
+        info = info + grams[best]
+    info = info - ridge
+    current = float(_value(info + ridge, criterion)) if criterion == "D" else \
+        float(_value(info, criterion))
+    for _ in range(max_sweeps):  # Fedorov exchange
+        improved = False
+        for slot in range(count):
+            reduced = info - grams[chosen[slot]]
+            if not available.any():
+                break
+            if criterion == "D":  # determinant lemma: one solve, then (r, r) blocks
+                base_value = float(_value(reduced + ridge, "D"))
+                solved = np.linalg.solve(reduced + ridge, blocks[available].transpose(0, 2, 1))
+                trial = base_value + np.linalg.slogdet(
+                    np.eye(rows) + blocks[available] @ solved)[1]
+            else:
+                trial = _value(reduced + grams[available], criterion)
+            best = int(np.argmax(trial))
+            if trial[best] > current + 1e-10 * max(1.0, abs(current)):
+                index = int(np.flatnonzero(available)[best])
+                available[chosen[slot]] = True
+                available[index] = False
+                chosen[slot] = index
+                info = reduced + grams[index]
+                current = float(trial[best])
+                improved = True
+        if not improved:
+            break
+    eigen = np.linalg.eigvalsh(info)
+    condition = float(np.sqrt(eigen[-1] / eigen[0])) if eigen[0] > 0 else float("inf")
+    indices = np.array(chosen)
+    return PoseSelection(q=q[indices], indices=indices, criterion=criterion, value=current,
+                         condition=condition, parameters=tuple(names))
