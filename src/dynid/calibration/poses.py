@@ -7,7 +7,11 @@ that most raises the criterion) then Fedorov exchange (swap a chosen pose for a 
 the criterion rises), batched over the candidates.
 
 - ``"D"``: maximise ``log det M`` (the volume of the confidence ellipsoid shrinks);
-- ``"E"``: maximise ``lambda_min(M)`` (the worst-determined direction).
+- ``"E"``: maximise ``lambda_min(M)`` (the worst-determined direction);
+- ``"A"``: minimise ``trace(M^-1)`` (the mean variance of the scaled parameters: what the
+  RMS parameter error measures).
+
+``value`` reports ``log det M``, ``lambda_min(M)`` or ``-trace(M^-1)``.
 """
 
 from __future__ import annotations
@@ -43,6 +47,13 @@ def _value(info: NDArray, criterion: str) -> NDArray:
     return np.linalg.eigvalsh(info)[..., 0]
 
 
+def _criterion(info: NDArray, criterion: str) -> float:
+    if criterion == "A":
+        eigen = np.linalg.eigvalsh(info)
+        return -float(np.sum(1.0 / eigen)) if eigen[0] > 0 else -np.inf
+    return float(_value(info, criterion))
+
+
 def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
                  candidates: ArrayLike | None = None, n_candidates: int = 2000,
                  criterion: str = "D", parameters=None, values: ArrayLike | None = None,
@@ -57,8 +68,8 @@ def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
     if kind not in ("position", "pose"):
         raise ValueError(f"`kind` must be 'position' or 'pose' (plane contacts are placed by "
                          f"the planes, not chosen), got {kind!r}")
-    if criterion not in ("D", "E"):
-        raise ValueError(f"`criterion` must be 'D' or 'E', got {criterion!r}")
+    if criterion not in ("D", "E", "A"):
+        raise ValueError(f"`criterion` must be 'D', 'E' or 'A', got {criterion!r}")
     names = model.identifiable(kind).independent if parameters is None else tuple(parameters)
     for name in names:
         if name not in model.names:
@@ -81,45 +92,53 @@ def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
     blocks = model.scaled_rows(jac, kind).reshape(q.shape[0], rows, -1)[..., columns]
     grams = np.einsum("cri,crj->cij", blocks, blocks)  # (c, p, p)
     p = len(columns)
-    ridge = 1e-9 * np.trace(grams.sum(axis=0)) / p * np.eye(p)  # greedy start while singular
+    ridge = 1e-9 * np.trace(grams.sum(axis=0)) / p * np.eye(p)  # keeps early steps invertible
+
+    def trials(reduced: NDArray, mask: NDArray) -> NDArray:
+        """The criterion (to maximise) of ``reduced`` plus each candidate in ``mask``."""
+        a = blocks[mask]
+        if criterion == "E":  # screen by first-order gain on the weakest directions, then exact
+            eigen, vectors = np.linalg.eigh(reduced + ridge)
+            low = vectors[:, :min(4, p)]
+            gain = eigen[:min(4, p)] + np.einsum("crk,crk->ck", a @ low, a @ low)
+            screen = np.argsort(-gain.min(axis=1))[:32]
+            out = np.full(a.shape[0], -np.inf)
+            out[screen] = _value(reduced + grams[mask][screen], "E")
+            return out
+        inverse = np.linalg.inv(reduced + ridge)
+        b = a @ inverse  # (c, r, p)
+        small = np.eye(rows) + b @ a.transpose(0, 2, 1)
+        if criterion == "D":  # determinant lemma
+            return float(_value(reduced + ridge, "D")) + np.linalg.slogdet(small)[1]
+        # A: Woodbury, tr((M + A^T A)^-1) = tr(M^-1) - tr((I + A M^-1 A^T)^-1 B B^T)
+        return -(np.trace(inverse) - np.einsum(
+            "cii->c", np.linalg.solve(small, b @ b.transpose(0, 2, 1))))
+
     chosen: list[int] = []
-    info = ridge.copy()
+    info = np.zeros((p, p))
     available = np.ones(q.shape[0], dtype=bool)
-    for _ in range(count):  # greedy: D by the matrix determinant lemma on the 3x3 blocks
-        if criterion == "D":
-            solved = np.linalg.solve(info, blocks.transpose(0, 2, 1))  # (c, p, r)
-            gain = np.linalg.slogdet(np.eye(rows) + blocks @ solved)[1]
-        else:
-            gain = _value(info + grams, "E")
-        gain[~available] = -np.inf
-        best = int(np.argmax(gain))
+    for _ in range(count):  # greedy
+        gain = trials(info, available)
+        best = int(np.flatnonzero(available)[int(np.argmax(gain))])
         chosen.append(best)
         available[best] = False
         info = info + grams[best]
-    info = info - ridge
-    current = float(_value(info + ridge, criterion)) if criterion == "D" else \
-        float(_value(info, criterion))
+    current = float(_criterion(info, criterion))
     for _ in range(max_sweeps):  # Fedorov exchange
         improved = False
         for slot in range(count):
-            reduced = info - grams[chosen[slot]]
             if not available.any():
                 break
-            if criterion == "D":  # determinant lemma: one solve, then (r, r) blocks
-                base_value = float(_value(reduced + ridge, "D"))
-                solved = np.linalg.solve(reduced + ridge, blocks[available].transpose(0, 2, 1))
-                trial = base_value + np.linalg.slogdet(
-                    np.eye(rows) + blocks[available] @ solved)[1]
-            else:
-                trial = _value(reduced + grams[available], criterion)
+            reduced = info - grams[chosen[slot]]
+            trial = trials(reduced, available)
             best = int(np.argmax(trial))
-            if trial[best] > current + 1e-10 * max(1.0, abs(current)):
+            if trial[best] > current + 1e-9 * max(1.0, abs(current)):
                 index = int(np.flatnonzero(available)[best])
                 available[chosen[slot]] = True
                 available[index] = False
                 chosen[slot] = index
                 info = reduced + grams[index]
-                current = float(trial[best])
+                current = float(_criterion(info, criterion))
                 improved = True
         if not improved:
             break
