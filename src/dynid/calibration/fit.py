@@ -44,7 +44,7 @@ def rotation_log(rotation: NDArray) -> NDArray:
     near_pi = angle > np.pi - 1e-4
     if near_pi.any():  # vee vanishes near pi: the axis from the symmetric part
         sym = (rotation[near_pi] + np.swapaxes(rotation[near_pi], -1, -2)) / 2.0
-        values, vectors = np.linalg.eigh(sym)
+        vectors = np.linalg.eigh(sym)[1]
         axis = vectors[..., -1]
         sign = np.where(np.einsum("...i,...i->...", axis, vee[near_pi]) < 0, -1.0, 1.0)
         out[near_pi] = axis * (sign * angle[near_pi])[..., None]
