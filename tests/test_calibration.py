@@ -202,6 +202,10 @@ def test_identifiability_of_the_panda():
     plane = model.identifiable("plane")
     assert plane.rank < position.rank
     assert not set(position.independent) & set(position.unidentifiable)
+    fixed = KinematicModel(load_robot("panda"), parameters="offsets", base=False, tool=False)
+    assert fixed.names == tuple(f"joint {j} offset" for j in range(1, 8))
+    # measured in the robot's own base frame, joint 1's offset is seen; joint 7's is not
+    assert fixed.identifiable("position").independent == fixed.names[:6]
     assert position.report()["rank"] == position.rank == len(position.independent)
 
 
@@ -309,6 +313,7 @@ def test_several_sets_fit_together():
     import json
 
     json.dumps(report)
+    assert report["identifiability"]["kind"] == "pose"
     assert report["n_estimated"] == len(cal.estimated)
 
 

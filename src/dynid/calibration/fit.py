@@ -218,6 +218,7 @@ class Calibration:
     iterations: int
     message: str
     planes: list = field(default_factory=list)  # per plane (unit normal (3,), offset [m])
+    identifiability: object = None  # the Identifiability behind the default parameter set
 
     @property
     def robot(self) -> Robot:
@@ -280,7 +281,9 @@ class Calibration:
                 "base_xyz_m": base[:3, 3].tolist(),
                 "base_rpy_rad": matrix_rpy(base[:3, :3]).tolist(),
                 "planes": [{"normal": n.tolist(), "offset_m": float(d)}
-                           for n, d in self.planes]}
+                           for n, d in self.planes],
+                "identifiability": None if self.identifiability is None
+                else self.identifiability.report()}
 
 
 def _as_sets(measurements, model: KinematicModel) -> list[Measurements]:
@@ -346,9 +349,11 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
         raise TypeError(f"`model` must be a KinematicModel, got {type(model).__name__}")
     sets = _as_sets(measurements, model)
     kinds = {d.kind for d in sets}
+    identifiability = None
     if parameters is None:
         kind = "pose" if "pose" in kinds else ("position" if "position" in kinds else "plane")
-        names = model.identifiable(kind).independent
+        identifiability = model.identifiable(kind)
+        names = identifiability.independent
     else:
         names = tuple(parameters)
         unknown = [n for n in names if n not in model.names]
@@ -409,7 +414,8 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
                        std=std, chi2_dof=float(variance), dof=int(dof), errors_before=before,
                        errors_after=after, converged=bool(result.status > 0),
                        iterations=int(result.nfev), message=str(result.message),
-                       planes=[(np.array(n), float(d)) for n, d in planes])
+                       planes=[(np.array(n), float(d)) for n, d in planes],
+                       identifiability=identifiability)
 
 
 def plot_calibration(calibration: Calibration, heldout: Measurements | Sequence[Measurements]

@@ -116,8 +116,8 @@ def _factor_matrix(rotation: bool, u: NDArray, value) -> NDArray:
     return out
 
 
-def _rpy_factors(prefix: str, group: str, matrix: NDArray) -> list[tuple]:
-    """(rotation, axis, name-role, nominal) for ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``."""
+def _rpy_factors(matrix: NDArray) -> list[tuple]:
+    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``."""
     roll, pitch, yaw = matrix_rpy(matrix[:3, :3])
     x, y, z = matrix[:3, 3]
     return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z),
@@ -160,6 +160,11 @@ class KinematicModel:
     The base frame is **not** folded into the corrected robot: it is where the instrument
     stands, not part of the arm, and the robot's gravity is given in the robot's base frame;
     ``base_transform(values)`` returns it separately.
+
+    Attributes: ``names``, ``units`` and ``nominal`` ``(P,)`` of the parameters (in chain
+    order: base, joint 1 ... joint n, tool), ``is_angle`` ``(P,)``, ``parameters`` (each a
+    ``Parameter``), ``reach`` (the characteristic length [m]: the sum of the joint and tool
+    offsets' lengths) and ``robot_nominal``.
     """
 
     def __init__(self, robot: Robot, *, parameters: Literal["full", "offsets"] = "full",
@@ -194,6 +199,7 @@ class KinematicModel:
         self.nominal.setflags(write=False)
         self.is_angle = np.array([p.is_angle for p in self._params])
         self.reach = self._reach(robot)
+        self._identifiable: dict = {}
 
     # --- building ------------------------------------------------------------------------
     @property
@@ -227,7 +233,7 @@ class KinematicModel:
 
     def _frame(self, free: bool, group: str, matrix: NDArray) -> None:
         self._owner = group
-        for rotation, axis, role, value in _rpy_factors(group, group, matrix):
+        for rotation, axis, role, value in _rpy_factors(matrix):
             self._add(rotation, axis, group, role, value, free)
 
     def _row(self, j: int, row) -> None:
@@ -265,7 +271,7 @@ class KinematicModel:
     def _urdf_joint(self, j: int, joint: Joint) -> None:
         group = f"joint {j + 1}"
         self._owner = (j, 0)
-        for rotation, axis, role, value in _rpy_factors(group, group, joint.pre):
+        for rotation, axis, role, value in _rpy_factors(joint.pre):
             self._add(rotation, axis, group, role, value, self.mode == "full")
         self._add(joint.kind == "revolute", joint.axis, group, "offset", 0.0, True)
         self._motion(j)
@@ -443,6 +449,9 @@ class KinematicModel:
         parameters are estimated with the kinematics."""
         if kind not in ("position", "pose", "plane"):
             raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
+        key = (kind, samples, seed)
+        if values is None and key in self._identifiable:
+            return self._identifiable[key]
         samples = samples if samples is not None else max(60, 3 * self.n_parameters)
         q = self.random_poses(samples, seed=seed)
         pose, jac = self.jacobian(values, q)
@@ -472,4 +481,7 @@ class KinematicModel:
         regrouped = {name: text for name, text in zip(base.base_names, expressions,
                                                       strict=True)
                      if name in independent and classes[name] == "combination"}
-        return Identifiability(kind, independent, unidentifiable, regrouped, base)
+        out = Identifiability(kind, independent, unidentifiable, regrouped, base)
+        if values is None:
+            self._identifiable[key] = out
+        return out
