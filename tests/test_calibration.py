@@ -403,3 +403,16 @@ def test_plot_calibration():
     figure = plot_calibration(calibrate(model, data), heldout=held)
     assert len(figure.axes) == 4
     assert figure.axes[2].lines[0].get_xdata().size == 10
+
+
+def test_select_poses_for_pose_measurements_from_given_candidates():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    candidates = model.random_poses(300, seed=8)
+    chosen = select_poses(model, 12, kind="pose", candidates=candidates)
+    np.testing.assert_array_equal(chosen.q, candidates[chosen.indices])
+    assert chosen.parameters == model.identifiable("pose").independent
+    assert np.isfinite(chosen.value) and chosen.condition < 1e3
+    with pytest.raises(ValueError, match="candidates"):
+        select_poses(model, 12, kind="pose", candidates=candidates[:5])
+    with pytest.raises(ValueError, match="kind"):
+        select_poses(model, 12, kind="plane")

@@ -59,6 +59,7 @@ def twin_study(robot: Robot, *, poses: int = 50, sigma: float = 1e-4, seed: int 
       of 20 optimised poses over that of 50 random ones, each averaged over ``repeats`` noise
       draws (<= 1: 20 chosen poses do at least as well); ``..._expected`` the same ratio from
       the Cramér–Rao bound (the covariance ``(J^T J)^-1 sigma^2`` of each design);
+    - ``offset_errors_mrad``: each identifiable offset's error;
     - ``offset_std_mrad`` / ``length_std_mm``: the largest standard deviation of an
       identifiable offset / length of the 50-pose fit: the errors above cannot be much
       smaller than these (the model's ``parameters``: "full" or "offsets").
@@ -102,12 +103,15 @@ def twin_study(robot: Robot, *, poses: int = 50, sigma: float = 1e-4, seed: int 
             "n_parameters": model.n_parameters, "n_identifiable": len(cal.estimated),
             "offset_error_mrad": 1e3 * offset_error, "length_error_mm": 1e3 * length_error,
             "heldout_error_over_noise":
-                errors["rms_position_after"] / per_coordinate / sigma,
+                float(errors["rms_position_after"] / per_coordinate / sigma),
             "heldout_before_over_noise":
-                errors["rms_position_before"] / per_coordinate / sigma,
+                float(errors["rms_position_before"] / per_coordinate / sigma),
+            "offset_errors_mrad": {model.names[k]: 1e3 * float(cal.values[k] - truth[k])
+                                   for k, o in zip(index, is_offset, strict=True) if o},
             "optimised20_over_random50": optimised / random,
             "optimised20_over_random50_expected": float(expected),
             "offset_std_mrad": 1e3 * offset_std, "length_std_mm": 1e3 * length_std,
             "parameter_error_optimised20_m": optimised, "parameter_error_random50_m": random,
-            "d_criterion": design.value, "condition": design.condition,
-            "chi2_dof": cal.chi2_dof, "converged": cal.converged}
+            "criterion": criterion, "criterion_value": float(design.value),
+            "condition": float(design.condition), "chi2_dof": float(cal.chi2_dof),
+            "converged": bool(cal.converged)}
