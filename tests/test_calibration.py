@@ -366,6 +366,12 @@ def test_bad_inputs():
         calibrate(model, few)
     with pytest.raises(ValueError, match="rank-deficient"):
         calibrate(model, data, parameters=[*model.identifiable().independent, "tool roll"])
+    with pytest.warns(RuntimeWarning, match="without converging"):
+        assert not calibrate(model, data, max_evaluations=1).converged
+    with pytest.raises(ValueError, match="start"):
+        calibrate(model, data, start=np.zeros(4))
+    with pytest.raises(ValueError, match="max_evaluations"):
+        calibrate(model, data, max_evaluations=0)
     with pytest.raises(ValueError, match="no parameter"):
         calibrate(model, data, parameters=["joint 9 offset"])
     with pytest.raises(ValueError, match="values"):

@@ -15,6 +15,7 @@ Standard deviations from ``s^2 (J^T W J)^-1`` with the a-posteriori variance fac
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -366,10 +367,11 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
     if estimated.size == 0:
         raise ValueError("`parameters`: nothing to estimate")
     names = tuple(model.names[k] for k in estimated)
-    start_values = model.check_values(start) if start is not None else \
+    if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) \
+            or max_evaluations < 1:
+        raise ValueError(f"`max_evaluations` must be a positive integer, got {max_evaluations!r}")
+    start_values = model.check_values(start, "start") if start is not None else \
         _registered_start(model, sets, np.array(model.nominal))
-    if start is not None and not np.isfinite(start_values).all():
-        raise ValueError("`start` must be finite")
     problem = _Problem(model, sets, estimated, start_values)
     x0 = np.concatenate([start_values[estimated], problem.start_planes(start_values)])
     residual0, jac0 = problem.residuals(x0, jacobian=True)
@@ -394,6 +396,11 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
         return problem.residuals(x, jacobian=True)[1]
     result = scipy.optimize.least_squares(fun, x0, jac=jac, method="lm", x_scale="jac",
                                           max_nfev=max_evaluations)
+    if result.status <= 0:
+        warnings.warn(f"calibrate: Levenberg–Marquardt stopped without converging after "
+                      f"{result.nfev} evaluations ({result.message}); raise "
+                      "`max_evaluations` or give a closer `start`", RuntimeWarning,
+                      stacklevel=2)
     residual, jacobian = problem.residuals(result.x, jacobian=True)
     dof = residual.size - result.x.size
     chi2 = float(residual @ residual)

@@ -287,12 +287,13 @@ class KinematicModel:
         return float(max(total, 1e-3))
 
     # --- evaluation ----------------------------------------------------------------------
-    def check_values(self, values: ArrayLike | None) -> NDArray:
+    def check_values(self, values: ArrayLike | None, name: str = "values") -> NDArray:
+        """``values`` ``(P,)`` as a float array (None: a copy of ``nominal``)."""
         if values is None:
             return np.array(self.nominal)
-        out = as_float_array("values", values)
+        out = as_float_array(name, values)
         if out.shape != (self.n_parameters,):
-            raise ValueError(f"`values` must be ({self.n_parameters},) kinematic parameters, "
+            raise ValueError(f"`{name}` must be ({self.n_parameters},) kinematic parameters, "
                              f"got shape {out.shape}")
         return out
 
