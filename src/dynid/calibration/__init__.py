@@ -1,4 +1,18 @@
 """Geometric (kinematic) calibration: kinematic parameter models, end-effector measurements,
 Levenberg–Marquardt estimation, pose selection and corrected robot files."""
 
+from dynid.calibration.fit import Calibration as Calibration
+from dynid.calibration.fit import calibrate as calibrate
+from dynid.calibration.fit import plot_calibration as plot_calibration
 from dynid.calibration.measurements import Measurements as Measurements
+from dynid.calibration.model import Identifiability as Identifiability
+from dynid.calibration.model import KinematicModel as KinematicModel
+from dynid.calibration.poses import PoseSelection as PoseSelection
+from dynid.calibration.poses import select_poses as select_poses
+from dynid.calibration.study import twin_study as twin_study
+from dynid.calibration.twin import measure as measure
+from dynid.calibration.twin import perturbed as perturbed
+
+__all__ = ["Calibration", "Identifiability", "KinematicModel", "Measurements", "PoseSelection",
+           "calibrate", "measure", "perturbed", "plot_calibration", "select_poses",
+           "twin_study"]

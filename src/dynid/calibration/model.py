@@ -1,0 +1,488 @@
+"""Kinematic parameter models: the tool pose in the measurement frame as a product of elementary
+factors, each factor one named scalar parameter, and its exact Jacobian.
+
+The chain from the measurement frame (the tracker's or camera's frame) to the tool is::
+
+    meas_T_tool(q) = B  prod_j (Pre_j  motion_j(q_j)  Post_j)  Tool
+
+with ``B`` the base frame (measurement frame -> robot base), ``Pre_j``/``Post_j`` the joint's
+fixed parts and ``Tool`` the tool frame. Every fixed part is a product of elementary factors,
+a rotation about or a translation along a unit vector ``u`` of the local frame, each either a
+parameter or a constant:
+
+- MDH rows (Craig): ``Rx(alpha) [Ry(beta)] Tx(a) Rz(theta) Tz(d)``; the joint offset is
+  ``theta`` (revolute) or ``d`` (prismatic). Hayati's ``beta`` (rotation about y) is added
+  where the joint axis is (nearly) parallel to the previous one (``|sin alpha| < 0.1``), where
+  the table cannot express a tilt of the axis.
+- DH rows (standard): ``Rz(theta) Tz(d) Tx(a) Rx(alpha) [Ry(beta)]``; where ``z_{i-1}`` is
+  (nearly) parallel to ``z_i`` (``|sin alpha_i| < 0.1``) ``d`` is singular and is replaced by
+  Hayati's ``beta`` (``d`` then stays a constant at its nominal value).
+- URDF joints: the origin ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``, then the zero offset (a
+  rotation about / translation along the joint axis); a non-identity ``post`` stays constant.
+- base and tool: ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)`` (URDF roll-pitch-yaw).
+
+Jacobian: a parameter's factor at frame ``F`` (the product of everything before it) moves the
+tool by the screw ``omega = R_F u``, ``dp = omega x (p_tool - o_F)`` (rotation) or
+``omega = 0``, ``dp = R_F u`` (translation): exact, batched over poses.
+
+Units: lengths in m, angles in rad. ``Jacobian`` rows ``[dp (3) in m; omega (3) in rad]`` per
+pose, in the measurement frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from dynid._validation import as_float_array
+from dynid.identification.base_parameters import BaseParameters, base_parameters
+from dynid.robot import Robot
+from dynid.robot._joint import (
+    Joint,
+    PrismaticDH,
+    PrismaticMDH,
+    RevoluteDH,
+    RevoluteMDH,
+)
+from dynid.robot._urdf_tree import matrix_rpy
+
+__all__ = ["IDENTIFIABILITY_RTOL", "Identifiability", "KinematicModel", "Parameter"]
+
+PARALLEL_SIN = 0.1  # |sin alpha| below this: consecutive axes (nearly) parallel, Hayati's beta
+# Relative rank tolerance of the identifiability decision on the scaled Jacobian. Kinematic
+# dependencies are exact (a parallel-axis pair, the base yaw and joint 1's offset), so they sit
+# at round-off (~1e-15); genuine weak directions of an arm are above 1e-4.
+IDENTIFIABILITY_RTOL = 1e-8
+_AXES = np.eye(3)
+Kind = Literal["position", "pose", "plane"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One scalar kinematic parameter: ``name`` (e.g. ``"joint 3 offset"``), ``unit`` ("rad"
+    or "m"), ``nominal`` value, ``group`` ("base", "joint 3", "tool") and ``role`` (offset,
+    a, alpha, d, theta, beta, x, y, z, roll, pitch, yaw)."""
+
+    name: str
+    unit: str
+    nominal: float
+    group: str
+    role: str
+
+    @property
+    def is_angle(self) -> bool:
+        return self.unit == "rad"
+
+
+@dataclass(frozen=True)
+class _Factor:
+    rotation: bool  # rotation about u, else translation along u
+    u: NDArray
+    parameter: int | None  # index into the model's parameters, None: constant
+    value: float  # the constant's value (unused for a parameter)
+
+
+@dataclass(frozen=True)
+class _Motion:
+    joint: int
+
+
+@dataclass(frozen=True)
+class _Constant:
+    matrix: NDArray
+
+
+def _rotation(u: NDArray, angle: NDArray | float) -> NDArray:
+    """Rodrigues: rotation by ``angle`` (any shape ``S``) about unit ``u`` -> ``(*S, 3, 3)``."""
+    angle = np.asarray(angle, dtype=float)
+    k = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    s, c = np.sin(angle)[..., None, None], np.cos(angle)[..., None, None]
+    return np.eye(3) + s * k + (1.0 - c) * (k @ k)
+
+
+def _factor_matrix(rotation: bool, u: NDArray, value) -> NDArray:
+    value = np.asarray(value, dtype=float)
+    out = np.zeros((*value.shape, 4, 4))
+    out[..., 3, 3] = 1.0
+    if rotation:
+        out[..., :3, :3] = _rotation(u, value)
+    else:
+        out[..., :3, :3] = np.eye(3)
+        out[..., :3, 3] = value[..., None] * u
+    return out
+
+
+def _rpy_factors(matrix: NDArray) -> list[tuple]:
+    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``."""
+    roll, pitch, yaw = matrix_rpy(matrix[:3, :3])
+    x, y, z = matrix[:3, 3]
+    return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z),
+            (True, 2, "yaw", yaw), (True, 1, "pitch", pitch), (True, 0, "roll", roll)]
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """The identifiable (base) kinematic parameters of one measurement kind.
+
+    ``independent``: names estimated (one per independent direction of the scaled Jacobian);
+    ``unidentifiable``: names the measurements cannot see at all (held at nominal);
+    ``regrouped``: for each independent parameter entering a combination, the combination it
+    stands for, as text (``{"joint 2 d": "joint 2 d + joint 3 d"}``): its estimate absorbs the
+    errors of the others, which are held at nominal; ``base``: the rank decision itself."""
+
+    kind: str
+    independent: tuple[str, ...]
+    unidentifiable: tuple[str, ...]
+    regrouped: dict
+    base: BaseParameters
+
+    @property
+    def rank(self) -> int:
+        return len(self.independent)
+
+    def report(self) -> dict:
+        return {"kind": self.kind, "rank": self.rank, "independent": list(self.independent),
+                "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped)}
+
+
+class KinematicModel:
+    """Named kinematic parameters of ``robot`` and the tool pose they give (module docstring).
+
+    ``parameters``: ``"full"`` (every link parameter, with Hayati's beta where needed) or
+    ``"offsets"`` (the joint offsets only); ``base`` / ``tool``: whether the base frame
+    (measurement frame -> robot base, nominal identity) and the tool frame (nominal
+    ``robot.tool``) are parameters (6 each).
+
+    The base frame is **not** folded into the corrected robot: it is where the instrument
+    stands, not part of the arm, and the robot's gravity is given in the robot's base frame;
+    ``base_transform(values)`` returns it separately.
+
+    Attributes: ``names``, ``units`` and ``nominal`` ``(P,)`` of the parameters (in chain
+    order: base, joint 1 ... joint n, tool), ``is_angle`` ``(P,)``, ``parameters`` (each a
+    ``Parameter``), ``reach`` (the characteristic length [m]: the sum of the joint and tool
+    offsets' lengths) and ``robot_nominal``.
+    """
+
+    def __init__(self, robot: Robot, *, parameters: Literal["full", "offsets"] = "full",
+                 base: bool = True, tool: bool = True) -> None:
+        if not isinstance(robot, Robot):
+            raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
+        if parameters not in ("full", "offsets"):
+            raise ValueError(f"`parameters` must be 'full' or 'offsets', got {parameters!r}")
+        self.robot_nominal = robot
+        self.mode = parameters
+        self.with_base = bool(base)
+        self.with_tool = bool(tool)
+        self._params: list[Parameter] = []
+        self._elements: list = []
+        self._owners: list = []  # per element: "base", "tool", (joint, 0 pre | 1 post)
+        self._owner: object = "base"
+        self._joint_kinds = tuple(j.kind for j in robot.joints)
+        self._axes = np.array([j.axis for j in robot.joints])
+        use_table = robot.convention in ("mdh", "dh") and robot.table is not None \
+            and len(robot.table) == robot.n_joints
+        self._table_kind = robot.convention if use_table else None
+        self._frame(self.with_base, "base", np.eye(4))
+        for j, joint in enumerate(robot.joints):
+            if use_table:
+                self._row(j, robot.table[j])
+            else:
+                self._urdf_joint(j, joint)
+        self._frame(self.with_tool, "tool", robot.tool)
+        self.names = tuple(p.name for p in self._params)
+        self.units = tuple(p.unit for p in self._params)
+        self.nominal = np.array([p.nominal for p in self._params])
+        self.nominal.setflags(write=False)
+        self.is_angle = np.array([p.is_angle for p in self._params])
+        self.reach = self._reach(robot)
+        self._identifiable: dict = {}
+
+    # --- building ------------------------------------------------------------------------
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return tuple(self._params)
+
+    @property
+    def n_parameters(self) -> int:
+        return len(self._params)
+
+    @property
+    def n_joints(self) -> int:
+        return self.robot_nominal.n_joints
+
+    def _add(self, rotation: bool, u, group: str, role: str, nominal: float,
+             free: bool) -> None:
+        u = _AXES[u] if isinstance(u, (int, np.integer)) else np.asarray(u, dtype=float)
+        if free:
+            index = len(self._params)
+            self._params.append(Parameter(f"{group} {role}", "rad" if rotation else "m",
+                                          float(nominal), group, role))
+            self._elements.append(_Factor(rotation, u, index, 0.0))
+        else:
+            self._elements.append(_Factor(rotation, u, None, float(nominal)))
+        self._owners.append(self._owner)
+
+    def _motion(self, j: int) -> None:
+        self._elements.append(_Motion(j))
+        self._owners.append((j, 0))
+        self._owner = (j, 1)
+
+    def _frame(self, free: bool, group: str, matrix: NDArray) -> None:
+        self._owner = group
+        for rotation, axis, role, value in _rpy_factors(matrix):
+            self._add(rotation, axis, group, role, value, free)
+
+    def _row(self, j: int, row) -> None:
+        group = f"joint {j + 1}"
+        full = self.mode == "full"
+        self._owner = (j, 0)
+        if isinstance(row, (RevoluteMDH, PrismaticMDH)):
+            beta = abs(np.sin(row.alpha)) < PARALLEL_SIN
+            self._add(True, 0, group, "alpha", row.alpha, full)
+            if beta and full:
+                self._add(True, 1, group, "beta", 0.0, True)
+            self._add(False, 0, group, "a", row.a, full)
+            if isinstance(row, RevoluteMDH):
+                self._add(True, 2, group, "offset", row.offset, True)
+                self._add(False, 2, group, "d", row.d, full)
+            else:
+                self._add(True, 2, group, "theta", row.theta, full)
+                self._add(False, 2, group, "offset", row.offset, True)
+            self._motion(j)
+            return
+        beta = abs(np.sin(row.alpha)) < PARALLEL_SIN and full
+        if isinstance(row, RevoluteDH):
+            self._add(True, 2, group, "offset", row.offset, True)
+            self._motion(j)
+            self._add(False, 2, group, "d", row.d, full and not beta)
+        else:
+            self._add(True, 2, group, "theta", row.theta, full)
+            self._add(False, 2, group, "offset", row.offset, True)
+            self._motion(j)
+        self._add(False, 0, group, "a", row.a, full)
+        self._add(True, 0, group, "alpha", row.alpha, full)
+        if beta:
+            self._add(True, 1, group, "beta", 0.0, True)
+
+    def _urdf_joint(self, j: int, joint: Joint) -> None:
+        group = f"joint {j + 1}"
+        self._owner = (j, 0)
+        for rotation, axis, role, value in _rpy_factors(joint.pre):
+            self._add(rotation, axis, group, role, value, self.mode == "full")
+        self._add(joint.kind == "revolute", joint.axis, group, "offset", 0.0, True)
+        self._motion(j)
+        if not np.allclose(joint.post, np.eye(4), atol=0.0, rtol=0.0):
+            self._elements.append(_Constant(np.array(joint.post)))
+            self._owners.append((j, 1))
+
+    @staticmethod
+    def _reach(robot: Robot) -> float:
+        total = np.linalg.norm(robot.tool[:3, 3])
+        for joint in robot.joints:
+            total += np.linalg.norm(joint.pre[:3, 3]) + np.linalg.norm(joint.post[:3, 3])
+        return float(max(total, 1e-3))
+
+    # --- evaluation ----------------------------------------------------------------------
+    def check_values(self, values: ArrayLike | None, name: str = "values") -> NDArray:
+        """``values`` ``(P,)`` as a float array (None: a copy of ``nominal``)."""
+        if values is None:
+            return np.array(self.nominal)
+        out = as_float_array(name, values)
+        if out.shape != (self.n_parameters,):
+            raise ValueError(f"`{name}` must be ({self.n_parameters},) kinematic parameters, "
+                             f"got shape {out.shape}")
+        return out
+
+    def check_q(self, q: ArrayLike, name: str = "q") -> NDArray:
+        out = as_float_array(name, q)
+        if out.ndim == 1:
+            out = out[None]
+        if out.ndim != 2 or out.shape[1] != self.n_joints:
+            raise ValueError(f"`{name}` must be (m, {self.n_joints}) joint positions [rad or m],"
+                             f" got shape {np.shape(q)}")
+        return out
+
+    def _run(self, values: NDArray, q: NDArray, jacobian: bool, joints: bool = False):
+        m = q.shape[0]
+        pose = np.broadcast_to(np.eye(4), (m, 4, 4)).copy()
+        frames = []  # (index, rotation, axis in measurement frame (m, 3), origin (m, 3))
+        for element in self._elements:
+            if isinstance(element, _Motion):
+                j = element.joint
+                revolute = self._joint_kinds[j] == "revolute"
+                if joints:
+                    frames.append((-1 - j, revolute, pose[:, :3, :3] @ self._axes[j],
+                                   pose[:, :3, 3].copy()))
+                pose = pose @ _factor_matrix(revolute, self._axes[j], q[:, j])
+            elif isinstance(element, _Constant):
+                pose = pose @ element.matrix
+            else:
+                k = element.parameter
+                value = element.value if k is None else values[k]
+                if jacobian and k is not None:
+                    frames.append((k, element.rotation, pose[:, :3, :3] @ element.u,
+                                   pose[:, :3, 3].copy()))
+                pose = pose @ _factor_matrix(element.rotation, element.u, value)
+        if not (jacobian or joints):
+            return pose, None, None
+        tip = pose[:, :3, 3]
+        jac = np.zeros((m, 6, self.n_parameters))
+        jq = np.zeros((m, 6, self.n_joints))
+        for k, rotation, w, origin in frames:
+            target = jac if k >= 0 else jq
+            column = k if k >= 0 else -1 - k
+            if rotation:
+                target[:, :3, column] = np.cross(w, tip - origin)
+                target[:, 3:, column] = w
+            else:
+                target[:, :3, column] = w
+        return pose, jac, jq
+
+    def pose(self, values: ArrayLike | None, q: ArrayLike) -> NDArray:
+        """Tool poses ``(m, 4, 4)`` in the measurement frame at joint positions ``q`` ``(m, n)``
+        for parameter ``values`` ``(P,)`` (None: nominal)."""
+        return self._run(self.check_values(values), self.check_q(q), False)[0]
+
+    def jacobian(self, values: ArrayLike | None, q: ArrayLike) -> tuple[NDArray, NDArray]:
+        """``(poses (m, 4, 4), J (m, 6, P))``: J's rows are the tool point's displacement [m]
+        and the tool frame's rotation [rad] (measurement frame) per unit of each parameter."""
+        pose, jac, _ = self._run(self.check_values(values), self.check_q(q), True)
+        return pose, jac
+
+    def joint_jacobian(self, values: ArrayLike | None, q: ArrayLike) -> tuple[NDArray, NDArray]:
+        """``(poses (m, 4, 4), Jq (m, 6, n))``: the geometric Jacobian w.r.t. the joints."""
+        pose, _, jq = self._run(self.check_values(values), self.check_q(q), False, True)
+        return pose, jq
+
+    def base_transform(self, values: ArrayLike | None = None) -> NDArray:
+        """The base frame ``(4, 4)``: the robot base in the measurement frame."""
+        values = self.check_values(values)
+        out = np.eye(4)
+        for element in self._elements[:6]:
+            value = element.value if element.parameter is None else values[element.parameter]
+            out = out @ _factor_matrix(element.rotation, element.u, value)
+        return out
+
+    # --- the corrected robot -------------------------------------------------------------
+    def robot(self, values: ArrayLike | None) -> Robot:
+        """The corrected robot (the base frame excluded: ``base_transform``). Joints rebuilt,
+        tool updated; inertials, limits, friction and names carried over. An MDH/DH robot
+        whose corrected values are still a table (every Hayati beta 0) keeps its convention
+        with the rows updated (it round-trips through the robot file); otherwise it becomes a
+        URDF-convention robot (exportable by ``dynid.export``)."""
+        values = self.check_values(values)
+        nominal = self.robot_nominal
+        parts = {"tool": np.eye(4), "base": np.eye(4)}
+        for j in range(self.n_joints):
+            parts[(j, 0)] = np.eye(4)
+            parts[(j, 1)] = np.eye(4)
+        for element, owner in zip(self._elements, self._owners, strict=True):
+            if isinstance(element, _Motion):
+                continue
+            matrix = element.matrix if isinstance(element, _Constant) else _factor_matrix(
+                element.rotation, element.u,
+                element.value if element.parameter is None else values[element.parameter])
+            parts[owner] = parts[owner] @ matrix
+        tool = parts["tool"]
+        if self._table_kind is not None:
+            betas = [values[k] for k, p in enumerate(self._params) if p.role == "beta"]
+            if all(b == 0.0 for b in betas):
+                table = tuple(self._row_of(values, j, row)
+                              for j, row in enumerate(nominal.table))
+                joints = tuple(row.joint(old.name) for row, old in zip(
+                    table, nominal.joints, strict=True))
+                return dataclasses.replace(nominal, joints=joints, tool=tool, table=table)
+        joints = tuple(Joint(old.name, old.kind, axis=old.axis, pre=parts[(j, 0)],
+                             post=parts[(j, 1)]) for j, old in enumerate(nominal.joints))
+        return dataclasses.replace(nominal, joints=joints, tool=tool, convention="urdf",
+                                   table=None)
+
+    def _row_of(self, values: NDArray, j: int, row):
+        group = f"joint {j + 1}"
+
+        def get(role: str, nominal: float) -> float:
+            name = f"{group} {role}"
+            return float(values[self.names.index(name)]) if name in self.names else nominal
+        if isinstance(row, RevoluteMDH):
+            return RevoluteMDH(get("a", row.a), get("alpha", row.alpha), get("d", row.d),
+                               get("offset", row.offset))
+        if isinstance(row, PrismaticMDH):
+            return PrismaticMDH(get("a", row.a), get("alpha", row.alpha),
+                                get("theta", row.theta), get("offset", row.offset))
+        if isinstance(row, RevoluteDH):
+            return RevoluteDH(get("d", row.d), get("a", row.a), get("alpha", row.alpha),
+                              get("offset", row.offset))
+        return PrismaticDH(get("theta", row.theta), get("a", row.a), get("alpha", row.alpha),
+                           get("offset", row.offset))
+
+    # --- identifiability -----------------------------------------------------------------
+    def random_poses(self, count: int, *, seed: int | None = 0) -> NDArray:
+        """``count`` uniform random joint positions within the limits ``(count, n)``
+        (an unlimited revolute joint: [-pi, pi]; an unlimited prismatic one: [-0.5, 0.5] m)."""
+        robot = self.robot_nominal
+        span = np.where(np.array(self._joint_kinds) == "revolute", np.pi, 0.5)
+        lower = np.where(np.isfinite(robot.limits.lower), robot.limits.lower, -span)
+        upper = np.where(np.isfinite(robot.limits.upper), robot.limits.upper, span)
+        return np.random.default_rng(seed).uniform(lower, upper, (count, self.n_joints))
+
+    def scaled_rows(self, jac: NDArray, kind: str) -> NDArray:
+        """The Jacobian ``(m, 6, P)`` made unitless for rank and design decisions: position
+        rows over the reach L, length columns times L (an angle of 1 rad moves the tool by
+        about L); the rows that ``kind`` measures, stacked ``(m * rows, P)``."""
+        scale = np.where(self.is_angle, 1.0, self.reach)
+        out = jac * scale
+        out[:, :3] /= self.reach
+        if kind == "pose":
+            return out.reshape(-1, self.n_parameters)
+        return out[:, :3].reshape(-1, self.n_parameters)
+
+    def identifiable(self, kind: Kind = "position", *, samples: int | None = None,
+                     seed: int = 0, values: ArrayLike | None = None) -> Identifiability:
+        """The identifiable kinematic parameters for one measurement ``kind`` (module
+        docstring), by the rank machinery of the dynamic base parameters (SVD rank with
+        ``IDENTIFIABILITY_RTOL`` on the scaled Jacobian at ``samples`` random poses within the
+        limits, then rref in the model's parameter order: base first, then the joints, tool
+        last). For ``"plane"``: contacts on three unknown planes (normals x, y, z), whose
+        parameters are estimated with the kinematics."""
+        if kind not in ("position", "pose", "plane"):
+            raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
+        key = (kind, samples, seed)
+        if values is None and key in self._identifiable:
+            return self._identifiable[key]
+        samples = samples if samples is not None else max(60, 3 * self.n_parameters)
+        q = self.random_poses(samples, seed=seed)
+        pose, jac = self.jacobian(values, q)
+        rows = self.scaled_rows(jac, kind)
+        if kind == "plane":
+            labels = np.arange(samples) % 3
+            point = pose[:, :3, 3] / self.reach
+            normals = _AXES[labels]
+            kin = np.einsum("mi,mip->mp", normals, jac[:, :3] * np.where(
+                self.is_angle, 1.0, self.reach)) / self.reach
+            extra = np.zeros((samples, 9))
+            tangent1 = _AXES[(labels + 1) % 3]
+            tangent2 = _AXES[(labels + 2) % 3]
+            extra[np.arange(samples), 3 * labels] = np.einsum("mi,mi->m", tangent1, point)
+            extra[np.arange(samples), 3 * labels + 1] = np.einsum("mi,mi->m", tangent2, point)
+            extra[np.arange(samples), 3 * labels + 2] = -1.0
+            rows = np.hstack([extra, kin])
+            names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
+                + self.names
+        else:
+            names = self.names
+        base = base_parameters(rows, names=names, method="rref", rtol=IDENTIFIABILITY_RTOL)
+        classes = base.classification()
+        independent = tuple(n for n in base.base_names if not n.startswith("plane "))
+        unidentifiable = tuple(n for n in self.names if classes[n] == "unidentifiable")
+        expressions = base.expressions()
+        regrouped = {name: text for name, text in zip(base.base_names, expressions,
+                                                      strict=True)
+                     if name in independent and classes[name] == "combination"}
+        out = Identifiability(kind, independent, unidentifiable, regrouped, base)
+        if values is None:
+            self._identifiable[key] = out
+        return out

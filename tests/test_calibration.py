@@ -1,0 +1,424 @@
+"""Geometric calibration: the kinematic parameter model (exact Jacobian against finite
+differences on random MDH/DH/URDF robots, the corrected robot, identifiability), the
+Levenberg–Marquardt fit on the twin (position, pose, plane), pose selection, bad inputs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from dynid.calibration import (
+    KinematicModel,
+    Measurements,
+    calibrate,
+    measure,
+    perturbed,
+    select_poses,
+)
+from dynid.calibration.fit import rotation_log
+from dynid.dynamics import tool_pose
+from dynid.robot import JointLimits, Robot, load_robot, load_urdf, save_robot
+from dynid.robot._joint import PrismaticDH, PrismaticMDH, RevoluteDH, RevoluteMDH, translation
+
+
+def _parameters(n: int) -> np.ndarray:
+    p = np.zeros((n, 10))
+    p[:, 0] = 1.0
+    p[:, 4] = p[:, 7] = p[:, 9] = 0.1
+    return p
+
+
+def random_mdh(seed: int) -> Robot:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(6):
+        alpha = rng.choice([0.0, np.pi / 2, -np.pi / 2, rng.uniform(-3, 3)])
+        if k == 3:
+            rows.append(PrismaticMDH(rng.uniform(-0.2, 0.2), alpha, rng.uniform(-1, 1),
+                                     rng.uniform(0, 0.2)))
+        else:
+            rows.append(RevoluteMDH(rng.uniform(-0.3, 0.3), alpha, rng.uniform(-0.3, 0.3),
+                                    rng.uniform(-1, 1)))
+    tool = translation(0.05, 0.0, 0.1)  # one MDH row, so that the robot file can hold it
+    return Robot.from_mdh("mdh", rows, _parameters(6), tool=tool)
+
+
+def random_dh(seed: int) -> Robot:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(5):
+        alpha = rng.choice([0.0, np.pi / 2, -np.pi / 2, rng.uniform(-3, 3)])
+        if k == 2:
+            rows.append(PrismaticDH(rng.uniform(-1, 1), rng.uniform(-0.2, 0.2), alpha,
+                                    rng.uniform(0, 0.2)))
+        else:
+            rows.append(RevoluteDH(rng.uniform(-0.3, 0.3), rng.uniform(-0.3, 0.3), alpha,
+                                   rng.uniform(-1, 1)))
+    return Robot.from_dh("dh", rows, _parameters(5), tool=translation(0.04, 0.0, 0.08))
+
+
+_INERTIAL = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
+             'ixz="0" iyz="0"/></inertial>')
+_LIMIT = '<limit lower="{}" upper="{}" effort="10" velocity="1"/>'
+
+
+def _urdf_joint(name, kind, parent, child, xyz, rpy, axis=None, limit=None) -> str:
+    text = (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/>'
+            f'<child link="{child}"/><origin xyz="{xyz}" rpy="{rpy}"/>')
+    if axis is not None:
+        text += f'<axis xyz="{axis}"/>' + _LIMIT.format(*limit)
+    return text + "</joint>"
+
+
+URDF = "\n".join([
+    '<?xml version="1.0"?>', '<robot name="tiny">', '<link name="base"/>',
+    *(f'<link name="l{k}">{_INERTIAL}</link>' for k in range(1, 5)), '<link name="tip"/>',
+    _urdf_joint("j1", "revolute", "base", "l1", "0 0 0.3", "0 0 0.2", "0 0 1", (-2.9, 2.9)),
+    _urdf_joint("j2", "revolute", "l1", "l2", "0.05 0 0.1", "1.5707963 0 0", "0 0 1", (-2, 2)),
+    _urdf_joint("j3", "prismatic", "l2", "l3", "0.3 0.02 0", "0 0.3 0.1", "1 0 0", (0, 0.3)),
+    _urdf_joint("j4", "revolute", "l3", "l4", "0.1 0 0.05", "-1.2 0.4 0.3", "0.6 0 0.8",
+                (-2.5, 2.5)),
+    _urdf_joint("tool", "fixed", "l4", "tip", "0.07 0.05 0.08", "0 0 0"),
+    "</robot>"])
+
+
+@pytest.fixture(scope="module")
+def urdf_robot(tmp_path_factory) -> Robot:
+    path = tmp_path_factory.mktemp("urdf") / "tiny.urdf"
+    path.write_text(URDF)
+    return load_urdf(path, tool_frame="tip")
+
+
+def _finite_difference(model: KinematicModel, values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    h = 1e-6
+    out = np.zeros((q.shape[0], 6, model.n_parameters))
+    for k in range(model.n_parameters):
+        step = np.zeros(model.n_parameters)
+        step[k] = h
+        plus, minus = model.pose(values + step, q), model.pose(values - step, q)
+        out[:, :3, k] = (plus[:, :3, 3] - minus[:, :3, 3]) / (2 * h)
+        out[:, 3:, k] = rotation_log(plus[:, :3, :3] @ minus[:, :3, :3].transpose(0, 2, 1)) \
+            / (2 * h)
+    return out
+
+
+def _robots(urdf_robot):
+    return [random_mdh(1), random_mdh(2), random_dh(3), random_dh(4), urdf_robot,
+            load_robot("panda"), load_robot("jaco2")]
+
+
+@pytest.mark.parametrize("mode", ["full", "offsets"])
+def test_jacobian_matches_finite_differences(urdf_robot, mode):
+    betas = {r.name: [n for n in KinematicModel(r).names if "beta" in n]
+             for r in (random_mdh(2), random_dh(3))}
+    assert all(betas.values())  # Hayati's parameter is exercised in both conventions
+    for robot in _robots(urdf_robot):
+        model = KinematicModel(robot, parameters=mode)
+        rng = np.random.default_rng(7)
+        values = model.nominal + rng.normal(0, 0.02, model.n_parameters)
+        q = model.random_poses(6, seed=3)
+        _, jac = model.jacobian(values, q)
+        expected = _finite_difference(model, values, q)
+        np.testing.assert_allclose(jac, expected, rtol=0, atol=1e-7 * max(1.0, model.reach))
+        assert np.isfinite(jac).all()
+
+
+def test_nominal_pose_is_the_robots_tool_pose(urdf_robot):
+    for robot in _robots(urdf_robot):
+        model = KinematicModel(robot)
+        q = model.random_poses(5, seed=1)
+        np.testing.assert_allclose(model.pose(None, q), tool_pose(robot, q), atol=1e-12)
+        np.testing.assert_allclose(model.base_transform(), np.eye(4), atol=1e-15)
+
+
+def test_joint_jacobian_matches_finite_differences():
+    model = KinematicModel(random_mdh(5))
+    q = model.random_poses(4, seed=2)
+    _, jq = model.joint_jacobian(None, q)
+    h = 1e-6
+    for j in range(model.n_joints):
+        step = np.zeros(model.n_joints)
+        step[j] = h
+        fd = (model.pose(None, q + step)[:, :3, 3] - model.pose(None, q - step)[:, :3, 3]) / (2 * h)
+        np.testing.assert_allclose(jq[:, :3, j], fd, atol=1e-8)
+
+
+@pytest.mark.parametrize("build", [random_mdh, random_dh])
+def test_corrected_table_robot_round_trips(build, tmp_path):
+    robot = build(11)
+    model = KinematicModel(robot)
+    rng = np.random.default_rng(0)
+    values = model.nominal + rng.uniform(-1e-3, 1e-3, model.n_parameters)
+    # a robot file holds the tool as one table row: keep the tool nominal, and every beta 0
+    held = [k for k, p in enumerate(model.parameters) if p.role == "beta" or p.group == "tool"]
+    values[held] = model.nominal[held]
+    corrected = model.robot(values)
+    assert corrected.convention == robot.convention and corrected.table is not None
+    q = model.random_poses(5, seed=4)
+    base = model.base_transform(values)
+    np.testing.assert_allclose(base @ tool_pose(corrected, q), model.pose(values, q),
+                               atol=1e-12)
+    np.testing.assert_array_equal(corrected.parameters, robot.parameters)
+    assert corrected.joint_names == robot.joint_names
+    save_robot(corrected, tmp_path / "corrected.yaml")
+    loaded = load_robot(tmp_path / "corrected.yaml")
+    np.testing.assert_allclose(tool_pose(loaded, q), tool_pose(corrected, q), atol=1e-9)
+
+
+def test_corrected_robot_with_beta_is_urdf_and_exports(tmp_path):
+    from dynid.export import to_urdf
+
+    robot = load_robot("panda")
+    model = KinematicModel(robot)
+    values = np.array(model.nominal)
+    values[model.names.index("joint 1 beta")] = 2e-3
+    values[model.names.index("joint 4 a")] += 1e-3
+    corrected = model.robot(values)
+    assert corrected.convention == "urdf" and corrected.table is None
+    q = model.random_poses(5, seed=4)
+    np.testing.assert_allclose(tool_pose(corrected, q), model.pose(values, q), atol=1e-12)
+    path = tmp_path / "corrected.urdf"
+    path.write_text(to_urdf(corrected))
+    back = load_urdf(path)
+    np.testing.assert_allclose(back.parameters, robot.parameters, atol=1e-9)
+    np.testing.assert_allclose(tool_pose(back, q)[:, :3, 3],
+                               (tool_pose(corrected, q) @ np.linalg.inv(corrected.tool)
+                                @ back.tool)[:, :3, 3], atol=1e-6)
+
+
+def test_identifiability_of_the_panda():
+    model = KinematicModel(load_robot("panda"))
+    position = model.identifiable("position")
+    # the base absorbs joint 1's placement; with the tool on joint 7's axis its offset and the
+    # tool angles cannot be seen by a tool point
+    assert position.regrouped["base yaw"] == "base yaw + joint 1 offset"
+    assert {"joint 7 offset", "tool yaw", "tool pitch", "tool roll"} <= set(
+        position.unidentifiable)
+    pose = model.identifiable("pose")
+    assert pose.rank > position.rank
+    assert "tool roll" in pose.independent or "tool roll" in " ".join(pose.regrouped.values())
+    plane = model.identifiable("plane")
+    assert plane.rank < position.rank
+    assert not set(position.independent) & set(position.unidentifiable)
+    fixed = KinematicModel(load_robot("panda"), parameters="offsets", base=False, tool=False)
+    assert fixed.names == tuple(f"joint {j} offset" for j in range(1, 8))
+    # measured in the robot's own base frame, joint 1's offset is seen; joint 7's is not
+    assert fixed.identifiable("position").independent == fixed.names[:6]
+    assert position.report()["rank"] == position.rank == len(position.independent)
+
+
+def _tooled(robot: Robot) -> Robot:
+    return dataclasses.replace(robot, tool=robot.tool @ translation(0.06, 0.03, 0.07))
+
+
+def _recovery(model: KinematicModel, kind: str, poses: int, seed: int, sigma: float = 1e-5,
+              **kwargs):
+    truth = perturbed(model, seed=seed, kind=kind)
+    q = model.random_poses(poses, seed=seed + 1)
+    data = measure(model, truth, q, kind=kind, sigma_position=sigma, seed=seed + 2, **kwargs)
+    cal = calibrate(model, data)
+    index = [model.names.index(n) for n in cal.estimated]
+    error = cal.values[index] - truth[index]
+    return cal, error, truth
+
+
+def _check_recovered(model, cal, error):
+    assert cal.converged
+    assert 0.5 < cal.chi2_dof < 1.6
+    # each estimate within 4.5 standard deviations, and the std themselves small
+    assert (np.abs(error) < 4.5 * cal.std).all(), np.abs(error / cal.std).max()
+    start_error = cal.rms_position_before
+    assert cal.rms_position_after < 0.05 * start_error
+
+
+def test_mdh_panda_recovers_its_perturbation():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    cal, error, _ = _recovery(model, "position", 60, seed=0)
+    _check_recovered(model, cal, error)
+    assert np.abs(error).max() < 1e-4
+
+
+def test_dh_robot_recovers_its_perturbation():
+    robot = _tooled(load_robot("jaco2"))
+    assert robot.convention == "dh"
+    model = KinematicModel(robot)
+    assert "joint 7 beta" in model.names and "joint 7 d" not in model.names  # Hayati
+    cal, error, _ = _recovery(model, "position", 80, seed=3)
+    _check_recovered(model, cal, error)
+
+
+def test_random_dh_with_prismatic_recovers():
+    model = KinematicModel(random_dh(3))
+    cal, error, _ = _recovery(model, "position", 80, seed=5)
+    _check_recovered(model, cal, error)
+
+
+def test_urdf_robot_recovers_its_perturbation(urdf_robot):
+    model = KinematicModel(urdf_robot)
+    cal, error, truth = _recovery(model, "position", 80, seed=7)
+    _check_recovered(model, cal, error)
+    corrected = cal.robot
+    assert corrected.convention == "urdf"
+    q = model.random_poses(10, seed=99)
+    true_pose = model.pose(truth, q)
+    fitted = cal.base_transform @ tool_pose(corrected, q)
+    assert np.abs(fitted[:, :3, 3] - true_pose[:, :3, 3]).max() < 1e-4
+
+
+def test_pose_measurements():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    cal, error, _ = _recovery(model, "pose", 40, seed=11, sigma_rotation=1e-4)
+    _check_recovered(model, cal, error)
+    assert "tool roll" in cal.estimated
+    assert cal.rms_rotation_after < cal.rms_rotation_before
+    assert cal.rms_rotation_after < 3e-4
+
+
+def test_plane_measurements():
+    robot = _tooled(load_robot("panda"))
+    model = KinematicModel(robot, parameters="offsets")
+    truth = perturbed(model, seed=2, kind="plane")
+    q = model.random_poses(90, seed=3)
+    data = measure(model, truth, q, kind="plane", sigma_position=1e-5, seed=4)
+    assert data.kind == "plane" and len(np.unique(data.plane)) == 3
+    points = model.pose(truth, data.q)[:, :3, 3]  # the true contacts lie on their planes
+    centre = np.median(model.pose(truth, q)[:, :3, 3], axis=0)
+    distance = points[np.arange(90), data.plane] - centre[data.plane]
+    assert np.abs(distance).max() < 6e-5
+    cal = calibrate(model, data)
+    index = [model.names.index(n) for n in cal.estimated]
+    error = cal.values[index] - truth[index]
+    assert cal.converged and len(cal.planes) == 3
+    assert (np.abs(error) < 5 * cal.std).all()
+    assert 0.5 < cal.chi2_dof < 1.6
+    assert cal.rms_position_after < 2e-5 < cal.rms_position_before
+
+
+def test_several_sets_fit_together():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    truth = perturbed(model, seed=1, kind="pose")
+    a = measure(model, truth, model.random_poses(40, seed=1), sigma_position=1e-5, seed=1)
+    b = measure(model, truth, model.random_poses(20, seed=2), kind="pose", sigma_position=1e-5,
+                sigma_rotation=1e-4, seed=2)
+    cal = calibrate(model, [a, b])
+    index = [model.names.index(n) for n in cal.estimated]
+    assert (np.abs(cal.values[index] - truth[index]) < 4.5 * cal.std).all()
+    held = measure(model, truth, model.random_poses(30, seed=5), sigma_position=1e-5, seed=5)
+    check = cal.heldout(held)
+    assert check["rms_position_after"] < 3e-5 < check["rms_position_before"]
+    assert len(check["after"][0]["position"]) == 30
+    report = cal.report()
+    import json
+
+    json.dumps(report)
+    assert report["identifiability"]["kind"] == "pose"
+    assert report["n_estimated"] == len(cal.estimated)
+
+
+def test_base_far_from_the_robot_is_registered():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    truth = perturbed(model, seed=4)
+    truth[:6] = [1.5, -2.0, 0.4, 2.0, 0.3, -0.5]  # the tracker stands metres away, turned
+    data = measure(model, truth, model.random_poses(60, seed=4), sigma_position=1e-5, seed=4)
+    cal = calibrate(model, data)
+    assert cal.converged
+    np.testing.assert_allclose(cal.base_transform, model.base_transform(truth), atol=1e-4)
+
+
+@pytest.mark.parametrize("criterion", ["D", "E", "A"])
+def test_select_poses_beats_random(criterion):
+    model = KinematicModel(_tooled(load_robot("panda")), parameters="offsets")
+    columns = [model.names.index(n) for n in model.identifiable().independent]
+
+    def information(q):
+        _, jac = model.jacobian(None, q)
+        a = model.scaled_rows(jac, "position")[:, columns]
+        return a.T @ a
+    chosen = select_poses(model, 15, criterion=criterion, n_candidates=600, seed=2)
+    assert chosen.q.shape == (15, 7) and len(set(chosen.indices.tolist())) == 15
+    lower, upper = model.robot_nominal.limits.lower, model.robot_nominal.limits.upper
+    assert ((chosen.q >= lower) & (chosen.q <= upper)).all()
+    scores = {"D": lambda m: np.linalg.slogdet(m)[1], "E": lambda m: np.linalg.eigvalsh(m)[0],
+              "A": lambda m: -np.trace(np.linalg.inv(m))}[criterion]
+    ours = scores(information(chosen.q))
+    assert ours == pytest.approx(chosen.value, rel=1e-6, abs=1e-9)
+    for seed in range(5):
+        assert ours > scores(information(model.random_poses(15, seed=seed)))
+
+
+def test_bad_inputs():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    truth = perturbed(model, seed=0)
+    data = measure(model, truth, model.random_poses(30, seed=0), seed=0)
+    with pytest.raises(TypeError, match="robot"):
+        KinematicModel("panda")
+    with pytest.raises(ValueError, match="parameters"):
+        KinematicModel(load_robot("panda"), parameters="some")
+    wrong = Measurements("position", np.zeros((30, 6)), 1e-4, position=np.zeros((30, 3)))
+    with pytest.raises(ValueError, match="6 joints"):
+        calibrate(model, wrong)
+    with pytest.raises(ValueError, match="q"):
+        Measurements("position", np.full((3, 7), np.nan), 1e-4, position=np.zeros((3, 3)))
+    few = data.subset(np.arange(8))
+    with pytest.raises(ValueError, match="residuals for"):
+        calibrate(model, few)
+    with pytest.raises(ValueError, match="rank-deficient"):
+        calibrate(model, data, parameters=[*model.identifiable().independent, "tool roll"])
+    with pytest.warns(RuntimeWarning, match="without converging"):
+        assert not calibrate(model, data, max_evaluations=1).converged
+    with pytest.raises(ValueError, match="start"):
+        calibrate(model, data, start=np.zeros(4))
+    with pytest.raises(ValueError, match="max_evaluations"):
+        calibrate(model, data, max_evaluations=0)
+    with pytest.raises(ValueError, match="no parameter"):
+        calibrate(model, data, parameters=["joint 9 offset"])
+    with pytest.raises(ValueError, match="values"):
+        model.pose(np.zeros(3), data.q)
+    with pytest.raises(ValueError, match="q"):
+        model.pose(None, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="count"):
+        select_poses(model, 5)
+    with pytest.raises(ValueError, match="criterion"):
+        select_poses(model, 20, criterion="G")
+    with pytest.raises(ValueError, match="sigma_position"):
+        measure(model, truth, data.q, sigma_position=-1.0)
+    with pytest.raises(ValueError, match="kind"):
+        model.identifiable("laser")
+
+
+def test_limits_of_random_poses():
+    robot = Robot.from_mdh("r", [RevoluteMDH(0, 0, 0.1), RevoluteMDH(0.3, np.pi / 2, 0)],
+                           _parameters(2), limits=JointLimits([-1, -0.5], [1, 0.5],
+                                                              [1, 1], [1, 1], [1, 1]))
+    q = KinematicModel(robot).random_poses(100, seed=0)
+    assert (np.abs(q[:, 0]) <= 1).all() and (np.abs(q[:, 1]) <= 0.5).all()
+
+
+def test_plot_calibration():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dynid.calibration import plot_calibration
+
+    model = KinematicModel(_tooled(load_robot("panda")), parameters="offsets")
+    truth = perturbed(model, seed=0)
+    data = measure(model, truth, model.random_poses(30, seed=0), seed=0)
+    held = measure(model, truth, model.random_poses(10, seed=1), seed=1)
+    figure = plot_calibration(calibrate(model, data), heldout=held)
+    assert len(figure.axes) == 4
+    assert figure.axes[2].lines[0].get_xdata().size == 10
+
+
+def test_select_poses_for_pose_measurements_from_given_candidates():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    candidates = model.random_poses(300, seed=8)
+    chosen = select_poses(model, 12, kind="pose", candidates=candidates)
+    np.testing.assert_array_equal(chosen.q, candidates[chosen.indices])
+    assert chosen.parameters == model.identifiable("pose").independent
+    assert np.isfinite(chosen.value) and chosen.condition < 1e3
+    with pytest.raises(ValueError, match="candidates"):
+        select_poses(model, 12, kind="pose", candidates=candidates[:5])
+    with pytest.raises(ValueError, match="kind"):
+        select_poses(model, 12, kind="plane")
