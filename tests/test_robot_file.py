@@ -52,7 +52,10 @@ def test_dict_round_trip(spec):
     (lambda s: s["friction"].update(model="magic"), r"`friction.model` must be one of"),
     (lambda s: s["friction"]["parameters"].pop("delta"), r"`friction.parameters` for model"),
     (lambda s: s.update(source="a paper"), r"`source` must be a mapping"),
-    (lambda s: s["kinematics"].update(tool=[0.0, 0.1]), r"`kinematics.tool` must be a mapping"),
+    (lambda s: s["kinematics"].update(tool=[0.0, 0.1]), r"`kinematics.tool` must be a 4 x 4"),
+    (lambda s: s["kinematics"].update(tool=7), r"`kinematics.tool` must be a mapping \(one row\)"),
+    (lambda s: s["kinematics"].update(tool=[[1, 0, 0, 0]] * 4),
+     r"`kinematics.tool` rotation block must be a proper rotation"),
     (lambda s: s["limits"].update(velocity=[1.0, float("nan"), 1.0]),
      r"`limits.velocity\[1\]` must be finite"),
 ])
@@ -83,6 +86,25 @@ def test_random_robot_round_trips_through_a_file(rng, tmp_path, convention):
     assert [j.kind for j in copy.joints] == [j.kind for j in robot.joints]
     for a, b in zip(copy.joints, robot.joints, strict=True):
         assert_close(a.pre @ a.post, b.pre @ b.post, atol=1e-15)
+
+
+@pytest.mark.parametrize("convention", ["mdh", "dh"])
+def test_a_tool_no_row_gives_is_written_as_its_frame(rng, tmp_path, convention):
+    """A calibrated tool (a few millimetres and milliradians off its row) is no single DH/MDH
+    row: the robot file keeps it as the 4 x 4 frame, and reads it back exactly."""
+    from conftest import random_table_robot
+
+    from dynid.robot import save_robot
+    from dynid.robot._joint import rot_x, translation
+
+    robot = random_table_robot(rng, convention, 3)
+    tool = translation(0.0011, -0.0007, 0.1) @ rot_x(0.003)
+    tool[:3, :3] = tool[:3, :3] @ np.array([[np.cos(0.002), 0, np.sin(0.002)], [0, 1, 0],
+                                            [-np.sin(0.002), 0, np.cos(0.002)]])
+    robot = Robot(**{**robot.__dict__, "tool": tool})
+    save_robot(robot, tmp_path / "r.yaml")
+    assert "tool:\n  - [" in (tmp_path / "r.yaml").read_text()
+    np.testing.assert_array_equal(load_robot_file(tmp_path / "r.yaml").tool, robot.tool)
 
 
 def test_unreadable_files(tmp_path):

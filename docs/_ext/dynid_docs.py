@@ -44,6 +44,7 @@ API_MODULES = (
     "dynid.excitation",
     "dynid.simulate",
     "dynid.identification",
+    "dynid.calibration",
     "dynid.evaluation",
     "dynid.metrics",
     "dynid.export",

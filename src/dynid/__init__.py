@@ -8,11 +8,12 @@ a step needs them)::
     result   = dynid.optimize_excitation(robot, ...)           # dynid.excitation
     data     = dynid.prepare(dynid.read_dataset("log.csv"))    # dynid.data
     model    = dynid.identify(robot, data)                     # dynid.identification
+    fixed    = dynid.calibrate(dynid.KinematicModel(robot), measurements).robot  # calibration
     report   = dynid.validate_model(model, validation_data)    # dynid.evaluation
     dynid.export_robot(dynid.identified_robot(model), "arm.urdf")  # dynid.export
 
 The subpackages hold the rest: ``robot``, ``dynamics``, ``friction``, ``data``, ``excitation``,
-``simulate``, ``identification``, ``evaluation``, ``export``.
+``simulate``, ``identification``, ``calibration``, ``evaluation``, ``export``.
 """
 
 from dynid._lazy import lazy_exports
@@ -49,6 +50,9 @@ _LAZY = {
         "compare_friction", "retrieve_sdp", "retrieve_penalty", "identify_payload",
         "check_consistency", "LinearModel", "save_model", "load_model", "bootstrap",
     ), "dynid.identification"),
+    **dict.fromkeys((
+        "KinematicModel", "Measurements", "calibrate", "select_poses", "read_measurements",
+    ), "dynid.calibration"),
     **dict.fromkeys((
         "validate_model", "compare_methods", "write_table", "build_report", "write_report",
         "plot_torques",

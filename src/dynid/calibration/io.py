@@ -51,12 +51,20 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._files import atomic_write
 from dynid._reading import FileError, read_csv, read_npz, regular_file
-from dynid._validation import is_index
+from dynid._validation import as_float_array, is_index
 from dynid.calibration.measurements import KINDS, Measurements
 
-__all__ = ["POSE_MESSAGES", "QUATERNION_TOLERANCE", "MeasurementGapWarning",
-           "quaternion_to_rotation", "read_measurement_bag", "read_measurements",
-           "write_measurements"]
+__all__ = [
+    "POSE_MESSAGES",
+    "QUATERNION_TOLERANCE",
+    "MeasurementGapWarning",
+    "quaternion_to_rotation",
+    "read_joint_positions",
+    "read_measurement_bag",
+    "read_measurements",
+    "write_joint_positions",
+    "write_measurements",
+]
 
 QUATERNION_TOLERANCE = 1e-6  # |‖q‖ - 1| a quaternion may have and still be normalised
 POSE_MESSAGES = ("geometry_msgs/msg/PoseStamped", "geometry_msgs/msg/TransformStamped",
@@ -159,6 +167,48 @@ def write_measurements(measurements: Measurements, path: str | Path, *,
                 if plane is not None:
                     cells.append(str(plane[k]))
                 out.write(",".join(cells) + "\n")
+
+    return atomic_write(path, write)
+
+
+def read_joint_positions(path: str | Path, n_joints: int) -> NDArray:
+    """Joint positions ``(m, n_joints)`` [rad, m] from a CSV (columns ``q1..qn``, with the
+    unit suffixes of the module; other measurement columns are allowed and ignored) or an NPZ
+    (its ``q``): a list of calibration poses, or the poses of a measurement file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        q = _read_csv(path, None)["q"]
+    elif suffix == ".npz":
+        q = _read_npz(path, None)["q"]
+    else:
+        raise ValueError(f"`path`: {path.name!r:.80} has the suffix {path.suffix!r:.20}; "
+                         "joint positions are read from .csv or .npz")
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 2 or q.shape[1] != n_joints or q.shape[0] == 0:
+        raise FileError(f"{path.name}: joint positions of {q.shape[-1] if q.ndim == 2 else '?'} "
+                        f"joints, the robot has {n_joints}")
+    if not np.isfinite(q).all():
+        raise FileError(f"{path.name}: joint positions must be finite")
+    return q
+
+
+def write_joint_positions(path: str | Path, q: ArrayLike) -> Path:
+    """Joint positions ``(m, n)`` as a CSV ``q1..qn`` (floats in their shortest round-trip
+    form), atomically; ``read_joint_positions`` reads them back exactly."""
+    q = as_float_array("q", q)
+    if q.ndim != 2 or 0 in q.shape:
+        raise ValueError(f"`q` must be (m, n) joint positions, got shape {q.shape}")
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        raise ValueError(f"`path` must end in .csv, got {path.name!r:.80}")
+    rows = q.tolist()
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="\n") as out:
+            out.write(",".join(f"q{j + 1}" for j in range(q.shape[1])) + "\n")
+            for row in rows:
+                out.write(",".join(repr(value) for value in row) + "\n")
 
     return atomic_write(path, write)
 

@@ -19,6 +19,7 @@ from dynid.cli import (
     base,
     bench,
     benchmark,
+    calibrate,
     codegen,
     compare,
     data,
@@ -40,7 +41,7 @@ from dynid.cli._common import Parser, check_outputs
 __all__ = ["main", "run"]
 
 # the commands in the order `dynid --help` lists them: the workflow's
-_COMMANDS = (robots, base, excite, simulate, data, identify, friction, payload, retrieve,
+_COMMANDS = (robots, base, calibrate, excite, simulate, data, identify, friction, payload, retrieve,
              validate, compare, detect, report, export, codegen, demo, bench, benchmark)
 
 

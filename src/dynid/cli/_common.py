@@ -111,7 +111,8 @@ def stderr_progress(args: argparse.Namespace) -> Callable[[str], None] | None:
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 
 # the options that name files a command writes, by argparse destination
-OUTPUT_FLAGS = {"output": "-o", "parameters_output": "--parameters-output", "plot": "--plot"}
+OUTPUT_FLAGS = {"output": "-o", "parameters_output": "--parameters-output", "plot": "--plot",
+                "urdf": "--urdf", "truth": "--truth"}
 
 
 # options whose values are text, never a file (a title, a C prefix, a name, a column spec

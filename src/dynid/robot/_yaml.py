@@ -10,7 +10,8 @@ kinematics:
   joints:                     # base to tip; SI units, radians
     - {name: joint1, type: revolute, a: 0.0, alpha: 0.0, d: 0.333, theta: 0.0}
     - {name: joint2, type: revolute, a: 0.0, alpha: -pi/2, d: 0.0, theta: 0.0}
-  tool: {a: 0.0, alpha: 0.0, d: 0.107, theta: 0.0}   # optional fixed frame on the last link
+  tool: {a: 0.0, alpha: 0.0, d: 0.107, theta: 0.0}   # optional fixed frame on the last link:
+                                                     # one row, or a 4 x 4 matrix (any frame)
 gravity: [0.0, 0.0, -9.81]    # base frame, m/s^2
 limits:                       # rad or m; per second; N m or N
   position: {lower: [...], upper: [...]}
@@ -309,9 +310,12 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
             for k, j in enumerate(joint_specs)]
     n = len(rows)
     tool = None
-    if kinematics.get("tool") is not None:
+    if isinstance(kinematics.get("tool"), list):  # a general frame (a calibrated tool)
+        tool = _tool_matrix(kinematics["tool"], "kinematics.tool")
+    elif kinematics.get("tool") is not None:
         if not isinstance(kinematics["tool"], dict):
-            raise ValueError(f"`kinematics.tool` must be a mapping, got {kinematics['tool']!r}")
+            raise ValueError(f"`kinematics.tool` must be a mapping (one row) or a 4 x 4 "
+                             f"matrix, got {kinematics['tool']!r:.60}")
         tool = _row(convention, {"type": "revolute", **kinematics["tool"]}, "kinematics.tool",
                     fixed=True)
     parameters, link_names = _link_parameters(_get(spec, "inertia", "robot"), n, physical,
@@ -403,13 +407,7 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         if any("name" in link for link in inertia["links"] if isinstance(link, dict)):
             changes["link_names"] = names
     if spec.get("tool") is not None:
-        tool = spec["tool"]
-        if not (isinstance(tool, list) and len(tool) == 4
-                and all(isinstance(row, list) for row in tool)):
-            raise ValueError(f"`tool` must be a 4 x 4 matrix (4 lists of 4 numbers), got "
-                             f"{tool!r:.60}")
-        changes["tool"] = check_transform("tool", np.array(
-            [_numbers(row, 4, f"tool[{k}]") for k, row in enumerate(tool)]))
+        changes["tool"] = _tool_matrix(spec["tool"], "tool")
     if spec.get("rotor_inertia") is not None:
         changes["rotor_inertia"] = _numbers(spec["rotor_inertia"], n, "rotor_inertia")
     if spec.get("friction") is not None:
@@ -593,7 +591,10 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
     }
     if not np.allclose(robot.tool, np.eye(4)):
         fixed = {"mdh": RevoluteMDH, "dh": RevoluteDH}[robot.convention]
-        kinematics["tool"] = _row_dict(_tool_row(robot.tool, fixed))
+        try:
+            kinematics["tool"] = _row_dict(_tool_row(robot.tool, fixed))
+        except ValueError:  # no one row gives it (a calibrated tool): the frame itself
+            kinematics["tool"] = np.asarray(robot.tool).tolist()
     limits = robot.limits
     return {
         "schema": SCHEMA,
@@ -628,6 +629,16 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
         **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None
            and not robot.bounds.derived else {}),
     }
+
+
+def _tool_matrix(value: Any, where: str) -> np.ndarray:
+    """A tool frame given as a 4 x 4 matrix (4 lists of 4 numbers), checked rigid."""
+    if not (isinstance(value, list) and len(value) == 4
+            and all(isinstance(row, list) for row in value)):
+        raise ValueError(f"`{where}` must be a 4 x 4 matrix (4 lists of 4 numbers), got "
+                         f"{value!r:.60}")
+    return check_transform(where, np.array(
+        [_numbers(row, 4, f"{where}[{k}]") for k, row in enumerate(value)]))
 
 
 def _tool_row(tool: np.ndarray, row_type):
