@@ -442,18 +442,19 @@ def filter_block(kind, chain, gravity, independent, n_rotor, law, linear, x, p, 
                  wc, every, count, history, history_std, recorded):
     """Advance a filter over the samples ``q, dq, tau`` (k, n): for each, predict from the
     previous sample over ``periods[i]`` (its torque ``last_tau`` held or, ``linear``, going
-    linearly to this sample's), then update with its positions
-    (and velocities when ``velocity``); the first sample (``started[0] == 0``) sets the state's
-    ``q, dq`` instead. The process noise: ``process`` (L,) on the states, and ``torque`` (n,)
-    on the joints' torques, through the step; a joint whose velocity changes sign between the
-    state and the sample (``dq``, measured or not) or is within ``band`` of zero at either end
-    has twice its estimated Coulomb level (its ``SIGN`` columns' coefficients) added to its
-    torque's std for that step: Coulomb friction may switch inside the period (a sign model chatters about zero while the joint
-    sticks), which one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in
-    every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every
-    ``every``-th writes ``theta`` and its std into ``history``, ``history_std`` at row
-    ``recorded[0]``. Returns ``(status, index)`` of the first failing sample (``OK, -1`` when
-    none failed); a failing sample leaves ``x`` and ``p`` as they were before it."""
+    linearly to this sample's), then update with its positions (and velocities when
+    ``velocity``); the first sample (``started[0] == 0``) sets the state's ``q, dq`` instead.
+    ``law``: the friction's columns (the module). The process noise: ``process`` (L,) on the
+    states, and ``torque`` (n,) on the joints' torques, through the step; a joint whose
+    velocity changes sign between the state and the sample (``dq``, measured or not) or is
+    within ``band`` of zero at either end has twice its estimated Coulomb level (its ``SIGN``
+    columns' coefficients) added to its torque's std for that step: Coulomb friction may
+    switch inside the period (a sign model chatters about zero while the joint sticks), which
+    one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in every joint,
+    through M^-1, on the Panda twin). ``count[0]`` counts the samples; every ``every``-th
+    writes ``theta`` and its std into ``history``, ``history_std`` at row ``recorded[0]``.
+    Returns ``(status, index)`` of the first failing sample (``OK, -1`` when none failed); a
+    failing sample leaves ``x`` and ``p`` as they were before it."""
     n = q.shape[1]
     m = 2 * n if velocity else n
     size = x.size
