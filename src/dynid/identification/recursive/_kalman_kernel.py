@@ -83,10 +83,9 @@ def _model(theta, independent, n, n_rotor, pi, rotor, friction):
 
 @kernel
 def _friction_column(code, shape, v, sign):
-    """One friction column at velocity ``v`` and its damping, the secant ``column / v`` of an
-    odd column (at ``v = 0`` its slope): ``VELOCITY`` v (1), ``SIGN`` the given ``sign`` (0:
-    a step stays explicit), ``ONE`` 1 (0), ``ATAN`` (2/pi) atan(shape v) (its secant, from
-    (2/pi) shape at rest down to 1 / |v| far from it)."""
+    """One friction column at velocity ``v`` and its slope d/dv: ``VELOCITY`` v (1), ``SIGN``
+    the given ``sign`` (0: a step stays explicit), ``ONE`` 1 (0), ``ATAN`` (2/pi) atan(shape
+    v) ((2/pi) shape / (1 + (shape v)^2))."""
     if code == VELOCITY:
         return v, 1.0
     if code == SIGN:
@@ -94,10 +93,7 @@ def _friction_column(code, shape, v, sign):
     if code == ONE:
         return 1.0, 0.0
     scaled = shape * v
-    value = 2.0 / np.pi * np.arctan(scaled)
-    if abs(scaled) < 1e-6:  # atan(u) / u = 1 - u^2 / 3 + ...
-        return value, 2.0 / np.pi * shape * (1.0 - scaled * scaled / 3.0)
-    return value, value / v
+    return 2.0 / np.pi * np.arctan(scaled), 2.0 / np.pi * shape / (1.0 + scaled * scaled)
 
 
 @kernel
@@ -143,8 +139,7 @@ def _dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, fr
               frozen):
     """At ``q, dq`` (each (1, n)) under ``tau`` (n,): ``residual`` (n,) ``tau - c - g -
     tau_f``, ``mass[0]`` ``M(q)`` with the rotor inertias on its diagonal, and ``slope`` (n,)
-    each joint's friction damping, ``tau_f / dq`` of its odd columns (``_friction_column``;
-    >= 0: a negative one dropped). ``law``: the friction
+    each joint's ``d tau_f / d dq`` (``_friction_column``; >= 0: a negative one dropped). ``law``: the friction
     columns' codes (k,) and shape constants (k, n); ``friction`` (k, n) their coefficients.
     ``work`` (2, n): zero accelerations, then ``c + g``. ``signs`` (n,): the velocities' signs
     in a ``SIGN`` column, written (``frozen`` False) or read (True)."""
@@ -179,16 +174,15 @@ def _step(chain, gravity, independent, n_rotor, law, x, tau, tau_end, h, out, si
     derivative).
 
     The step is ROS2 (Verwer, Spee, Blom & Hundsdorfer 1999, SIAM J. Sci. Comput. 20(4)), a
-    second-order Rosenbrock W-method (second order whatever ``W``), with ``W = I - gamma h J``
-    built from the friction's stiff part only, ``J = [[0, I], [0, -M^-1 D]]``, ``D`` per joint
-    the friction's damping at the step's start (``_dynamics``): its velocity block is ``M +
-    gamma h D`` (one Cholesky). ``D`` is the secant ``tau_f / dq``, not the tangent: a
-    smoothed Coulomb term saturates, and a step linearised on its tangent away from rest
-    (nearly flat) overshoots through zero into the steep part and chatters; on the secant the
-    friction is a damper of the level it has, for which ROS2's stability function is in (0, 1)
-    (no overshoot). A steep friction (an arctan of 30 s/rad on a wrist of 0.012 kg m^2: ``h D
-    / M`` = 3 at 1 kHz, 30 at 100 Hz) makes Heun's explicit step diverge; with ``D = 0`` ROS2
-    is Heun's step."""
+    second-order Rosenbrock W-method (second order whatever ``W``; L-stable with the exact
+    Jacobian), with ``W = I - gamma h J`` built from the friction's stiff part only, ``J =
+    [[0, I], [0, -M^-1 D]]``, ``D`` per joint the friction's slope ``d tau_f / d dq`` at the
+    step's start: its velocity block is ``M + gamma h D`` (one Cholesky). A steep friction
+    (an arctan of 30 s/rad on a wrist of 0.012 kg m^2: ``h D / M`` = 3 at 1 kHz, 30 at 100
+    Hz) makes Heun's explicit step unstable about rest, where ROS2 damps it; with ``D = 0``
+    ROS2 is Heun's step. (The secant ``tau_f / dq`` in place of the slope damps a joint
+    leaving rest too much: on the TX40 at 100 Hz the filters then drove ``M`` indefinite
+    within 0.3 s.)"""
     rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta = chain
     n = zeta.shape[0]
     pi, rotor = np.empty((n, 10)), np.empty(n)
