@@ -139,8 +139,9 @@ def _dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, fr
               frozen):
     """At ``q, dq`` (each (1, n)) under ``tau`` (n,): ``residual`` (n,) ``tau - c - g -
     tau_f``, ``mass[0]`` ``M(q)`` with the rotor inertias on its diagonal, and ``slope`` (n,)
-    each joint's ``d tau_f / d dq`` (``_friction_column``; >= 0: a negative one dropped). ``law``: the friction
-    columns' codes (k,) and shape constants (k, n); ``friction`` (k, n) their coefficients.
+    each joint's ``d tau_f / d dq`` (``_friction_column``; >= 0: a negative one dropped).
+    ``law``: the friction columns' codes (k,) and shape constants (k, n); ``friction`` (k, n)
+    their coefficients.
     ``work`` (2, n): zero accelerations, then ``c + g``. ``signs`` (n,): the velocities' signs
     in a ``SIGN`` column, written (``frozen`` False) or read (True)."""
     codes, shapes = law
