@@ -56,7 +56,10 @@ draw of 3 there (4.4 %); the square-root forms the same to the digits shown. A f
 0.5-1.9 s (EKF about 0.5-1.3 s, UKF 1.0-1.9 s, SR-UKF 0.7-1.6 s). The step matters there:
 with Heun's step (ROS2 with ``D = 0``) the EKF diverged at sample 420 (27 %) and the UKF
 ended at 5.9 % on standardNoise; with the torque held instead of linear, every filter
-diverged within 0.3 s (``M`` indefinite).
+diverged within 0.3 s (``M`` indefinite). From zero friction (the TX40's Coulomb levels are
+up to 7.8 N m) every filter diverged at the default ``friction_std`` of 1 N m; at 10 N m the
+UKF ended at 0.25-0.36 % (2 draws, standardNoise and highPositionNoise) and the EKF still
+diverged.
 """
 
 from __future__ import annotations
