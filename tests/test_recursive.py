@@ -12,7 +12,7 @@ from dynid.data import read_rosbag
 from dynid.data.dataset import with_accelerations
 from dynid.excitation.optimize import random_fourier
 from dynid.excitation.trajectory import FourierTrajectory
-from dynid.friction.models import ViscousCoulomb
+from dynid.friction.models import Sigmoid, ViscousCoulomb
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.idim import identify
 from dynid.identification.recursive import METHODS
@@ -248,8 +248,8 @@ def test_kalman_refuses_bad_input(arm, closed_loop):
     robot, _ = arm
     with pytest.raises(ValueError, match="`method`"):
         KalmanFilter(robot, method="pf")
-    with pytest.raises(ValueError, match="`friction`"):
-        KalmanFilter(robot, friction=load_robot("arm3").friction)  # arctan: not compiled
+    with pytest.raises(TypeError, match="`friction`"):
+        KalmanFilter(robot, friction=Sigmoid(*np.ones((3, 3))))  # not linear
     with pytest.raises(ValueError, match="`start`"):
         KalmanFilter(robot, start=np.ones((2, 10)))
     with pytest.raises(ValueError, match="`alpha`"):

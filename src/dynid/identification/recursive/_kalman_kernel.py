@@ -2,15 +2,21 @@
 the EKF, square-root EKF, UKF and square-root UKF recursions over a block of samples.
 
 State ``x = [q (n), dq (n), theta (r)]``: ``theta`` the base parameters of a linear model
-(rigid body, rotor inertias, viscous + Coulomb + offset friction; ``LinearModel`` layout),
-turned into the equivalent full parameters (the coefficients at their representative columns,
-zero elsewhere: ``Y pi_eq = Y_b theta`` exactly) for the compiled dynamics. The acceleration
-``ddq = M(q)^-1 (tau - c(q, dq) - g(q) - tau_f(dq))`` comes from the RNEA with ``ddq = 0``
-(``c + g``) and the composite-rigid-body ``M`` with the rotor inertias on its diagonal,
-solved by its Cholesky factor (leaves of ``dynid.dynamics._kernels``). One step over a sample
-period ``h`` with the torque held (the log's zero-order hold) is Heun's (RK2): two
-accelerations, local error O(h^3) in ``q`` and ``dq``; ``theta`` is constant (a random walk
-through the process noise).
+(rigid body, rotor inertias, linear friction; ``LinearModel`` layout), turned into the
+equivalent full parameters (the coefficients at their representative columns, zero
+elsewhere: ``Y pi_eq = Y_b theta`` exactly) for the compiled dynamics. The friction is any
+model linear in its coefficients whose columns are fixed functions of the joint's velocity,
+given to the kernels as ``law = (codes (k,), shapes (k, n))``: column ``c`` of joint ``j`` is
+``VELOCITY`` dq, ``SIGN`` sign(dq), ``ONE`` 1 or ``ATAN`` (2/pi) atan(shapes[c, j] dq)
+(viscous-Coulomb-offset: VELOCITY, SIGN, ONE; Szabó's arctan: ATAN k_v, ATAN delta,
+VELOCITY). The acceleration ``ddq = M(q)^-1 (tau - c(q, dq) - g(q) - tau_f(dq))`` comes from
+the RNEA with ``ddq = 0`` (``c + g``) and the composite-rigid-body ``M`` with the rotor
+inertias on its diagonal, solved by its Cholesky factor (leaves of
+``dynid.dynamics._kernels``). One step over a sample period ``h``, the torque held (the log's
+zero-order hold) or linear between the samples, is ROS2, a Rosenbrock W-method (``_step``):
+two accelerations, local error O(h^3) in ``q`` and ``dq``, stable under a steep friction
+slope where Heun's explicit step is not (and Heun's step where the friction has no slope);
+``theta`` is constant (a random walk through the process noise).
 
 Measurement: the positions and, when ``velocity`` is set, the velocities: ``y = H x`` with
 ``H`` selecting the first m = n or 2n entries (linear, so every filter's update is the
@@ -49,6 +55,9 @@ from dynid.dynamics._kernels import (
 
 OK, NOT_DEFINITE, NOT_FINITE = 0, 1, 2
 EKF, SREKF, UKF, SRUKF = 0, 1, 2, 3
+# the friction columns a kernel evaluates (``_friction_column``): v, sign(v), 1, (2/pi) atan(s v)
+VELOCITY, SIGN, ONE, ATAN = 0, 1, 2, 3
+_GAMMA = 1.0 + 1.0 / np.sqrt(2.0)  # ROS2's
 # central-difference step: cbrt(eps) of the entry's size (the error's best trade-off)
 _STEP = 6e-6
 
@@ -56,7 +65,7 @@ _STEP = 6e-6
 @kernel
 def _model(theta, independent, n, n_rotor, pi, rotor, friction):
     """``theta`` -> the equivalent link parameters ``pi`` (n, 10), rotor inertias (n,) and
-    viscous-Coulomb-offset coefficients ``friction`` (3, n)."""
+    friction coefficients ``friction`` (k, n), type-major (one row per friction column)."""
     pi[:, :] = 0.0
     rotor[:] = 0.0
     friction[:, :] = 0.0
@@ -73,11 +82,69 @@ def _model(theta, independent, n, n_rotor, pi, rotor, friction):
 
 
 @kernel
-def _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, friction,
-                  q, dq, tau, work, rot, pos, state, force, moment, mass, ddq, signs, frozen):
-    """``ddq`` (n,) at ``q, dq`` (each (1, n)) under ``tau`` (n,); False where ``M`` is not
-    positive definite. ``work`` (2, n): zero accelerations, then ``c + g``. ``signs`` (n,):
-    the velocities' signs in the Coulomb term, written (``frozen`` False) or read (True)."""
+def _friction_column(code, shape, v, sign):
+    """One friction column at velocity ``v`` and its slope d/dv: ``VELOCITY`` v (1), ``SIGN``
+    the given ``sign`` (0: a step stays explicit), ``ONE`` 1 (0), ``ATAN`` (2/pi) atan(shape
+    v) ((2/pi) shape / (1 + (shape v)^2))."""
+    if code == VELOCITY:
+        return v, 1.0
+    if code == SIGN:
+        return sign, 0.0
+    if code == ONE:
+        return 1.0, 0.0
+    scaled = shape * v
+    return 2.0 / np.pi * np.arctan(scaled), 2.0 / np.pi * shape / (1.0 + scaled * scaled)
+
+
+@kernel
+def _cholesky(mass):
+    """``mass`` (n, n) -> its lower Cholesky factor in place; False where not positive
+    definite."""
+    n = mass.shape[0]
+    for j in range(n):
+        total = mass[j, j]
+        for c in range(j):
+            total -= mass[j, c] * mass[j, c]
+        if not total > 0.0:
+            return False
+        pivot = np.sqrt(total)
+        mass[j, j] = pivot
+        for i in range(j + 1, n):
+            total = mass[i, j]
+            for c in range(j):
+                total -= mass[i, c] * mass[j, c]
+            mass[i, j] = total / pivot
+    return True
+
+
+@kernel
+def _solve(factor, rhs):
+    """``rhs <- (L L^T)^-1 rhs`` for the lower factor ``L`` in ``factor``, in place."""
+    n = rhs.size
+    for i in range(n):
+        total = rhs[i]
+        for c in range(i):
+            total -= factor[i, c] * rhs[c]
+        rhs[i] = total / factor[i, i]
+    for i in range(n - 1, -1, -1):
+        total = rhs[i]
+        for c in range(i + 1, n):
+            total -= factor[c, i] * rhs[c]
+        rhs[i] = total / factor[i, i]
+
+
+@kernel
+def _dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, friction, law,
+              q, dq, tau, work, rot, pos, state, force, moment, mass, residual, slope, signs,
+              frozen):
+    """At ``q, dq`` (each (1, n)) under ``tau`` (n,): ``residual`` (n,) ``tau - c - g -
+    tau_f``, ``mass[0]`` ``M(q)`` with the rotor inertias on its diagonal, and ``slope`` (n,)
+    each joint's ``d tau_f / d dq`` (``_friction_column``; >= 0: a negative one dropped).
+    ``law``: the friction columns' codes (k,) and shape constants (k, n); ``friction`` (k, n)
+    their coefficients.
+    ``work`` (2, n): zero accelerations, then ``c + g``. ``signs`` (n,): the velocities' signs
+    in a ``SIGN`` column, written (``frozen`` False) or read (True)."""
+    codes, shapes = law
     n = zeta.shape[0]
     work[0, :] = 0.0
     _poses(rev, k0, kc, ks, p0, pc, ps, pl, q, 0, rot, pos)
@@ -89,66 +156,74 @@ def _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor
         v = dq[0, i]
         if not frozen:
             signs[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-        ddq[i] = (tau[i] - work[1, i]
-                  - (friction[0, i] * v + friction[1, i] * signs[i] + friction[2, i]))
+        torque, rate = 0.0, 0.0
+        for k in range(codes.size):
+            value, derivative = _friction_column(codes[k], shapes[k, i], v, signs[i])
+            torque += friction[k, i] * value
+            rate += friction[k, i] * derivative
+        residual[i] = tau[i] - work[1, i] - torque
+        slope[i] = max(rate, 0.0)
         mass[0, i, i] += rotor[i]
-    # Cholesky M = L L^T in place (lower triangle), then the two triangular solves
-    for j in range(n):
-        total = mass[0, j, j]
-        for c in range(j):
-            total -= mass[0, j, c] * mass[0, j, c]
-        if not total > 0.0:
-            return False
-        pivot = np.sqrt(total)
-        mass[0, j, j] = pivot
-        for i in range(j + 1, n):
-            total = mass[0, i, j]
-            for c in range(j):
-                total -= mass[0, i, c] * mass[0, j, c]
-            mass[0, i, j] = total / pivot
-    for i in range(n):
-        total = ddq[i]
-        for c in range(i):
-            total -= mass[0, i, c] * ddq[c]
-        ddq[i] = total / mass[0, i, i]
-    for i in range(n - 1, -1, -1):
-        total = ddq[i]
-        for c in range(i + 1, n):
-            total -= mass[0, c, i] * ddq[c]
-        ddq[i] = total / mass[0, i, i]
-    return True
 
 
 @kernel
-def _step(chain, gravity, independent, n_rotor, x, tau, h, out, signs, frozen):
-    """Heun's step of the state ``x`` over ``h`` under ``tau`` into ``out``; False where ``M``
-    is not positive definite. ``signs`` (2, n): the Coulomb signs of the two stages, written
-    or, ``frozen``, read (the EKF's differences hold them: the sign's jump has no
-    derivative)."""
+def _step(chain, gravity, independent, n_rotor, law, x, tau, tau_end, h, out, signs, frozen):
+    """One step of the state ``x`` over ``h`` into ``out``, the torque going linearly from
+    ``tau`` to ``tau_end`` (the same array: held); False where ``M`` (or ``W``) is not
+    positive definite. ``signs`` (2, n): the ``SIGN`` columns' signs of the two stages,
+    written or, ``frozen``, read (the EKF's differences hold them: the sign's jump has no
+    derivative).
+
+    The step is ROS2 (Verwer, Spee, Blom & Hundsdorfer 1999, SIAM J. Sci. Comput. 20(4)), a
+    second-order Rosenbrock W-method (second order whatever ``W``; L-stable with the exact
+    Jacobian), with ``W = I - gamma h J`` built from the friction's stiff part only, ``J =
+    [[0, I], [0, -M^-1 D]]``, ``D`` per joint the friction's slope ``d tau_f / d dq`` at the
+    step's start: its velocity block is ``M + gamma h D`` (one Cholesky). A steep friction
+    (an arctan of 30 s/rad on a wrist of 0.012 kg m^2: ``h D / M`` = 3 at 1 kHz, 30 at 100
+    Hz) makes Heun's explicit step unstable about rest, where ROS2 damps it; with ``D = 0``
+    ROS2 is Heun's step. (The secant ``tau_f / dq`` in place of the slope damps a joint
+    leaving rest too much: on the TX40 at 100 Hz the filters then drove ``M`` indefinite
+    within 0.3 s.)"""
     rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta = chain
     n = zeta.shape[0]
-    pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((3, n))
+    pi, rotor = np.empty((n, 10)), np.empty(n)
+    friction = np.empty((law[0].size, n))
     _model(x[2 * n:], independent, n, n_rotor, pi, rotor, friction)
     rot, pos, state = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 9))
-    force, moment, mass = np.empty((n, 3)), np.empty((n, 3)), np.empty((1, n, n))
+    force, moment = np.empty((n, 3)), np.empty((n, 3))
+    first_mass, second_mass = np.empty((1, n, n)), np.empty((1, n, n))
     work, q, dq = np.empty((2, n)), np.empty((1, n)), np.empty((1, n))
-    first, second = np.empty(n), np.empty(n)
+    first, second, slope = np.empty(n), np.empty(n), np.empty(n)
     q[0, :] = x[:n]
     dq[0, :] = x[n:2 * n]
-    if not _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor,
-                         friction, q, dq, tau, work, rot, pos, state, force, moment, mass,
-                         first, signs[0], frozen):
-        return False
+    _dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, friction, law,
+              q, dq, tau, work, rot, pos, state, force, moment, first_mass, first, slope,
+              signs[0], frozen)
+    gh = _GAMMA * h
+    w = first_mass[0].copy()
     for i in range(n):
-        q[0, i] = x[i] + h * x[n + i]
+        w[i, i] += gh * slope[i]
+    if not _cholesky(w):
+        return False
+    _solve(w, first)  # k1's velocity part, (M + gamma h D)^-1 r1
+    for i in range(n):  # y + h k1, k1's position part dq + gamma h k1_v
+        q[0, i] = x[i] + h * (x[n + i] + gh * first[i])
         dq[0, i] = x[n + i] + h * first[i]
-    if not _acceleration(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor,
-                         friction, q, dq, tau, work, rot, pos, state, force, moment, mass,
-                         second, signs[1], frozen):
+    _dynamics(rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta, gravity, pi, rotor, friction, law,
+              q, dq, tau_end, work, rot, pos, state, force, moment, second_mass, second,
+              slope, signs[1], frozen)
+    if not _cholesky(second_mass[0]):
         return False
+    _solve(second_mass[0], second)  # f's velocity part at y + h k1
     for i in range(n):
-        out[i] = x[i] + 0.5 * h * (x[n + i] + dq[0, i])
-        out[n + i] = x[n + i] + 0.5 * h * (first[i] + second[i])
+        second[i] -= 2.0 * first[i]
+    rhs = first_mass[0] @ second  # W's velocity row: (M + gamma h D) k2_v = M (a2 - 2 k1_v)
+    _solve(w, rhs)
+    for i in range(n):
+        k1_q = x[n + i] + gh * first[i]
+        k2_q = dq[0, i] - 2.0 * k1_q + gh * rhs[i]
+        out[i] = x[i] + h * (1.5 * k1_q + 0.5 * k2_q)
+        out[n + i] = x[n + i] + h * (1.5 * first[i] + 0.5 * rhs[i])
     out[2 * n:] = x[2 * n:]
     return True
 
@@ -227,34 +302,38 @@ def _measure(kind, x, p, y, noise):
 
 
 @kernel
-def _input_columns(chain, gravity, independent, n_rotor, x, tau, h, torque, columns, signs):
-    """``columns[:, j] = torque[j] d step / d tau_j`` (central differences; the step is nearly
-    linear in the torque): the process noise that a torque error of std ``torque[j]`` brings.
-    False where ``M`` is not positive definite."""
+def _input_columns(chain, gravity, independent, n_rotor, law, x, tau, tau_end, h, torque,
+                   columns, signs):
+    """``columns[:, j] = torque[j] d step / d tau_j`` (central differences, the torque's both
+    ends shifted; the step is nearly linear in the torque): the process noise that a torque
+    error of std ``torque[j]`` brings. False where ``M`` is not positive definite."""
     size = x.size
-    shifted = tau.copy()
+    shifted, shifted_end = tau.copy(), tau_end.copy()
     plus, minus = np.empty(size), np.empty(size)
     for j in range(tau.size):
         columns[:, j] = 0.0
         if torque[j] == 0.0:
             continue
-        delta = 1e-3 * max(abs(tau[j]), torque[j], 1e-6)
-        shifted[j] = tau[j] + delta
-        if not _step(chain, gravity, independent, n_rotor, x, shifted, h, plus, signs, True):
+        delta = 1e-3 * max(abs(tau[j]), abs(tau_end[j]), torque[j], 1e-6)
+        shifted[j], shifted_end[j] = tau[j] + delta, tau_end[j] + delta
+        if not _step(chain, gravity, independent, n_rotor, law, x, shifted, shifted_end, h,
+                     plus, signs, True):
             return False
-        shifted[j] = tau[j] - delta
-        if not _step(chain, gravity, independent, n_rotor, x, shifted, h, minus, signs, True):
+        shifted[j], shifted_end[j] = tau[j] - delta, tau_end[j] - delta
+        if not _step(chain, gravity, independent, n_rotor, law, x, shifted, shifted_end, h,
+                     minus, signs, True):
             return False
-        shifted[j] = tau[j]
+        shifted[j], shifted_end[j] = tau[j], tau_end[j]
         for i in range(size):
             columns[i, j] = torque[j] * (plus[i] - minus[i]) / (2.0 * delta)
     return True
 
 
 @kernel
-def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, torque, gamma,
-             wm, wc):
-    """Propagate the state and ``P`` (or its factor) over ``h`` under ``tau``; process std
+def _predict(kind, chain, gravity, independent, n_rotor, law, x, p, tau, tau_end, h, process,
+             torque, gamma, wm, wc):
+    """Propagate the state and ``P`` (or its factor) over ``h``, the torque going from ``tau``
+    to ``tau_end`` (``_step``); process std
     ``process`` (L,) on each state and ``torque`` (n,) on each joint's torque (through the
     step: ``_input_columns``). Returns a status."""
     size = x.size
@@ -262,11 +341,12 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
     top = 2 * n
     new = np.empty(size)
     signs, scratch = np.empty((2, n)), np.empty((2, n))
-    if not _step(chain, gravity, independent, n_rotor, x, tau, h, new, signs, False):
+    if not _step(chain, gravity, independent, n_rotor, law, x, tau, tau_end, h, new, signs,
+                 False):
         return NOT_DEFINITE
     inputs = np.empty((size, n))
-    if not _input_columns(chain, gravity, independent, n_rotor, x, tau, h, torque, inputs,
-                          signs):
+    if not _input_columns(chain, gravity, independent, n_rotor, law, x, tau, tau_end, h, torque,
+                          inputs, signs):
         return NOT_DEFINITE
     if kind == EKF or kind == SREKF:
         jac = np.eye(size)
@@ -278,12 +358,12 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
                 spread = np.sqrt(np.sum(p[j, :j + 1] ** 2))
             delta = _STEP * max(abs(x[j]), spread, 1e-9)
             shifted[j] = x[j] + delta
-            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, plus, signs,
-                         True):
+            if not _step(chain, gravity, independent, n_rotor, law, shifted, tau, tau_end, h,
+                         plus, signs, True):
                 return NOT_DEFINITE
             shifted[j] = x[j] - delta
-            if not _step(chain, gravity, independent, n_rotor, shifted, tau, h, minus, signs,
-                         True):
+            if not _step(chain, gravity, independent, n_rotor, law, shifted, tau, tau_end, h,
+                         minus, signs, True):
                 return NOT_DEFINITE
             shifted[j] = x[j]
             for i in range(top):
@@ -316,8 +396,8 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
         for j in range(size):
             for sign in range(2):
                 shifted = start + (gamma if sign == 0 else -gamma) * root[:, j]
-                if not _step(chain, gravity, independent, n_rotor, shifted, tau, h,
-                             points[1 + j + sign * size], scratch, False):
+                if not _step(chain, gravity, independent, n_rotor, law, shifted, tau, tau_end,
+                             h, points[1 + j + sign * size], scratch, False):
                     return NOT_DEFINITE
         mean = wm[0] * points[0]
         for i in range(1, 2 * size + 1):
@@ -352,28 +432,31 @@ def _predict(kind, chain, gravity, independent, n_rotor, x, p, tau, h, process, 
 
 
 @kernel
-def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, started, q, dq,
-                 tau, periods, velocity, noise, process, torque, band, gamma, wm, wc, every, count,
-                 history, history_std, recorded):
+def filter_block(kind, chain, gravity, independent, n_rotor, law, linear, x, p, last_tau,
+                 started, q, dq, tau, periods, velocity, noise, process, torque, band, gamma, wm,
+                 wc, every, count, history, history_std, recorded):
     """Advance a filter over the samples ``q, dq, tau`` (k, n): for each, predict from the
-    previous sample (``last_tau`` held over ``periods[i]``), then update with its positions
-    (and velocities when ``velocity``); the first sample (``started[0] == 0``) sets the state's
-    ``q, dq`` instead. The process noise: ``process`` (L,) on the states, and ``torque`` (n,)
-    on the joints' torques, through the step; a joint whose velocity changes sign between the
-    state and the sample (``dq``, measured or not) or is within ``band`` of zero at either end
-    has twice its estimated Coulomb level added to its torque's std for that step: Coulomb
-    friction may switch inside the period (a sign model chatters about zero while the joint
-    sticks), which one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in
-    every joint, through M^-1, on the Panda twin). ``count[0]`` counts the samples; every
-    ``every``-th writes ``theta`` and its std into ``history``, ``history_std`` at row
-    ``recorded[0]``. Returns ``(status, index)`` of the first failing sample (``OK, -1`` when
-    none failed); a failing sample leaves ``x`` and ``p`` as they were before it."""
+    previous sample over ``periods[i]`` (its torque ``last_tau`` held or, ``linear``, going
+    linearly to this sample's), then update with its positions (and velocities when
+    ``velocity``); the first sample (``started[0] == 0``) sets the state's ``q, dq`` instead.
+    ``law``: the friction's columns (the module). The process noise: ``process`` (L,) on the
+    states, and ``torque`` (n,) on the joints' torques, through the step; a joint whose
+    velocity changes sign between the state and the sample (``dq``, measured or not) or is
+    within ``band`` of zero at either end has twice its estimated Coulomb level (its ``SIGN``
+    columns' coefficients) added to its torque's std for that step: Coulomb friction may
+    switch inside the period (a sign model chatters about zero while the joint sticks), which
+    one step with the sign of its ends cannot follow (errors of 1e-2 rad/s in every joint,
+    through M^-1, on the Panda twin). ``count[0]`` counts the samples; every ``every``-th
+    writes ``theta`` and its std into ``history``, ``history_std`` at row ``recorded[0]``.
+    Returns ``(status, index)`` of the first failing sample (``OK, -1`` when none failed); a
+    failing sample leaves ``x`` and ``p`` as they were before it."""
     n = q.shape[1]
     m = 2 * n if velocity else n
     size = x.size
     y = np.empty(m)
     spread = np.empty(n)
-    pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((3, n))
+    codes = law[0]
+    pi, rotor, friction = np.empty((n, 10)), np.empty(n), np.empty((codes.size, n))
     saved_x, saved_p = x.copy(), p.copy()
     for k in range(q.shape[0]):
         saved_x[:] = x  # a failing sample leaves the state as it was before it
@@ -384,9 +467,12 @@ def filter_block(kind, chain, gravity, independent, n_rotor, x, p, last_tau, sta
             for i in range(n):  # Coulomb friction may switch inside the period
                 spread[i] = torque[i]
                 if x[n + i] * dq[k, i] <= 0.0 or min(abs(x[n + i]), abs(dq[k, i])) < band:
-                    spread[i] += 2.0 * abs(friction[1, i])
-            status = _predict(kind, chain, gravity, independent, n_rotor, x, p, last_tau,
-                              periods[k], process, spread, gamma, wm, wc)
+                    for c in range(codes.size):
+                        if codes[c] == SIGN:
+                            spread[i] += 2.0 * abs(friction[c, i])
+            status = _predict(kind, chain, gravity, independent, n_rotor, law, x, p, last_tau,
+                              tau[k] if linear else last_tau, periods[k], process, spread,
+                              gamma, wm, wc)
             if status == OK:
                 y[:n] = q[k]
                 if velocity:

@@ -3,29 +3,35 @@ UKF (BIRDy's DDIM family: Leboutet et al. 2021, "Inertial parameter identificati
 robotics: a survey", Applied Sciences 11(9), 2021; the filters of ``_kalman_kernel``).
 
 The state is ``x = [q, dq, theta]`` with ``theta`` the *base parameters* of the robot's linear
-model (rigid body, rotor inertias when identified, and viscous + Coulomb + offset friction:
-the layout of ``identify``), so every entry of ``theta`` is identifiable; the dynamics use
-their equivalent full parameters. The process is the forward dynamics driven by the measured
-torque, held over one sample period (Heun's step, compiled); the measurement the positions
-and, unless ``velocity_std=None``, the velocities. Every sample's work runs in one compiled
-kernel per block; Python sees a block at a time.
+model (rigid body, rotor inertias when identified, and the coefficients of a linear friction
+model: viscous + Coulomb + offset, or Szabó's arctan with its fixed shape constants; the
+layout of ``identify``), so every entry of ``theta`` is identifiable; the dynamics use their
+equivalent full parameters. The process is the forward dynamics driven by the measured
+torque over one sample period (a Rosenbrock step, ROS2, compiled: stable under the steep
+slope of a smoothed Coulomb term, ``_kalman_kernel._step``), the torque linear between two
+samples (``torque_hold="linear"``, a sampled continuous torque) or held (``"zero"``, the
+staircase of a torque commanded once per sample, as the closed-loop twin logs it); the
+measurement the positions and, unless ``velocity_std=None``, the velocities. Every sample's
+work runs in one compiled kernel per block; Python sees a block at a time.
 
 - ``KalmanFilter``: the online object, ``update(q, dq, ddq, tau)`` with ``(n,)`` or ``(k, n)``
   arrays (``ddq`` is not used: the filter integrates the dynamics; it may be None), the
   current ``coefficients``, ``std``, ``covariance``, ``state`` and ``n_samples``.
 - ``identify_kalman(robot, logs, method=...)``: the batch face (the estimator contract), each
   log filtered from its first sample with the estimate carried on; ``decimate`` keeps every
-  d-th sample (the torque of the kept sample held over d periods: an approximation that
-  grows with d; on the Panda, d = 5 left 4 % error where d = 1 left 0.2 %).
+  d-th sample (the torque between two kept samples linear, or with ``torque_hold="zero"`` the
+  kept sample's held over d periods: an approximation that grows with d; on the Panda, held,
+  d = 5 left 4 % error where d = 1 left 0.2 %).
 
 The start: ``start`` link parameters ``(n, 10)`` (``Problem.start``; default the robot's own,
 its nominal values), rotor inertias the robot's, friction coefficients zero (the robot's when
-its model is viscous-Coulomb); its std ``parameter_std`` times each base parameter's size
-(not below ``parameter_std`` times 1e-3 of the largest rigid-body one: a parameter the start
-says is zero stays near it unless the data insist), ``friction_std``
-[N m, N m s/rad] for the friction coefficients.
+its model has the same columns: the same type and shape constants); its std
+``parameter_std`` times each base parameter's size (not below ``parameter_std`` times 1e-3
+of the largest rigid-body one: a parameter the start says is zero stays near it unless the
+data insist), ``friction_std`` [N m, N m s/rad] for the friction coefficients.
 
-What they achieve (measured on this workplace's shared 2-core machine, one BLAS thread; start:
+What they achieve (measured with Heun's step and the torque held, before the Rosenbrock step
+and the linear hold; on this workplace's shared 2-core machine, one BLAS thread; start:
 the link parameters with 15 % Gaussian errors, friction at the truth, 7.8 % relative error of
 the base parameters; the Panda's closed-loop twin on a 10 s random Fourier reference at 1 kHz,
 L = 78): with torque noise 0.05 N m (``torque_std=0.05``) EKF 0.94 % relative error in 5.1 s,
@@ -37,6 +43,23 @@ from a linearisation where ``M(q)`` is nearly singular or a joint sticks, can ov
 an indefinite ``M(q)`` (the arm at ``velocity_std=1e-2``, the Panda at ``1e-3``), which the
 filter reports (``KalmanDivergedError``, ``converged=False``); the UKF ran in every setting
 tried.
+
+On BIRDy's TX40 protocol (``dynid.benchmark``: the truth's Coulomb term smoothed as
+``fc (2/pi) atan(30 dq)``, identified with the ``Arctan`` columns; the filtered log
+decimated to 100 Hz, 901 samples; the defaults; 3 draws of 15 % link errors per profile, the
+start's friction the nominal robot's; shared 2-core machine), the relative error of the
+rigid-body and rotor base parameters, EKF / UKF (OLS on the same log): lowPositionNoise
+0.36 / 0.35 % (0.90 %), standardNoise 0.37-0.42 % both (0.88 %), highTorqueNoise
+0.94-1.0 % both (0.81 %), highPositionNoise 0.27 / 0.26 % (22 %), highPositionTorqueNoise
+1.2 % both (18 %), lowPositionHighTorqueNoise 1.6-1.8 % (1.3 %), the EKF diverging in 1
+draw of 3 there (4.4 %); the square-root forms the same to the digits shown. A fit took
+0.5-1.9 s (EKF about 0.5-1.3 s, UKF 1.0-1.9 s, SR-UKF 0.7-1.6 s). The step matters there:
+with Heun's step (ROS2 with ``D = 0``) the EKF diverged at sample 420 (27 %) and the UKF
+ended at 5.9 % on standardNoise; with the torque held instead of linear, every filter
+diverged within 0.3 s (``M`` indefinite). From zero friction (the TX40's Coulomb levels are
+up to 7.8 N m) every filter diverged at the default ``friction_std`` of 1 N m; at 10 N m the
+UKF ended at 0.25-0.36 % (2 draws, standardNoise and highPositionNoise) and the EKF still
+diverged.
 """
 
 from __future__ import annotations
@@ -50,7 +73,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array, as_link_table, as_vector
 from dynid.data.dataset import Dataset
 from dynid.dynamics._chain import chain_arrays
-from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
+from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification.estimate import Estimate
 from dynid.identification.linear.idim import linear_template
 from dynid.identification.model import LinearModel
@@ -59,13 +82,44 @@ from dynid.identification.recursive._threads import one_blas_thread
 from dynid.identification.recursive.rls import joint_block
 from dynid.robot import Robot
 
-__all__ = ["KALMAN_METHODS", "KalmanDivergedError", "KalmanFilter", "identify_kalman"]
+__all__ = ["KALMAN_METHODS", "KalmanDivergedError", "KalmanFilter", "friction_law",
+           "identify_kalman"]
 
 KALMAN_METHODS = {"ekf": kernels.EKF, "srekf": kernels.SREKF, "ukf": kernels.UKF,
                   "srukf": kernels.SRUKF}
 _STATUS = {kernels.NOT_DEFINITE: "M(q) or a covariance lost positive definiteness",
            kernels.NOT_FINITE: "the state became NaN or infinite"}
 
+
+
+def friction_law(friction: FrictionModel) -> tuple[NDArray, NDArray]:
+    """``(codes (k,), shapes (k, n))``: the columns of a linear friction model as the kernel
+    evaluates them (``_kalman_kernel``: ``VELOCITY``, ``SIGN``, ``ONE``, ``ATAN`` with its
+    shape constant [s/rad]), in the model's coefficient order; a TypeError naming `friction`
+    for a model whose columns are not fixed functions of the velocity."""
+    n = friction.n_joints
+    zero = np.zeros(n)
+    if type(friction) is NoFriction:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, n))
+    if type(friction) is ViscousCoulomb:
+        codes = (kernels.VELOCITY, kernels.SIGN, kernels.ONE)
+        shapes = (zero, zero, zero)
+    elif type(friction) is Arctan:
+        codes = (kernels.ATAN, kernels.ATAN, kernels.VELOCITY)
+        shapes = (friction.k_v, friction.delta, zero)
+    else:
+        raise TypeError("`friction` must be a linear model whose columns are fixed functions "
+                        "of the joint velocity (ViscousCoulomb, Arctan or NoFriction), got "
+                        f"{type(friction).__name__}")
+    return np.array(codes, dtype=np.int64), np.array(shapes, dtype=float)
+
+
+def _same_columns(one: FrictionModel, other: FrictionModel) -> bool:
+    """Whether two friction models have the same columns (type and shape constants)."""
+    if type(one) is not type(other) or one.n_joints != other.n_joints:
+        return False
+    return all(np.array_equal(a, b) for a, b in zip(friction_law(one), friction_law(other),
+                                                    strict=True))
 
 
 class KalmanDivergedError(ValueError):
@@ -91,8 +145,13 @@ class KalmanFilter:
     ``stick_band`` [rad/s] of zero over a step has twice its Coulomb level added (the friction
     may switch inside the step: ``_kalman_kernel.filter_block``); ``parameter_drift``: the std of
     ``theta``'s random walk per step, relative to its start std (0: constant parameters).
-    ``friction``: ``ViscousCoulomb`` (default, its coefficients identified) or
-    ``NoFriction``. ``alpha``, ``beta``, ``kappa``: the unscented transform's (UKF, SR-UKF).
+    ``friction``: a linear model whose columns are fixed functions of the velocity,
+    ``ViscousCoulomb`` (default), ``Arctan`` (its shape constants kept, its coefficients
+    identified) or ``NoFriction`` (``friction_law``; another model: a TypeError).
+    ``torque_hold``: ``"linear"`` (the torque linear between two samples: a sampled continuous
+    torque, a filtered or decimated log) or ``"zero"`` (held over the period: a torque
+    commanded once per sample, as the closed-loop twin logs it). ``alpha``, ``beta``,
+    ``kappa``: the unscented transform's (UKF, SR-UKF).
     """
 
     def __init__(self, robot: Robot, *, method: str = "ekf", rate: float = 1000.0,
@@ -102,8 +161,8 @@ class KalmanFilter:
                  process_std: tuple[float, float] = (1e-7, 1e-4), torque_std: ArrayLike = 0.0,
                  stick_band: float = 0.02,
                  parameter_drift: float = 0.0, friction: FrictionModel | None = None,
-                 rotor_inertia: bool | None = None, alpha: float = 0.1, beta: float = 2.0,
-                 kappa: float = 0.0) -> None:
+                 rotor_inertia: bool | None = None, torque_hold: str = "linear",
+                 alpha: float = 0.1, beta: float = 2.0, kappa: float = 0.0) -> None:
         if not isinstance(robot, Robot):
             raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
         if method not in KALMAN_METHODS:
@@ -111,19 +170,26 @@ class KalmanFilter:
                              f"{method!r:.40}")
         n = robot.n_joints
         friction = ViscousCoulomb.zeros(n) if friction is None else friction
-        if type(friction) not in (ViscousCoulomb, NoFriction) or friction.n_joints != n:
-            raise ValueError("`friction` must be a ViscousCoulomb or NoFriction model of the "
-                             f"robot's {n} joints, got {type(friction).__name__}")
+        if not isinstance(friction, FrictionModel):
+            raise TypeError(f"`friction` must be a dynid friction model, got "
+                            f"{type(friction).__name__}")
+        self._law = friction_law(friction)
+        if friction.n_joints != n:
+            raise ValueError(f"`friction` must describe the robot's {n} joints, got "
+                             f"{friction.n_joints}")
+        if torque_hold not in ("zero", "linear"):
+            raise ValueError(f"`torque_hold` must be 'zero' or 'linear', got "
+                             f"{torque_hold!r:.40}")
+        self.torque_hold = torque_hold
         rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
         self.method = method
         self.rate = float(_positive("rate", rate, 1)[0])
         self.template = linear_template(robot, friction, rotor_inertia=rotor)
         base = self.template.base
         links = robot.parameters if start is None else as_link_table("start", start, n)
-        known = np.zeros(0)
-        if isinstance(friction, ViscousCoulomb):
-            known = (robot.friction.coefficients if isinstance(robot.friction, ViscousCoulomb)
-                     else np.zeros(3 * n))
+        known = np.zeros(self._law[0].size * n)
+        if known.size and _same_columns(friction, robot.friction):
+            known = np.asarray(robot.friction.coefficients, dtype=float)
         full = np.concatenate([np.ravel(links), robot.rotor_inertia if rotor else [], known])
         theta = base.base(full)
         relative = float(_positive("parameter_std", parameter_std, 1)[0])
@@ -256,7 +322,8 @@ class KalmanFilter:
         with one_blas_thread():
             status, where = kernels.filter_block(
                 KALMAN_METHODS[self.method], self._chain, self._gravity, self._independent,
-                self._n_rotor, self._x, self._p, self._last_tau, self._started, q, dq, tau,
+                self._n_rotor, self._law, self.torque_hold == "linear", self._x, self._p,
+                self._last_tau, self._started, q, dq, tau,
                 np.ascontiguousarray(steps), self.velocity_std is not None, self._noise,
                 self._process, self.torque_std, self.stick_band, self._gamma, self._wm,
                 self._wc, int(every), self._count, history, history_std,
