@@ -39,7 +39,8 @@ from dynid.data.dataset import sample_count, sample_times
 from dynid.dynamics import forward_dynamics, mass_matrix, rnea
 from dynid.robot import Robot
 
-__all__ = ["ClosedLoopError", "rk4_substeps"]
+__all__ = ["RESIMULATION_STEP_TIMES_RATE", "RK4_STABILITY", "STEP_TIMES_RATE", "ClosedLoopError",
+           "rk4_substeps"]
 
 
 class ClosedLoopError(ValueError):
@@ -49,6 +50,12 @@ class ClosedLoopError(ValueError):
 
 SAMPLES = 32
 STEP_TIMES_RATE = 0.5
+#: |h lambda| up to which RK4 is stable for a real (decaying) eigenvalue lambda: the real root
+#: of 1 - x + x^2 / 2 - x^3 / 6 + x^4 / 24 = 1
+RK4_STABILITY = 2.785
+#: the bound of a re-simulation (``dynid.identification.simulation``): stable with a margin of
+#: 1.39 in rho, for an estimate whose fastest mode is faster than its start's (see the module)
+RESIMULATION_STEP_TIMES_RATE = 2.0
 SLOWEST = 1e-3  # [rad/s]
 MOST = 1000  # substeps per period, beyond which the run would crawl: refused
 _GRID = 2000  # velocities per sign in the friction's scan
@@ -119,15 +126,23 @@ def fastest_rate(robot: Robot, t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray
 
 
 def rk4_substeps(robot: Robot, trajectory, *, duration: float, rate: float,
-                 start: float) -> int:
-    """The fewest RK4 steps per control period ``1 / rate`` with ``h rho <= STEP_TIMES_RATE``,
-    ``rho`` the fastest rate of the truth along the reference (see the module)."""
+                 start: float, step_times_rate: float = STEP_TIMES_RATE) -> int:
+    """The fewest RK4 steps per control period ``1 / rate`` with ``h rho <= step_times_rate``
+    (default ``STEP_TIMES_RATE``), ``rho`` the fastest rate of the truth along the reference
+    (see the module). A larger bound (below RK4's stability limit, 2.785 on the real axis)
+    trades accuracy in the fastest mode for speed: the simulation-based identification
+    methods' re-simulations use ``RESIMULATION_STEP_TIMES_RATE``."""
+    if isinstance(step_times_rate, bool) or not (
+            isinstance(step_times_rate, (int, float, np.floating))
+            and 0 < step_times_rate <= RK4_STABILITY):
+        raise ValueError(f"`step_times_rate` must be a number in (0, {RK4_STABILITY}] (RK4's "
+                         f"stability limit), got {step_times_rate!r:.40}")
     stride = max(1, -(-(sample_count(duration, rate) - 1) // (SAMPLES - 1)))
     t = sample_times(duration, rate, start, rows=slice(None, None, stride))  # <= SAMPLES
     q, dq, ddq = trajectory.sample(t)
     rho = fastest_rate(robot, t, np.asarray(q, dtype=float), np.asarray(dq, dtype=float),
                        np.asarray(ddq, dtype=float))
-    substeps = max(1, math.ceil(rho / rate / STEP_TIMES_RATE))
+    substeps = max(1, math.ceil(rho / rate / step_times_rate))
     if substeps > MOST:
         raise ClosedLoopError(
             f"the truth's fastest dynamics along the reference ({rho:.3g} 1/s) need "
