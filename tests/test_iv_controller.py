@@ -82,3 +82,29 @@ def test_iv_with_a_computed_torque_controller_is_the_shorthand():
         given = identify_iv(robot, ready, reference, controller=law, iterations=2)
     np.testing.assert_allclose(given.coefficients, shorthand.coefficients, rtol=1e-12,
                                atol=1e-12)
+
+
+def test_iv_runs_on_the_tx40_protocol_under_its_pd_loop():
+    """The benchmark's TX40 problem: the PD loop at 1 kHz (``runner._controller``), the log
+    filtered and decimated to 100 Hz (10 control periods per sample). At sigma_q 1e-2 deg the
+    OLS estimate is no plant: IV's first instruments come from the nominal parameters, so the
+    runner fits IV once per draw (``START_DEPENDENT_METHODS``)."""
+    from dynid.benchmark import protocol
+    from dynid.benchmark import runner as runner_module
+    from dynid.identification.methods import IDENTIFICATION_METHODS
+
+    truth = load_robot("tx40")
+    run = protocol.experiment(truth, duration=3.0)
+    law = runner_module._controller(run)
+    start = protocol.draw_starts(truth, 1, seed=0)[0]
+    robot = protocol.nominal_robot(run.truth, start)
+    log = protocol.noisy_log(run, protocol.profile("highPositionNoise"))
+    assert round(law.rate * (log.t[1] - log.t[0])) == 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        iv = identify_iv(robot, log, run.trajectory, controller=law, friction=run.friction)
+    assert np.isfinite(iv.coefficients).all() and iv.report["iterations"] >= 1
+    assert iv.report["first_instruments"] in ("ols", "nominal")
+    assert runner_module.skip_reason(IDENTIFICATION_METHODS["iv"], run.gains) is None
+    assert not runner_module.start_free(IDENTIFICATION_METHODS["iv"])
+    assert runner_module.start_free(IDENTIFICATION_METHODS["ols"])
