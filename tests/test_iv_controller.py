@@ -94,7 +94,7 @@ def test_iv_runs_on_the_tx40_protocol_under_its_pd_loop():
     from dynid.identification.methods import IDENTIFICATION_METHODS
 
     truth = load_robot("tx40")
-    run = protocol.experiment(truth, duration=3.0)
+    run = protocol.experiment(truth, duration=10.0)
     law = runner_module._controller(run)
     start = protocol.draw_starts(truth, 1, seed=0)[0]
     robot = protocol.nominal_robot(run.truth, start)
@@ -104,6 +104,14 @@ def test_iv_runs_on_the_tx40_protocol_under_its_pd_loop():
         warnings.simplefilter("ignore")
         iv = identify_iv(robot, log, run.trajectory, controller=law, friction=run.friction)
     assert np.isfinite(iv.coefficients).all() and iv.report["iterations"] >= 1
+    # position noise in the regressor: IV well below OLS on the protocol's 10 s log (8 draws:
+    # median 5.1 % against 22 %); not on every log: a 3 s one gives OLS 2 %, IV 16 %
+    from dynid.identification.estimate import Estimate
+
+    ols = identify(robot, log, friction=run.friction)
+    errors = [runner_module.score(Estimate(m.report["method"], m, 0.0, True, ""), run.truth,
+                                  run.validation)["parameter_error"] for m in (iv, ols)]
+    assert errors[0] < 0.5 * errors[1], errors
     assert iv.report["first_instruments"] in ("ols", "nominal")
     assert runner_module.skip_reason(IDENTIFICATION_METHODS["iv"], run.gains) is None
     assert not runner_module.start_free(IDENTIFICATION_METHODS["iv"])

@@ -240,8 +240,10 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
             # OLS on noisy regressors may be no plant (M(q) indefinite): the first instruments
             # from the robot's own (nominal, CAD) link parameters with OLS's friction instead,
             # as IDIM-IV may start from a priori values (Janot, Vandanjon & Gautier 2014)
-            nominal = robot.with_friction(model.friction.with_coefficients(
-                model.friction_parameters))
+            own = robot.friction
+            nominal = robot if (type(own) is type(model.friction) and own.coefficients.size
+                                == model.friction.coefficients.size) else \
+                robot.with_friction(model.friction.with_coefficients(model.friction_parameters))
             try:
                 moments = instruments(nominal)
             except ValueError as second:
@@ -253,9 +255,18 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         estimator = IV().fit_moments(moments, factors)
         change = float(np.linalg.norm(estimator.coef_[:rank] - coefficients[:rank])
                        / np.linalg.norm(coefficients[:rank]))
+        converged = change < tolerance
+        if not converged and history and change > history[-1]:
+            # the iterates move apart (the instruments of a noisier estimate are weaker):
+            # the last estimate, with the step that went away named
+            warnings.warn(
+                f"IV iteration {iteration}: the estimate moved by {change:.2g}, more than "
+                f"the {history[-1]:.2g} before: the iterates diverge; kept iteration "
+                f"{iteration - 1}'s estimate (not converged)", IVConvergenceWarning,
+                stacklevel=2)
+            return model
         coefficients = estimator.coef_
         history.append(change)
-        converged = change < tolerance
         report = fit_report(estimator, kind="torque", n_samples=n_samples,
                             iterations=iteration, changes=history, converged=converged,
                             first_instruments=first_plant)
