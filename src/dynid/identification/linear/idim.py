@@ -172,9 +172,10 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     after ``iterations`` — then an ``IVConvergenceWarning``; ``report["converged"]`` says which.
     Where the OLS start is no plant (position noise in the regressor: M(q) indefinite), the
     first instruments come from the robot's own model (its link parameters and, when it is the
-    fitted kind, its friction; ``report["first_instruments"]`` is "nominal"); an iterate that
-    is no plant, or a step larger than the one before (iterates moving apart), ends the fit on
-    the previous estimate with an ``IVConvergenceWarning``.
+    fitted kind, its friction; ``report["first_instruments"]`` is "nominal"). An estimate that
+    is no plant ends the fit on it (it gives no instruments), a step larger than the one before
+    (iterates moving apart) on the estimate before that step; both with an
+    ``IVConvergenceWarning``.
     Unlike OLS it stays unbiased when the regressor is built from noisy, filtered
     measurements. Every log must be uniformly sampled (resample first). ``rotor_inertia`` and
     ``offsets`` (each log its own torque offsets) as in ``identify``; the offsets' deviation
