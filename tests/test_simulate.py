@@ -393,3 +393,48 @@ def test_cos_sin_near_is_cos_and_sin_of_the_stage_angle(x):
         # to the rounding of the functions and of the sum x + delta itself
         tolerance = 4e-16 + np.spacing(abs(x) + abs(delta))
         assert abs(c - np.cos(x + delta)) <= tolerance and abs(s - np.sin(x + delta)) <= tolerance
+
+
+@pytest.mark.parametrize("law", ["impedance", "computed-torque"])
+def test_resimulation_is_the_closed_loop_bit_for_bit(law):
+    """``Resimulation`` (the reference sampled once, plant after plant) gives
+    simulate_closed_loop's exact signals for each plant, with a controller's encoders and a
+    start time; a diverging plant is a ClosedLoopError."""
+    from dynid.simulate import ClosedLoopError, Controller
+    from dynid.simulate.twin import Resimulation
+
+    robot = load_robot("arm3").with_friction(_arm3_friction()["arctan"])
+    reference = _Sines(3, seed=7)
+    encoders = {"resolution": 1e-5, "velocity_from_positions": True}
+    controller = (Controller.impedance([300.0] * 3, [20.0] * 3, **encoders)
+                  if law == "impedance" else Controller.computed_torque(robot, 25.0, **encoders))
+    loop = Resimulation(robot, reference, duration=0.4, controller=controller, start=0.25)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        plant = robot.with_parameters(robot.parameters * (1 + 0.1 * rng.standard_normal((3, 10))))
+        substeps = loop.substeps(plant)
+        run = loop.run(plant, substeps)
+        whole = simulate_closed_loop(plant, reference, duration=0.4, start=0.25,
+                                     controller=Controller(**{**controller.__dict__,
+                                                              "substeps": substeps}))
+        for name in ("t", "q", "dq", "ddq", "tau"):
+            assert np.array_equal(getattr(run, name), getattr(whole, name)), name
+    assert loop.substeps(plant, step_times_rate=2.0) <= loop.substeps(plant)
+    stiff = Controller.impedance([1e9] * 3, [1.0] * 3, rate=200.0)
+    with pytest.raises(ClosedLoopError, match="diverged"):
+        Resimulation(robot, reference, duration=0.5, controller=stiff).run(robot, 2)
+    with pytest.raises(ValueError, match="`substeps`"):
+        loop.run(robot, 0)
+
+
+def test_substeps_bound_is_checked_and_looser_bounds_take_fewer_steps():
+    from dynid.simulate._substeps import RK4_STABILITY, rk4_substeps
+
+    robot = load_robot("arm3").with_friction(_arm3_friction()["arctan"])
+    options = {"duration": 0.5, "rate": 1000.0, "start": 0.0}
+    counts = [rk4_substeps(robot, _Sines(3, seed=8), step_times_rate=bound, **options)
+              for bound in (0.25, 0.5, 2.0)]
+    assert counts[0] >= counts[1] >= counts[2] >= 1 and counts[0] > counts[2]
+    for bad in (0.0, RK4_STABILITY + 0.1, True, "1"):
+        with pytest.raises(ValueError, match="`step_times_rate`"):
+            rk4_substeps(robot, _Sines(3, seed=8), step_times_rate=bad, **options)

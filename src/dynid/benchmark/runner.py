@@ -49,9 +49,9 @@ from dynid.benchmark.protocol import (
 )
 from dynid.robot import Robot
 
-__all__ = ["SETTINGS_FILE", "START_FREE_FAMILIES", "START_FREE_METHODS", "BenchmarkRun",
-           "check_settings", "collect", "pending_runs", "run_benchmark", "score", "skip_reason",
-           "start_free"]
+__all__ = ["SETTINGS_FILE", "START_DEPENDENT_METHODS", "START_FREE_FAMILIES",
+           "START_FREE_METHODS", "BenchmarkRun", "check_settings", "collect", "pending_runs",
+           "run_benchmark", "score", "skip_reason", "start_free"]
 
 SETTINGS_FILE = "settings.json"
 
@@ -63,11 +63,16 @@ START_FREE_FAMILIES = frozenset({"linear"})
 #: methods of other families whose estimate reads neither the start nor the nominal
 #: parameters: recursive least squares (started exactly from the data, no prior)
 START_FREE_METHODS = frozenset({"rls"})
+#: methods of the start-free families that read the nominal parameters all the same: IDIM-IV
+#: takes its first instruments from the robot's nominal parameters where the OLS estimate is
+#: no plant (TX40, sigma_q 1e-2 deg: every noise draw), so one fit per draw
+START_DEPENDENT_METHODS = frozenset({"iv"})
 
 
 def start_free(method) -> bool:
     """Whether ``method``'s estimate is the same from every draw (one fit per profile)."""
-    return method.family in START_FREE_FAMILIES or method.name in START_FREE_METHODS
+    return ((method.family in START_FREE_FAMILIES or method.name in START_FREE_METHODS)
+            and method.name not in START_DEPENDENT_METHODS)
 
 
 def _registry() -> dict:

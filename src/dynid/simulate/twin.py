@@ -44,6 +44,7 @@ from dynid._progress import Progress
 from dynid._validation import as_vector
 from dynid.data.dataset import Dataset, sample_count, sample_times
 from dynid.dynamics import rnea
+from dynid.dynamics._chain import chain_arrays
 from dynid.friction._compiled import compiled_friction
 from dynid.robot import Robot
 from dynid.robot.inertia import from_com, transform_parameters
@@ -57,8 +58,8 @@ from dynid.simulate._substeps import ClosedLoopError, rk4_substeps
 from dynid.simulate.contacts import Contact, contact_table, external_torques
 from dynid.simulate.controller import Controller
 
-__all__ = ["PAYLOAD_RADIUS", "PIECE_SAMPLES", "SensorModel", "closed_loop_pieces",
-           "simulate_closed_loop", "simulate_open_loop", "with_payload"]
+__all__ = ["PAYLOAD_RADIUS", "PIECE_SAMPLES", "Resimulation", "SensorModel",
+           "closed_loop_pieces", "simulate_closed_loop", "simulate_open_loop", "with_payload"]
 
 # the payload of ``with_payload``: a uniform solid sphere of this radius [m] about its CoM
 PAYLOAD_RADIUS = 0.05
@@ -392,3 +393,87 @@ class _ClosedLoop:
             self.tracking += np.sum((q - q_d) ** 2, axis=0)
             yield Dataset(t=t, q=q, dq=dq, tau=tau, ddq=ddq,
                           metadata={"source": "digital twin (closed loop, exact signals)"})
+
+
+class Resimulation:
+    """One reference tracked under one control law, simulated again with plant after plant of
+    the same chain (``robot``'s joints): what the simulation-based identification methods do
+    dozens of times per fit. The reference is sampled, the controller's model built and the
+    arrays allocated once; each ``run`` is the compiled loop alone, the exact signals of
+    ``simulate_closed_loop(plant, trajectory, duration=duration, start=start,
+    controller=replace(controller, substeps=substeps))`` bit for bit (no sensor: the
+    controller's own encoders act inside the loop). ``substeps`` tells how many RK4 steps a
+    plant needs (``rk4_substeps``); the caller decides how often to ask."""
+
+    def __init__(self, robot: Robot, trajectory, *, duration: float, controller: Controller,
+                 start: float = 0.0) -> None:
+        if not isinstance(robot, Robot):
+            raise TypeError(f"`robot` must be a dynid Robot, got {type(robot).__name__}")
+        if not isinstance(controller, Controller):
+            raise TypeError(f"`controller` must be a dynid.simulate.Controller, got "
+                            f"{type(controller).__name__}")
+        _check(robot, trajectory)
+        n = robot.n_joints
+        self.robot, self.trajectory, self.law = robot, trajectory, controller
+        self.duration, self.start = float(duration), float(start)
+        self.n_samples = sample_count(duration, controller.rate)
+        if self.n_samples < 2:
+            raise ValueError(f"`duration`: {duration!r:.30} s at {controller.rate:g} Hz is "
+                             "fewer than 2 samples")
+        self.t = sample_times(duration, controller.rate, start)
+        self.q_d, self.dq_d, self.ddq_d = (np.ascontiguousarray(x, dtype=float)
+                                           for x in trajectory.sample(self.t))
+        kp, kd = controller.gains(n)
+        self.kp = np.ascontiguousarray(kp, dtype=float)
+        self.kd = np.ascontiguousarray(kd, dtype=float)
+        self.model = model_arrays(controller.model_for(robot))
+        self.chain = tuple(chain_arrays(robot))
+        self.no_contacts = contact_table(robot, None)
+
+    def substeps(self, plant: Robot, *, step_times_rate: float | None = None) -> int:
+        """The controller's own substeps when it states them, else the fewest RK4 steps per
+        period for ``plant`` along the reference (``rk4_substeps``, with ``step_times_rate``
+        when given)."""
+        if self.law.substeps is not None:
+            return self.law.substeps
+        options = {} if step_times_rate is None else {"step_times_rate": step_times_rate}
+        return rk4_substeps(plant, self.trajectory, duration=self.duration, rate=self.law.rate,
+                            start=self.start, **options)
+
+    def run(self, plant: Robot, substeps: int) -> Dataset:
+        """The exact closed-loop signals of ``plant`` (``t``, ``q``, ``dq``, ``ddq`` and the
+        applied ``tau``, ``(N, n)``) with ``substeps`` RK4 steps per control period; a
+        ``ClosedLoopError`` where the loop diverges or ``M(q)`` is not positive definite."""
+        if plant.n_joints != self.robot.n_joints:
+            raise ValueError(f"`plant` has {plant.n_joints} joints, the loop's robot "
+                             f"{self.robot.n_joints}")
+        if isinstance(substeps, bool) or not (isinstance(substeps, (int, np.integer))
+                                              and substeps >= 1):
+            raise ValueError(f"`substeps` must be an integer >= 1, got {substeps!r:.40}")
+        n, total = plant.n_joints, self.n_samples
+        chain = self.chain if plant.joints is self.robot.joints else tuple(chain_arrays(plant))
+        truth = (*chain, np.array(plant.parameters, order="C"),
+                 np.array(plant.gravity, dtype=float),
+                 np.array(plant.rotor_inertia, dtype=float))
+        friction_code, friction_table = compiled_friction(plant.friction)
+        z0 = (plant.friction.states_along(self.t[:1], self.dq_d[:1])[0]
+              if plant.friction.stateful else np.zeros(n))
+        state = np.concatenate([self.q_d[0], self.dq_d[0], z0])
+        previous = np.zeros(n)
+        q, dq, ddq, tau = (np.empty((total, n)) for _ in range(4))
+        done = 0
+        while done < total:  # in blocks: Ctrl-C is seen between them
+            status, at = run_block(
+                truth, self.model, friction_code, friction_table, self.q_d, self.dq_d,
+                self.ddq_d, self.kp, self.kd, self.law.is_impedance, self.law.resolution,
+                bool(self.law.velocity_from_positions), float(self.law.rate), int(substeps),
+                done, min(total, done + _MAX_BLOCK), state, previous, q, dq, ddq, tau, self.t,
+                self.no_contacts, 0, total)
+            if status == DIVERGED:
+                raise ClosedLoopError(f"the closed loop diverged at t = {self.t[at]:.3f} s")
+            if status == NOT_POSITIVE_DEFINITE:
+                raise ClosedLoopError(f"M(q) of `plant` is not positive definite at t = "
+                                      f"{self.t[at]:.3f} s")
+            done = at
+        return Dataset(t=self.t, q=q, dq=dq, ddq=ddq, tau=tau,
+                       metadata={"source": "digital twin (closed loop, exact signals)"})

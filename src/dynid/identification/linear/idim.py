@@ -16,6 +16,7 @@ excite (a joint that never moves, too few poses) raise a ValueError that names t
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -38,6 +39,7 @@ from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.linear.estimators import IV, OLS, WLS
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
+from dynid.simulate.controller import Controller
 from dynid.simulate.twin import closed_loop_pieces
 
 __all__ = [
@@ -155,7 +157,7 @@ def robot_model(robot: Robot) -> LinearModel:
 
 
 def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
-                natural_frequency=20.0, controller: Robot | None = None,
+                natural_frequency=None, controller: Controller | Robot | None = None,
                 friction: FrictionModel | None = None, iterations: int = 5,
                 tolerance: float = 1e-2, method: Method = "rref",
                 rotor_inertia: bool | None = None, offsets: Offsets = "per-log"
@@ -163,16 +165,29 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     """IDIM-IV (Janot et al. 2014) for logs recorded in closed loop: one log, or several.
 
     Starting from OLS, the identified model (its equivalent parameters and friction) is
-    simulated under the same computed-torque controller (``controller`` model, default the
-    ``robot`` as given; gains from ``natural_frequency``) tracking the same ``reference``
+    simulated in closed loop under the controller that ran, tracking the same ``reference``
     trajectory (one for all logs, or a list: one per log); the regressor of that noise-free
     simulation is the instrument matrix, and the estimate is refreshed until it changes by less
     than ``tolerance`` (relative; iterates wander at the noise level, so 1 % by default) or
     after ``iterations`` — then an ``IVConvergenceWarning``; ``report["converged"]`` says which.
+    Where the OLS start is no plant (position noise in the regressor: M(q) indefinite), the
+    first instruments come from the robot's own model (its link parameters and, when it is the
+    fitted kind, its friction; ``report["first_instruments"]`` is "nominal"). An estimate that
+    is no plant ends the fit on it (it gives no instruments), a step larger than the one before
+    (iterates moving apart) on the estimate before that step; both with an
+    ``IVConvergenceWarning``.
     Unlike OLS it stays unbiased when the regressor is built from noisy, filtered
     measurements. Every log must be uniformly sampled (resample first). ``rotor_inertia`` and
     ``offsets`` (each log its own torque offsets) as in ``identify``; the offsets' deviation
     columns are their own instruments.
+
+    ``controller``: the control law that ran, a ``dynid.simulate.Controller`` (computed torque
+    or a joint impedance, a pure PD loop included, with its rate and encoders; one for all logs
+    or one per log; ``natural_frequency`` stays None), simulated at its own rate and taken at
+    the log's samples (each log sampled every whole number of control periods, e.g. decimated
+    after filtering); or the shorthand: a computed-torque law on the model ``controller`` (a
+    ``Robot``; default the ``robot`` as given) with ``natural_frequency`` w [rad/s] (default
+    20), run at the log's own rate.
     """
 
     if not (isinstance(iterations, int) and iterations >= 1):
@@ -185,6 +200,7 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
             raise ValueError(f"log {k + 1}: its {log.n_samples} samples are not a uniform grid "
                              f"over {log.duration:.6g} s at {1.0 / step:.6g} Hz (resample it "
                              "first)")
+    laws, strides = _iv_controllers(robot, logs, steps, controller, natural_frequency)
     model = identify(robot, logs[0] if len(logs) == 1 else logs, friction=friction,
                      method=method, rotor_inertia=rotor_inertia, offsets=offsets)
     deviations = deviation_names(model, logs, offsets)
@@ -193,32 +209,73 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     rank = model.base.rank
     coefficients = np.concatenate([model.coefficients, np.zeros(len(deviations))])
     history: list[float] = []
-    for iteration in range(1, iterations + 1):
-        plant = model.plant
-        # the model's closed loop on each log's reference, simulated piece by piece as the
+    first_plant = "ols"
+
+    def instruments(plant: Robot) -> Moments:
+        # the plant's closed loop on each log's reference, simulated piece by piece as the
         # fold takes its rows: a log of any length, one piece of its twin in memory at a time
         moments = Moments(factors.n_columns)
-        try:
+        if laws is None:  # the shorthand: computed torque at the log's rate
             simulated = [closed_loop_pieces(
                 plant, path, duration=log.duration, rate=1.0 / step,
-                natural_frequency=natural_frequency, controller=controller or robot,
-                start=float(log.t[0]), piece_samples=CHUNK_SAMPLES)
+                natural_frequency=20.0 if natural_frequency is None else natural_frequency,
+                controller=controller or robot, start=float(log.t[0]),
+                piece_samples=CHUNK_SAMPLES)
                 for log, path, step in zip(logs, references, steps, strict=True)]
-            fold_logs(model, logs, len(deviations), factors=Factors(factors.n_columns),
-                      instruments=simulated, moments=moments)
+        else:  # the law that ran, at its rate, taken at the log's samples
+            simulated = [_every(closed_loop_pieces(
+                plant, path, duration=log.duration, controller=law, start=float(log.t[0]),
+                piece_samples=CHUNK_SAMPLES * stride), stride)
+                for log, path, law, stride in zip(logs, references, laws, strides,
+                                                  strict=True)]
+        fold_logs(model, logs, len(deviations), factors=Factors(factors.n_columns),
+                  instruments=simulated, moments=moments)
+        return moments
+
+    for iteration in range(1, iterations + 1):
+        try:
+            moments = instruments(model.plant)
         except ValueError as error:
-            raise ValueError(
-                f"IV iteration {iteration}: the model identified so far cannot be simulated "
-                f"({error}); the log may be too noisy or too short for IV — use OLS/WLS"
-            ) from None
+            if iteration > 1:  # an iterate that is no plant: the last instruments' fit
+                warnings.warn(
+                    f"IV iteration {iteration}: the estimate cannot be simulated in closed "
+                    f"loop ({error}); kept the fit on the last simulated instruments (not "
+                    "converged: the log may be too noisy for IV's iterates to be plants)",
+                    IVConvergenceWarning, stacklevel=2)
+                return model
+            # OLS on noisy regressors may be no plant (M(q) indefinite): the first instruments
+            # from the robot's own (nominal, CAD) link parameters with OLS's friction instead,
+            # as IDIM-IV may start from a priori values (Janot, Vandanjon & Gautier 2014)
+            own = robot.friction
+            nominal = robot if (type(own) is type(model.friction) and own.coefficients.size
+                                == model.friction.coefficients.size) else \
+                robot.with_friction(model.friction.with_coefficients(model.friction_parameters))
+            try:
+                moments = instruments(nominal)
+            except ValueError as second:
+                raise ValueError(
+                    f"IV: neither the OLS estimate ({error}) nor the robot's nominal "
+                    f"parameters ({second}) can be simulated in closed loop: check the "
+                    "controller and the robot's parameters, or use OLS/WLS") from None
+            first_plant = "nominal"
         estimator = IV().fit_moments(moments, factors)
         change = float(np.linalg.norm(estimator.coef_[:rank] - coefficients[:rank])
                        / np.linalg.norm(coefficients[:rank]))
+        converged = change < tolerance
+        if not converged and history and change > history[-1]:
+            # the iterates move apart (the instruments of a noisier estimate are weaker):
+            # the last estimate, with the step that went away named
+            warnings.warn(
+                f"IV iteration {iteration}: the estimate moved by {change:.2g}, more than "
+                f"the {history[-1]:.2g} before: the iterates diverge; kept iteration "
+                f"{iteration - 1}'s estimate (not converged)", IVConvergenceWarning,
+                stacklevel=2)
+            return model
         coefficients = estimator.coef_
         history.append(change)
-        converged = change < tolerance
         report = fit_report(estimator, kind="torque", n_samples=n_samples,
-                            iterations=iteration, changes=history, converged=converged)
+                            iterations=iteration, changes=history, converged=converged,
+                            first_instruments=first_plant)
         if len(logs) > 1:
             report.update(_logs_report(model, logs, estimator, offsets, len(deviations)))
         model = dataclasses.replace(model, coefficients=estimator.coef_[:rank],
@@ -231,6 +288,47 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         IVConvergenceWarning, stacklevel=2,
     )
     return model
+
+
+def _iv_controllers(robot: Robot, logs: Sequence[Dataset], steps: Sequence[float], controller,
+                    natural_frequency) -> tuple[list[Controller] | None, list[int] | None]:
+    """IV's control laws, one per log, and each log's step in control periods; ``(None,
+    None)`` for the computed-torque shorthand (``controller`` a Robot or None)."""
+    listed = controller if isinstance(controller, (list, tuple)) else [controller]
+    if not any(isinstance(law, Controller) for law in listed):
+        if controller is not None and not isinstance(controller, Robot):
+            raise TypeError(f"`controller` must be a dynid.simulate.Controller (or one per "
+                            f"log), a Robot (the model of a computed-torque law) or None, got "
+                            f"{type(controller).__name__}")
+        return None, None
+    if natural_frequency is not None:
+        raise ValueError("`natural_frequency` belongs to the computed-torque shorthand; a "
+                         "Controller states its own gains: leave it out")
+    laws = per_log("controller", controller, len(logs))
+    strides = []
+    for k, (law, step) in enumerate(zip(laws, steps, strict=True)):
+        where = "" if len(logs) == 1 else f"[{k}]"
+        if not isinstance(law, Controller):
+            raise TypeError(f"`controller{where}` must be a dynid.simulate.Controller, got "
+                            f"{type(law).__name__}")
+        law.model_for(robot)  # its model has the robot's joints
+        periods = step * law.rate
+        if round(periods) < 1 or not math.isclose(periods, round(periods), rel_tol=1e-6):
+            raise ValueError(f"`data{where}` is sampled every {step:.6g} s, not a whole number "
+                             f"of the controller's periods (1 / {law.rate:g} Hz): resample it "
+                             "to a divisor of the control rate")
+        strides.append(round(periods))
+    return laws, strides
+
+
+def _every(pieces, stride: int):
+    """The pieces of a run at the control rate, every ``stride``-th sample of the whole."""
+    done = 0
+    for piece in pieces:
+        rows = np.arange((-done) % stride, piece.n_samples, stride)
+        done += piece.n_samples
+        if rows.size:
+            yield piece if stride == 1 else piece.select(rows)
 
 
 def _logs_report(model: LinearModel, logs: Sequence[Dataset], estimator, offsets: Offsets,

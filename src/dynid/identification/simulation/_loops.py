@@ -27,7 +27,9 @@ from dynid.identification._logs import per_log
 from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
-from dynid.simulate import ClosedLoopError, Controller, simulate_closed_loop
+from dynid.simulate import ClosedLoopError, Controller
+from dynid.simulate._substeps import RESIMULATION_STEP_TIMES_RATE
+from dynid.simulate.twin import Resimulation
 
 __all__ = ["MAX_HALVINGS", "NEGLIGIBLE_STEP", "ClosedLoops", "check_iterations", "within_std"]
 
@@ -105,6 +107,11 @@ class ClosedLoops:
                                  f"(1 / {law.rate:g} Hz), as the controller ran, got "
                                  f"{log.n_samples} samples {step:.6g} s apart")
         self.robot, self.logs = robot, listed
+        self.loops = [Resimulation(robot, path, duration=log.duration, controller=law,
+                                   start=float(log.t[0]))
+                      for log, path, law in zip(listed, self.references, self.controllers,
+                                                strict=True)]
+        self.substeps: list[int | None] = [None] * len(listed)  # per log, chosen at the start
         friction = default_friction(robot) if friction is None else friction
         if not isinstance(friction, FrictionModel) or not friction.linear:
             raise ValueError(f"`friction` must be a linear friction model, got "
@@ -144,20 +151,35 @@ class ClosedLoops:
                                    coefficients=self.template.base.regrouping @ full)
 
     def simulate(self, model: LinearModel) -> list[Dataset] | None:
-        """The exact closed-loop runs of ``model`` (its ``plant``) on every log's reference
-        under its controller, from the log's first time stamp; None where a run diverges, the
-        model's ``M(q)`` is not positive definite on it, its dynamics are not finite or too
-        fast to integrate at the control rate, or its link parameters are no robot's (a
-        negative mass: an estimate that is no plant)."""
+        """The closed-loop runs of ``model`` (its ``plant``) on every log's reference under its
+        controller, from the log's first time stamp; None where a run diverges, the model's
+        ``M(q)`` is not positive definite on it, its dynamics are not finite or too fast to
+        integrate at the control rate, or its link parameters are no robot's (a negative
+        mass: an estimate that is no plant).
+
+        Each log's loop is sampled once (``dynid.simulate.Resimulation``) and its RK4 substeps
+        chosen once, for the first plant simulated (the start), with the re-simulation's bound
+        ``h rho <= RESIMULATION_STEP_TIMES_RATE``; a later plant whose run fails is checked
+        again and, when it needs more substeps, run with them (kept for the rest of the fit).
+        """
         try:
             plant = model.plant
         except ValueError:  # the template is the robot's: only the values can be refused
             return None
         runs = []
-        for log, path, law in zip(self.logs, self.references, self.controllers, strict=True):
+        for k, loop in enumerate(self.loops):
             try:
-                run = simulate_closed_loop(plant, path, duration=log.duration, controller=law,
-                                           start=float(log.t[0]))
+                if self.substeps[k] is None:
+                    self.substeps[k] = loop.substeps(
+                        plant, step_times_rate=RESIMULATION_STEP_TIMES_RATE)
+                try:
+                    run = loop.run(plant, self.substeps[k])
+                except ClosedLoopError:  # a plant faster than the start: more substeps?
+                    needed = loop.substeps(plant, step_times_rate=RESIMULATION_STEP_TIMES_RATE)
+                    if needed <= self.substeps[k]:
+                        return None
+                    self.substeps[k] = needed
+                    run = loop.run(plant, needed)
             except ClosedLoopError:  # no plant: diverging, M(q) indefinite, dynamics not
                 return None  # finite or too fast to integrate at the control rate
             runs.append(run)

@@ -63,31 +63,37 @@ def _sensitivities(inertia, gain_matrix, regressor, kp, kd, step, from_positions
     (see the module) along one run: ``inertia`` ``M(q_s)`` ``(N, n, n)``, ``gain_matrix``
     ``G`` ``(N, n, n)`` (computed torque) or ``(0, n, n)`` (a joint impedance: the identity),
     ``regressor`` ``Y_b`` ``(N, n, p)``, gains ``(n,)``, the period ``step`` [s]. ``M`` is
-    solved by its Cholesky factor, in place, column by column."""
+    solved by its Cholesky factor, all ``p`` columns at once (the column index innermost, where
+    the loops are long and contiguous)."""
     samples, n, p = regressor.shape
     s = np.zeros((n, p))
     v = np.zeros((n, p))
     previous = np.zeros((n, p))
     feedback = np.empty((n, p))
+    work = np.empty((n, p))
     factor = np.empty((n, n))
-    column = np.empty(n)
     computed_torque = gain_matrix.shape[0] > 0
     for k in range(samples):
+        differenced = from_positions and k > 0
         for i in range(n):
             for j in range(p):
-                rate = (s[i, j] - previous[i, j]) / step if from_positions and k > 0 \
-                    else v[i, j]
+                rate = (s[i, j] - previous[i, j]) / step if differenced else v[i, j]
                 feedback[i, j] = kp[i] * s[i, j] + kd[i] * rate
-        for i in range(n):
-            for j in range(p):
-                if computed_torque:
-                    total = 0.0
-                    for m in range(n):
-                        total += gain_matrix[k, i, m] * feedback[m, j]
-                    tau_out[k, i, j] = -total
-                else:
-                    tau_out[k, i, j] = -feedback[i, j]
                 s_out[k, i, j] = s[i, j]
+        if computed_torque:
+            for i in range(n):
+                for j in range(p):
+                    work[i, j] = 0.0
+                for m in range(n):
+                    g = gain_matrix[k, i, m]
+                    for j in range(p):
+                        work[i, j] += g * feedback[m, j]
+                for j in range(p):
+                    tau_out[k, i, j] = -work[i, j]
+        else:
+            for i in range(n):
+                for j in range(p):
+                    tau_out[k, i, j] = -feedback[i, j]
         # M = L L^T
         for i in range(n):
             for j in range(i + 1):
@@ -95,21 +101,30 @@ def _sensitivities(inertia, gain_matrix, regressor, kp, kd, step, from_positions
                 for m in range(j):
                     total -= factor[i, m] * factor[j, m]
                 factor[i, j] = np.sqrt(total) if i == j else total / factor[j, j]
-        for j in range(p):
-            for i in range(n):
-                total = tau_out[k, i, j] - regressor[k, i, j]
-                for m in range(i):
-                    total -= factor[i, m] * column[m]
-                column[i] = total / factor[i, i]
-            for i in range(n - 1, -1, -1):
-                total = column[i]
-                for m in range(i + 1, n):
-                    total -= factor[m, i] * column[m]
-                column[i] = total / factor[i, i]
-            for i in range(n):
+        # work = M^-1 (dtau - Y_b): L y = b, then L^T x = y, every column at once
+        for i in range(n):
+            for j in range(p):
+                work[i, j] = tau_out[k, i, j] - regressor[k, i, j]
+            for m in range(i):
+                f = factor[i, m]
+                for j in range(p):
+                    work[i, j] -= f * work[m, j]
+            d = factor[i, i]
+            for j in range(p):
+                work[i, j] /= d
+        for i in range(n - 1, -1, -1):
+            for m in range(i + 1, n):
+                f = factor[m, i]
+                for j in range(p):
+                    work[i, j] -= f * work[m, j]
+            d = factor[i, i]
+            for j in range(p):
+                work[i, j] /= d
+        for i in range(n):
+            for j in range(p):
                 previous[i, j] = s[i, j]
-                s[i, j] += step * v[i, j] + 0.5 * step * step * column[i]
-                v[i, j] += step * column[i]
+                s[i, j] += step * v[i, j] + 0.5 * step * step * work[i, j]
+                v[i, j] += step * work[i, j]
 
 
 def _normal_equations(loops: ClosedLoops, model: LinearModel, runs: list[Dataset],
