@@ -117,6 +117,9 @@ def test_didim_reads_the_log_as_recorded(capsys, closed_loop_log):
      "`--natural-frequency` sets a computed-torque controller"),
     (["--controller", "none"], "`--controller none` is a pure PD impedance"),
     (["--rotor-inertia"], "leave out --rotor-inertia"),
+    (["--natural-frequency", "30", "30"], "`--natural-frequency` takes one value or one per "
+                                          "joint (3 for"),
+    (["--controller", "nowhere.yaml", "--natural-frequency", "30"], "`--controller`: "),
 ])
 def test_closed_loop_options_are_checked(capsys, closed_loop_log, argv, message):
     folder, _ = closed_loop_log
@@ -125,3 +128,44 @@ def test_closed_loop_options_are_checked(capsys, closed_loop_log, argv, message)
                  "--reference", str(folder / "traj.yaml"), *argv, "-o", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def pd_loop_log(tmp_path_factory):
+    """arm3 under a pure PD loop (no model: BIRDy's TX40 loop), 4 s at 1 kHz, noisy positions
+    (1e-3 rad) and 0.05 N m of torque noise; the reference beside it."""
+    from dynid.excitation import save_trajectory
+    from dynid.simulate import Controller, simulate_closed_loop
+
+    robot = load_robot("arm3")
+    reference = random_fourier(robot, seed=6)
+    law = Controller.impedance(400.0, 40.0)
+    log = simulate_closed_loop(robot, reference, duration=4.0, controller=law,
+                               sensor=SensorModel(torque_noise_std=0.05), seed=6)
+    folder = tmp_path_factory.mktemp("pd")
+    write_dataset(folder / "log.csv", log)
+    save_trajectory(folder / "traj.csv", reference, duration=4.0, rate=1000.0,
+                    allow_moving_ends=True)
+    return folder, log
+
+
+def test_iv_and_simulate_take_the_one_controller_option_set(capsys, pd_loop_log, tmp_path):
+    """IV re-simulates the loop that recorded the logs, whatever its law: a pure PD loop
+    (--controller none with --stiffness/--damping) on a log resampled to 200 Hz
+    (--control-rate: the loop ran at 1 kHz); `dynid simulate` reads the same options."""
+    folder, _ = pd_loop_log
+    loop = ["--controller", "none", "--stiffness", "400", "--damping", "40"]
+    payload = _json(capsys, ["identify", "arm3", str(folder / "log.csv"), "--method", "iv",
+                             "--reference", str(folder / "traj.yaml"), *loop, "--resample",
+                             "200", "--control-rate", "1000", "--json"])
+    assert payload["method"] == "iv" and payload["iterations"] >= 1
+    assert payload["first_instruments"] == "ols" and payload["relative_error_percent"] < 5.0
+    capsys.readouterr()
+    out = tmp_path / "pd.csv"
+    assert main(["simulate", "arm3", str(folder / "traj.yaml"), "-o", str(out), "--closed-loop",
+                 *loop, "--duration", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert "joint impedance" in summary["control_law"] and summary["controller"] == "none (PD)"
+    assert main(["simulate", "arm3", str(folder / "traj.yaml"), "-o", str(tmp_path / "x.csv"),
+                 "--closed-loop", "--controller", "none", "--duration", "1"]) == 2
+    assert "pure PD impedance" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from dynid.cli._common import (
     scheduler_option,
     stderr_progress,
 )
+from dynid.cli._controller import control_law, controller_options
 
 # `dynid identify --method`: the estimators of dynid.identification.ESTIMATORS, IDIM-IV,
 # dynid.identification.CONSTRAINED_METHODS and NLS, each with its own options here, then
@@ -46,9 +47,6 @@ _PENALISED = ("ridge", "elastic-net", "pc-ridge", "pc-elastic-net")
 # the registered methods that give physical link parameters (consistent by construction)
 _CONSISTENT_REGISTERED = ("pc-irls-huber", "pc-irls-tukey", "pc-ridge", "pc-elastic-net",
                           "pc-didim")
-# a computed-torque controller's default natural frequency [rad/s] (iv and the simulation-based
-# methods)
-_NATURAL_FREQUENCY = 20.0
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -108,23 +106,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--reference", metavar="TRAJ", nargs="+",
                           help="iv, didim, pc-didim, cloe, clie: the trajectory the controller "
                                "tracked (one for all logs, or one per log)")
-    identify.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
-                          metavar="W",
-                          help="iv, didim, pc-didim, cloe, clie: a computed-torque "
-                               "controller's gains, Kp = W^2, Kd = 2 W (default 20)")
-    identify.add_argument("--stiffness", type=Range(float, 0, 1e9), nargs="+", metavar="K",
-                          help="didim, pc-didim, cloe, clie: the controller was a joint "
-                               "impedance, K [N m/rad], one value or one per joint (with "
-                               "--damping)")
-    identify.add_argument("--damping", type=Range(float, 0, 1e9), nargs="+", metavar="D",
-                          help="didim, pc-didim, cloe, clie: the joint impedance's D "
-                               "[N m s/rad]")
-    identify.add_argument("--controller", metavar="ROBOT|none",
-                          help="didim, pc-didim, cloe, clie: the model inside the controller "
-                               "(default: the robot file's parameters; none: a pure PD "
-                               "impedance)")
+    controller_options(identify, "iv, didim, pc-didim, cloe, clie")
+    identify.add_argument("--control-rate", type=Range(float, high=100_000, above=0),
+                          metavar="HZ",
+                          help="iv, didim, pc-didim, cloe, clie: the controller's rate "
+                               "(default: the logs' sampling rate; iv takes logs sampled "
+                               "every whole number of control periods)")
     identify.add_argument("--velocity-from-positions", action="store_true", default=None,
-                          help="didim, pc-didim, cloe, clie: the controller fed back encoder "
+                          help="iv, didim, pc-didim, cloe, clie: the controller fed back encoder "
                                "differences, not measured velocities")
     renamed_option(identify, "--noise-std", "--noise", nargs="+")
     identify.add_argument("--noise", type=Range(float, high=1e6, above=0),
@@ -343,10 +332,11 @@ def _check_method_options(args: argparse.Namespace, constrained: Sequence[str]) 
     uses = {
         "--reference": ("reference", ("iv", *_CLOSED_LOOP)),
         "--natural-frequency": ("natural_frequency", ("iv", *_CLOSED_LOOP)),
-        "--stiffness": ("stiffness", _CLOSED_LOOP),
-        "--damping": ("damping", _CLOSED_LOOP),
-        "--controller": ("controller", _CLOSED_LOOP),
-        "--velocity-from-positions": ("velocity_from_positions", _CLOSED_LOOP),
+        "--stiffness": ("stiffness", ("iv", *_CLOSED_LOOP)),
+        "--damping": ("damping", ("iv", *_CLOSED_LOOP)),
+        "--controller": ("controller", ("iv", *_CLOSED_LOOP)),
+        "--control-rate": ("control_rate", ("iv", *_CLOSED_LOOP)),
+        "--velocity-from-positions": ("velocity_from_positions", ("iv", *_CLOSED_LOOP)),
         "--noise": ("noise", ("wls", "ml")),
         "--alpha": ("alpha", _PENALISED),
         "--l1-ratio": ("l1_ratio", ("elastic-net", "pc-elastic-net")),
@@ -533,18 +523,10 @@ def _write(args, model, parameters=None) -> None:
 
 
 def _identify_iv(args, robot, logs, checks, steps) -> int:
-    from dynid.excitation import load_trajectory
     from dynid.identification import identify_iv
 
-    if args.reference is None:
-        raise ValueError("`--method iv` needs `--reference`: the trajectory the controller "
-                         "tracked (the file written by `dynid excite`)")
-    if len(args.reference) not in (1, len(logs)):
-        raise ValueError(f"`--reference` takes one trajectory for all logs or one per log "
-                         f"({len(logs)}), got {len(args.reference)}")
-    references = [load_trajectory(path) for path in args.reference]
-    fit = {"reference": references[0] if len(references) == 1 else references,
-           "natural_frequency": args.natural_frequency or _NATURAL_FREQUENCY,
+    references, controller = _closed_loop(args, robot, logs)
+    fit = {"reference": references, "controller": controller,
            "friction": linear_friction(robot, args), "rotor_inertia": args.rotor_inertia,
            "offsets": args.offsets}
     model = identify_iv(robot, _one_or_all(logs), **fit)
@@ -665,56 +647,29 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
 
 def _closed_loop(args, robot, logs) -> tuple:
     """The references and the controller that recorded ``logs``, from the options: the
-    reference trajectories (one for all logs or one per log), the control law (computed
-    torque from --natural-frequency, or a joint impedance from --stiffness and --damping),
-    its model (--controller) and its rate (the logs' sampling, one sample per period)."""
+    reference trajectories (one for all logs or one per log) and the control law
+    (``dynid.cli._controller``) at --control-rate, by default the logs' sampling rate."""
     from dynid.data.preprocess import uniform_step
     from dynid.excitation import load_trajectory
-    from dynid.simulate import Controller
 
     if args.reference is None:
         raise ValueError(f"`--method {args.method}` needs `--reference`: the trajectory the "
-                         "controller tracked")
+                         "controller tracked (the file written by `dynid excite`)")
     if len(args.reference) not in (1, len(logs)):
         raise ValueError(f"`--reference` takes one trajectory for all logs or one per log "
                          f"({len(logs)}), got {len(args.reference)}")
     references = tuple(load_trajectory(path) for path in args.reference)
     if len(references) == 1:
         references = references[0]
-    rates = {round(1.0 / uniform_step(log), 6) for log in logs}
-    if len(rates) != 1:
-        raise ValueError(f"the logs were sampled at different rates ({sorted(rates)} Hz): the "
-                         "controller runs at one")
-    (rate,) = rates
-    if args.controller is None:
-        model = robot
-    elif args.controller.lower() == "none":
-        model = None
-    else:
-        model = loaded_robot(args, args.controller)
-        if model.n_joints != robot.n_joints:
-            raise ValueError(f"`--controller`: {args.controller!r} has {model.n_joints} "
-                             f"joints, the robot {robot.n_joints}")
-
-    def per_joint(values):
-        return None if values is None else (values[0] if len(values) == 1 else values)
-
-    sensing = {"rate": rate, "velocity_from_positions": bool(args.velocity_from_positions)}
-    if args.stiffness is not None or args.damping is not None:
-        if args.stiffness is None or args.damping is None:
-            raise ValueError("a joint impedance needs both `--stiffness` and `--damping`")
-        if args.natural_frequency is not None:
-            raise ValueError("`--natural-frequency` sets a computed-torque controller; "
-                             "`--stiffness` and `--damping` a joint impedance: give one")
-        controller = Controller.impedance(per_joint(args.stiffness), per_joint(args.damping),
-                                          model=model, **sensing)
-    else:
-        if model is None:
-            raise ValueError("`--controller none` is a pure PD impedance: give `--stiffness` "
-                             "and `--damping`")
-        controller = Controller.computed_torque(
-            model, args.natural_frequency or _NATURAL_FREQUENCY, **sensing)
-    return references, controller
+    rate = args.control_rate
+    if rate is None:
+        rates = {round(1.0 / uniform_step(log), 6) for log in logs}
+        if len(rates) != 1:
+            raise ValueError(f"the logs were sampled at different rates ({sorted(rates)} Hz): "
+                             "give the controller's with `--control-rate`")
+        (rate,) = rates
+    return references, control_law(args, robot, rate=rate,
+                                   velocity_from_positions=bool(args.velocity_from_positions))
 
 
 def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:

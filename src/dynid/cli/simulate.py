@@ -16,6 +16,7 @@ from dynid.cli._common import (
     robot_options,
     stderr_progress,
 )
+from dynid.cli._controller import control_law, controller_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,18 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     simulate.add_argument("--closed-loop", action="store_true",
                           help="closed-loop tracking, computed torque or joint impedance, "
                                "integrated by RK4 (default: open loop)")
-    simulate.add_argument("--natural-frequency", type=Range(float, high=10_000, above=0),
-                          nargs="+", metavar="W",
-                          help="closed loop, computed torque: Kp = W^2, Kd = 2 W [rad/s], one "
-                               "value or one per joint (default 20)")
-    simulate.add_argument("--stiffness", type=Range(float, 0, 1e9), nargs="+", metavar="K",
-                          help="closed loop, joint impedance instead: K [N m/rad], one value or "
-                               "one per joint (with --damping)")
-    simulate.add_argument("--damping", type=Range(float, 0, 1e9), nargs="+", metavar="D",
-                          help="closed loop, joint impedance: D [N m s/rad]")
-    simulate.add_argument("--controller", metavar="ROBOT",
-                          help="closed loop: the model inside the controller (default: the "
-                               "simulated robot without friction)")
+    controller_options(simulate, "closed loop")
     simulate.add_argument("--substeps", type=Range(int, 1, 10_000), metavar="N",
                           help="closed loop: RK4 steps per control period (default: the fewest "
                                "the robot's fastest dynamics allow, h |lambda| <= 0.5)")
@@ -135,14 +125,12 @@ def _simulate(args: argparse.Namespace) -> int:
                     "--stiffness": args.stiffness, "--damping": args.damping,
                     "--controller": args.controller, "--substeps": args.substeps}
     if args.closed_loop:
-        data = simulate_closed_loop(
-            robot, trajectory, duration=duration, rate=args.rate,
-            natural_frequency=per_joint(args.natural_frequency, None),
-            stiffness=per_joint(args.stiffness, None), damping=per_joint(args.damping, None),
-            controller=_named_robot("--controller", args.controller, args.tip) if args.controller
-            else None,
-            sensor=sensor, substeps=args.substeps, seed=args.seed,
-            progress=stderr_progress(args), contacts=contacts)
+        law = control_law(args, robot, rate=args.rate, resolution=args.position_resolution,
+                          velocity_from_positions=args.velocity_from_positions,
+                          substeps=args.substeps)
+        data = simulate_closed_loop(robot, trajectory, duration=duration, controller=law,
+                                    sensor=sensor, seed=args.seed,
+                                    progress=stderr_progress(args), contacts=contacts)
     elif any(value is not None for value in loop_options.values()):
         used = [flag for flag, value in loop_options.items() if value is not None]
         raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")
@@ -183,14 +171,3 @@ def _simulate(args: argparse.Namespace) -> int:
             print(f"  contact on {contact['link_name']} from {contact['start']:g} s to "
                   f"{contact['stop']:g} s, force {contact['force']} N")
     return 0
-
-
-def _named_robot(flag: str, name_or_path: str, tip: str | None):
-    """The robot an option names (a URDF's chain ending at ``tip``, --tip); its error names
-    the option."""
-    from dynid.robot import load_robot
-
-    try:
-        return load_robot(name_or_path, tip=tip)
-    except ValueError as error:
-        raise ValueError(f"`{flag}`: {error}") from None

@@ -27,20 +27,9 @@ def _linear_methods() -> tuple[Method, ...]:
         return Estimate("wls", model, 0.0, True, "closed form")
 
     def iv(problem: Problem, **options) -> Estimate:
-        controller = problem.controller[0]
-        if any(other.to_dict() != controller.to_dict() for other in problem.controller):
-            raise ValueError("method 'iv' simulates one controller for all logs: give one "
-                             "`controller`")
-        if controller.law != "computed-torque":
-            raise ValueError(f"method 'iv' simulates a computed-torque controller, the "
-                             f"logs' ran {controller.law!r}: use didim, cloe or clie")
-        if controller.resolution or controller.velocity_from_positions:
-            raise ValueError("method 'iv' simulates a controller reading exact positions and "
-                             "velocities: use didim, cloe or clie for encoder quantisation or "
-                             "velocities from positions")
         model = identify_iv(problem.robot, problem.logs, list(problem.references),
-                            natural_frequency=controller.natural_frequency,
-                            controller=controller.model, friction=problem.friction, **options)
+                            controller=list(problem.controller), friction=problem.friction,
+                            **options)
         converged = bool(model.report.get("converged", True))
         return Estimate("iv", model, 0.0, converged,
                         "converged" if converged else "iteration limit",
