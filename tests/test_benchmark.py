@@ -310,3 +310,27 @@ def test_the_commands_literals_are_the_protocols():
                     .split())
     for noise in protocol.PROFILES:
         assert noise.name in text
+
+
+def test_no_method_starts_from_the_truths_drives():
+    """BIRDy draws the whole parameter vector: the friction and rotor inertias a method is
+    given (the Kalman filters and the simulation-based methods start from them) are drawn at
+    15 % around the truth's, like the links — reproducibly, and never the truth itself."""
+    truth = load_robot("tx40")
+    simulated = protocol.simulated_truth(truth)
+    starts = protocol.draw_starts(truth, 25)
+    drives = protocol.draw_drive_starts(truth, 25)
+    assert [d.friction.tolist() for d in drives] == \
+        [d.friction.tolist() for d in protocol.draw_drive_starts(truth, 25)]
+    nonzero = simulated.friction.coefficients != 0
+    friction = np.array([d.friction[nonzero] for d in drives]) / \
+        simulated.friction.coefficients[nonzero]
+    rotor = np.array([d.rotor_inertia for d in drives]) / truth.rotor_inertia
+    assert all((d.friction[~nonzero] == 0).all() for d in drives)
+    for ratio in (friction, rotor):
+        assert (ratio > 0).all() and 0.08 < ratio.std() < 0.22 and abs(ratio.mean() - 1) < 0.05
+    given = protocol.nominal_robot(simulated, starts[0], drives[0])
+    assert type(given.friction) is type(simulated.friction)
+    assert_close(given.friction.coefficients, drives[0].friction, rtol=0, atol=0)
+    assert_close(given.rotor_inertia, drives[0].rotor_inertia, rtol=0, atol=0)
+    assert not np.allclose(given.friction.coefficients, simulated.friction.coefficients)

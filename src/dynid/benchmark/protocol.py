@@ -54,9 +54,12 @@ by the closed-loop twin, logged with noise), and the initial estimates drawn aro
   as a ``dynid.simulate.Controller`` at that rate.
 - ``draw_starts``: the initial estimates, each of the truth's link parameters times
   ``1 + spread * N(0, 1)`` (BIRDy: 15 %), seeded; a link drawn physically inconsistent is drawn
-  again (the consistent methods need a physical start). The draws change only the start of a
-  method (``Problem.start``) and the nominal parameters it is given (the robot's, from which
-  the constrained methods' prior and derived bounds come): never the data.
+  again (the consistent methods need a physical start). ``draw_drive_starts``: the friction
+  coefficients and rotor inertias drawn the same way (BIRDy draws the whole parameter vector).
+  The draws change only the start of a method (``Problem.start``) and the nominal parameters
+  it is given (the robot's: its friction and rotor inertias, from which the Kalman filters
+  and the simulation-based methods start, and its links, from which the constrained methods'
+  prior and derived bounds come): never the data.
 """
 
 from __future__ import annotations
@@ -81,9 +84,11 @@ __all__ = [
     "PROFILES",
     "SMOOTH_COULOMB",
     "ControlGains",
+    "DriveStart",
     "Experiment",
     "NoiseProfile",
     "control_gains",
+    "draw_drive_starts",
     "draw_starts",
     "experiment",
     "noisy_log",
@@ -220,14 +225,50 @@ def control_gains(robot: Robot, poses: NDArray | None = None) -> ControlGains:
                                f"sag <= {DERIVED_SAG} rad")
 
 
-def nominal_robot(truth: Robot, start: NDArray) -> Robot:
+def nominal_robot(truth: Robot, start: NDArray, drives: DriveStart | None = None) -> Robot:
     """What a method is given as the robot: the truth's structure with the drawn link
-    parameters ``start`` ``(n, 10)``, bounds derived again from them (never from the truth)."""
+    parameters ``start`` ``(n, 10)`` and, where given, the drawn friction coefficients and
+    rotor inertias (``drives``), bounds derived again from them (never from the truth)."""
     from dynid.robot.derived_bounds import derive_bounds
 
     robot = truth.with_parameters(start)
+    if drives is not None:
+        robot = robot.with_friction(robot.friction.with_coefficients(drives.friction))
+        robot = robot.with_rotor_inertia(drives.rotor_inertia)
     return dataclasses.replace(robot, bounds=derive_bounds(
         robot, source="derived from the drawn initial estimate"))
+
+
+@dataclass(frozen=True, eq=False)
+class DriveStart:
+    """One draw of the drive parameters a method starts from: the friction model's
+    coefficients and the rotor inertias ``(n,)``, each the truth's times ``1 + spread N(0, 1)``
+    (its magnitude: a friction coefficient or an inertia keeps its sign)."""
+
+    friction: NDArray
+    rotor_inertia: NDArray
+
+
+def draw_drive_starts(truth: Robot, draws: int, *, spread: float = DEFAULT_SPREAD,
+                      seed: int = 0) -> list[DriveStart]:
+    """``draws`` initial estimates of the drive parameters (``DriveStart``) around the
+    truth's ``simulated_truth`` friction and rotor inertias: BIRDy draws its whole parameter
+    vector, friction and rotor inertias with the links, so that no method starts from the
+    truth's drives (the Kalman filters and the simulation-based methods start from the
+    robot's own)."""
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ValueError(f"`draws` must be an integer >= 1, got {draws!r}")
+    if not (np.isfinite(spread) and 0 <= spread < 1):
+        raise ValueError(f"`spread` must be in [0, 1), got {spread!r}")
+    rng = np.random.default_rng([seed, 16])
+    friction = np.asarray(simulated_truth(truth).friction.coefficients, dtype=float)
+    rotor = np.asarray(truth.rotor_inertia, dtype=float)
+    out = []
+    for _ in range(draws):
+        scale = np.abs(1 + spread * rng.standard_normal(friction.size + rotor.size))
+        out.append(DriveStart(friction * scale[:friction.size],
+                              rotor * scale[friction.size:]))
+    return out
 
 
 def draw_starts(truth: Robot, draws: int, *, spread: float = DEFAULT_SPREAD,

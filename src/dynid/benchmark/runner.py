@@ -41,6 +41,7 @@ from dynid.benchmark.protocol import (
     Experiment,
     NoiseProfile,
     control_gains,
+    draw_drive_starts,
     draw_starts,
     experiment,
     noisy_log,
@@ -114,6 +115,7 @@ class BenchmarkRun:
                          "decimated_rate": protocol.DECIMATED_RATE,
                          "smooth_coulomb": protocol.SMOOTH_COULOMB,
                          "excitation_period": protocol.EXCITATION_PERIOD,
+                         "drawn": ["links", "friction", "rotor_inertia"],
                          "loop": {"control_rate": loop.control_rate,
                                   "sample_rate": loop.sample_rate, "source": loop.source},
                          "profiles": [dataclasses.asdict(p) for p in protocol.PROFILES]}}
@@ -259,7 +261,8 @@ def _fit(method, task: dict):
 
     truth: Robot = task["truth"]
     start = task["start"]
-    problem = Problem(nominal_robot(truth, start), (task["log"],), friction=task["friction"],
+    problem = Problem(nominal_robot(truth, start, task["drives"]), (task["log"],),
+                      friction=task["friction"],
                       references=(task["trajectory"],), controller=task["controller"],
                       start=start)
     estimate = method.fit(problem)
@@ -307,11 +310,12 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         data = experiment(run.robot, duration=run.duration, seed=run.seed)
         controller = _controller(data)
         starts = draw_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
+        drives = draw_drive_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
         logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
         raws = {p.name: raw_log(data, p, seed=run.seed) for p in run.profiles}
         tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
                   "friction": data.friction,
-                  "start": starts[d],
+                  "start": starts[d], "drives": drives[d],
                   "log": raws[p] if _reads_raw(methods[m]) else logs[p],
                   "validation": data.validation,
                   "trajectory": data.trajectory, "controller": controller,
