@@ -104,3 +104,42 @@ def test_bad_inputs_name_the_argument(inside):
         identify_consistent(truth, log, estimator=IRLS(loss="l1"))
     with pytest.raises(ValueError, match="`weight`"):
         identify_consistent(truth, log, estimator=Ridge(), weight=-1.0)
+
+
+def test_a_problem_compiled_once_solves_new_data_as_a_fresh_one(inside):
+    """PC-IRLS and PC-DIDIM solve one CLS-3 problem on new rows again and again: kept in
+    ``reuse``, it is compiled once and each solve only sets the data and the prior — with the
+    solution a freshly built problem gives, and a prior that moves (weight > 0) followed."""
+    from dynid.identification._stream import fold_logs
+    from dynid.identification.constrained.cls import _convex, _Problem, checked_setup
+    from dynid.identification.retrieval.retrieve import parameter_scale
+
+    truth, log = inside
+    bounds, _, prior = checked_setup(truth, None, None, None)
+    template = identify(truth, log)
+    problem = _Problem(robot=truth, base=template.base, n_deviations=0, bounds=bounds,
+                       prior=prior, regulariser="euclidean", method="cls3", n_rotor=0)
+    stacked = fold_logs(template, [log], 0).stacked()
+    operator = stacked[:-1, :-1] @ template.base.regrouping
+    z = stacked[:-1, -1]
+    scale = parameter_scale(bounds)
+    reuse: dict = {}
+    compiled = None
+    rng = np.random.default_rng(0)
+    for k, weight in enumerate((0.0, 0.0, 0.3, 0.3)):
+        rows = operator * (1 + 0.05 * rng.standard_normal(operator.shape[0]))[:, None]
+        moved = dataclasses.replace(problem, prior=prior * (1 + 0.1 * k))
+        kept = _convex(moved, rows, z, scale, weight, "cls3", reuse=reuse)
+        fresh = _convex(moved, rows, z, scale, weight, "cls3")
+        if k in (1, 3):  # the same shape, weight and constraints: the same cvxpy problem
+            assert reuse["problem"][-1] is compiled
+        compiled = reuse["problem"][-1]
+        # weight 0: the full parameters the data leave free are any consistent ones; what
+        # the data determine (the base coefficients) is one; weight > 0: all of it is one
+        if weight == 0:
+            kept_, fresh_ = (template.base.regrouping @ np.concatenate([p[0].ravel(), p[1]])
+                             for p in (kept, fresh))
+        else:
+            kept_, fresh_ = kept[0], fresh[0]
+        # Clarabel stops at ~1e-8 of the objective: flat directions agree to ~1e-4
+        np.testing.assert_allclose(kept_, fresh_, rtol=1e-3, atol=1e-4 * np.abs(fresh_).max())

@@ -95,6 +95,7 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
     extended[base.rank:, base.n_parameters:] = np.eye(d)
     scale = parameter_scale(bounds)
     last: dict = {}
+    compiled: dict = {}  # PC-IRLS: the CLS-3 problem built once, each pass its rows
 
     def constrained(weighted: Factors, penalty=None) -> NDArray:
         stacked = weighted.stacked()
@@ -103,13 +104,16 @@ def identify_consistent(robot: Robot, data: Dataset | Sequence[Dataset], *,
         parameters, linear, status = _convex(
             problem, r @ extended, z, scale, weight, "cls3", norm=norm,
             penalty=None if penalty is None else (lambda full: penalty(extended @ full)
-                                                  / norm**2))
+                                                  / norm**2),
+            reuse=compiled if penalty is None else None)
         last.update(parameters=parameters, linear=linear, status=status)
         return problem.unknowns(parameters, linear)
 
     if isinstance(estimator, IRLS):
-        unknowns, record = estimator.iterate(
-            factors, lambda weights: fold_logs(template, logs, d, weights=weights), constrained)
+        def refold(weights):
+            return fold_logs(template, logs, d, weights=weights)
+
+        unknowns, record = estimator.iterate(factors, refold, constrained)
         details = {"loss": estimator.loss, "iterations": int(record["n_iter"]),
                    "converged": bool(record["converged"]),
                    "scale": record["scale"].tolist(), "rejected": record["rejected"].tolist(),

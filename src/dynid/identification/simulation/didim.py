@@ -82,6 +82,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         raise ValueError(f"`consistent` must be None (DIDIM) or one of {CONSISTENT_FITS} "
                          f"(PC-DIDIM), got {consistent!r:.40}")
     loops = ClosedLoops(robot, logs, references, controller, friction=friction)
+    compiled: dict = {}  # PC-DIDIM: its SDP compiled once, each iteration its states
     if consistent is not None and robot.bounds is None:
         raise ValueError(f"`robot`: {robot.name!r} has no parameter bounds, which PC-DIDIM's "
                          "constrained fit needs")
@@ -107,7 +108,8 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
     for iteration in range(1, max_iterations + 1):
         iterations = iteration
         data = loops.regression_logs(runs)
-        fitted, std, fitted_links = _fit(loops, data, consistent, full, prior, weight)
+        fitted, std, fitted_links = _fit(loops, data, consistent, full, prior, weight,
+                                         compiled)
         proposal = fitted - full
         base = loops.template.base
         size = float(np.linalg.norm(base.regrouping @ full))
@@ -176,7 +178,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
 
 
 def _fit(loops: ClosedLoops, data: list[Dataset], consistent: str | None, full, prior,
-         weight) -> tuple:
+         weight, compiled: dict) -> tuple:
     """The inner fit on the simulated states: ``(full vector, std of the coefficients, links
     (n, 10) or None)``."""
     template, robot = loops.template, loops.robot
@@ -199,7 +201,7 @@ def _fit(loops: ClosedLoops, data: list[Dataset], consistent: str | None, full, 
             warnings.simplefilter("ignore", InconsistentPriorWarning)
         result = identify_constrained(robot, logs, method=consistent, friction=loops.friction,
                                       rotor_inertia=template.rotor_inertia, offsets="shared",
-                                      prior=prior, weight=weight)
+                                      prior=prior, weight=weight, reuse=compiled)
     if not result.success:
         raise ValueError(f"PC-DIDIM: the constrained fit on the simulated states failed "
                          f"({result.status})")
