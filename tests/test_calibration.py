@@ -193,12 +193,12 @@ def test_identifiability_of_the_panda():
     position = model.identifiable("position")
     # the base absorbs joint 1's placement; with the tool on joint 7's axis its offset and the
     # tool angles cannot be seen by a tool point
-    assert position.regrouped["base yaw"] == "base yaw + joint 1 offset"
-    assert {"joint 7 offset", "tool yaw", "tool pitch", "tool roll"} <= set(
+    assert position.regrouped["base rz"] == "base rz + joint 1 offset"
+    assert {"joint 7 offset", "tool rz", "tool ry", "tool rx"} <= set(
         position.unidentifiable)
     pose = model.identifiable("pose")
     assert pose.rank > position.rank
-    assert "tool roll" in pose.independent or "tool roll" in " ".join(pose.regrouped.values())
+    assert "tool rx" in pose.independent or "tool rx" in " ".join(pose.regrouped.values())
     plane = model.identifiable("plane")
     assert plane.rank < position.rank
     assert not set(position.independent) & set(position.unidentifiable)
@@ -271,7 +271,7 @@ def test_pose_measurements():
     model = KinematicModel(_tooled(load_robot("panda")))
     cal, error, _ = _recovery(model, "pose", 40, seed=11, sigma_rotation=1e-4)
     _check_recovered(model, cal, error)
-    assert "tool roll" in cal.estimated
+    assert "tool rx" in cal.estimated
     assert cal.rms_rotation_after < cal.rms_rotation_before
     assert cal.rms_rotation_after < 3e-4
 
@@ -365,7 +365,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="residuals for"):
         calibrate(model, few)
     with pytest.raises(ValueError, match="rank-deficient"):
-        calibrate(model, data, parameters=[*model.identifiable().independent, "tool roll"])
+        calibrate(model, data, parameters=[*model.identifiable().independent, "tool rx"])
     with pytest.warns(RuntimeWarning, match="without converging"):
         assert not calibrate(model, data, max_evaluations=1).converged
     with pytest.raises(ValueError, match="start"):

@@ -41,8 +41,8 @@ def chain(tmp_path_factory):
 def test_identifiable_names_the_regroupings(capsys):
     found = _json(capsys, ["calibrate", "identifiable", "panda", *MARKER])
     assert found["rank"] == len(found["independent"]) < len(found["parameters"])
-    assert "base yaw" in found["independent"] and "joint 1 offset" not in found["independent"]
-    assert "joint 1 offset" in found["regrouped"]["base yaw"]
+    assert "base rz" in found["independent"] and "joint 1 offset" not in found["independent"]
+    assert "joint 1 offset" in found["regrouped"]["base rz"]
     flange = _json(capsys, ["calibrate", "identifiable", "panda"])  # the point on joint 7's axis
     assert "joint 7 offset" in flange["unidentifiable"]
 

@@ -329,8 +329,15 @@ def _registered_start(model: KinematicModel, sets: list[Measurements],
     target = np.vstack([d.position for d in measured])
     base_free = _kabsch(points, target)
     out = np.array(start)
-    rpy = matrix_rpy(base_free[:3, :3])
-    out[:6] = [*base_free[:3, 3], rpy[2], rpy[1], rpy[0]]  # base x, y, z, yaw, pitch, roll
+    # the base's nominal rotation is the identity: R = Rx(rx) Ry(ry) Rz(rz), intrinsic XYZ
+    from scipy.spatial.transform import Rotation
+
+    with warnings.catch_warnings():  # a gimbal lock only picks one of equivalent angle sets
+        warnings.simplefilter("ignore", UserWarning)
+        angles = Rotation.from_matrix(base_free[:3, :3]).as_euler("XYZ")
+    for role, value in zip(("x", "y", "z", "rx", "ry", "rz"), (*base_free[:3, 3], *angles),
+                           strict=True):
+        out[model.names.index(f"base {role}")] = value
     return out
 
 

@@ -17,9 +17,12 @@ parameter or a constant:
 - DH rows (standard): ``Rz(theta) Tz(d) Tx(a) Rx(alpha) [Ry(beta)]``; where ``z_{i-1}`` is
   (nearly) parallel to ``z_i`` (``|sin alpha_i| < 0.1``) ``d`` is singular and is replaced by
   Hayati's ``beta`` (``d`` then stays a constant at its nominal value).
-- URDF joints: the origin ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``, then the zero offset (a
-  rotation about / translation along the joint axis); a non-identity ``post`` stays constant.
-- base and tool: ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)`` (URDF roll-pitch-yaw).
+- URDF joints: the origin ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)``, ``R0`` the nominal rotation
+  (a constant) and ``rx, ry, rz`` small error rotations about the local axes (nominal 0):
+  never singular, whatever the nominal (a URDF pitch of exactly pi/2 included); then the zero
+  offset (a rotation about / translation along the joint axis); a non-identity ``post`` stays
+  constant.
+- base and tool: ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)`` likewise (base ``R0`` = identity).
 
 Jacobian: a parameter's factor at frame ``F`` (the product of everything before it) moves the
 tool by the screw ``omega = R_F u``, ``dp = omega x (p_tool - o_F)`` (rotation) or
@@ -48,15 +51,17 @@ from dynid.robot._joint import (
     RevoluteDH,
     RevoluteMDH,
 )
-from dynid.robot._urdf_tree import matrix_rpy
 
-__all__ = ["IDENTIFIABILITY_RTOL", "Identifiability", "KinematicModel", "Parameter"]
+__all__ = ["IDENTIFIABILITY_RTOL", "REGROUP_ATOL", "Identifiability", "KinematicModel",
+           "Parameter", "project_on_planes"]
 
 PARALLEL_SIN = 0.1  # |sin alpha| below this: consecutive axes (nearly) parallel, Hayati's beta
 # Relative rank tolerance of the identifiability decision on the scaled Jacobian. Kinematic
 # dependencies are exact (a parallel-axis pair, the base yaw and joint 1's offset), so they sit
 # at round-off (~1e-15); genuine weak directions of an arm are above 1e-4.
 IDENTIFIABILITY_RTOL = 1e-8
+# A regrouping coefficient below this (in the unitless Jacobian's units) is rref round-off.
+REGROUP_ATOL = 1e-6
 _AXES = np.eye(3)
 Kind = Literal["position", "pose", "plane"]
 
@@ -65,7 +70,7 @@ Kind = Literal["position", "pose", "plane"]
 class Parameter:
     """One scalar kinematic parameter: ``name`` (e.g. ``"joint 3 offset"``), ``unit`` ("rad"
     or "m"), ``nominal`` value, ``group`` ("base", "joint 3", "tool") and ``role`` (offset,
-    a, alpha, d, theta, beta, x, y, z, roll, pitch, yaw)."""
+    a, alpha, d, theta, beta, x, y, z, rx, ry, rz)."""
 
     name: str
     unit: str
@@ -116,12 +121,12 @@ def _factor_matrix(rotation: bool, u: NDArray, value) -> NDArray:
     return out
 
 
-def _rpy_factors(matrix: NDArray) -> list[tuple]:
-    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``."""
-    roll, pitch, yaw = matrix_rpy(matrix[:3, :3])
+def _frame_factors(matrix: NDArray) -> list[tuple]:
+    """(rotation, axis index, role, nominal) for ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)``, with
+    ``None`` standing for the constant nominal rotation ``R0`` (the error angles start at 0)."""
     x, y, z = matrix[:3, 3]
-    return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z),
-            (True, 2, "yaw", yaw), (True, 1, "pitch", pitch), (True, 0, "roll", roll)]
+    return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z), None,
+            (True, 0, "rx", 0.0), (True, 1, "ry", 0.0), (True, 2, "rz", 0.0)]
 
 
 @dataclass(frozen=True)
@@ -130,15 +135,22 @@ class Identifiability:
 
     ``independent``: names estimated (one per independent direction of the scaled Jacobian);
     ``unidentifiable``: names the measurements cannot see at all (held at nominal);
-    ``regrouped``: for each independent parameter entering a combination, the combination it
-    stands for, as text (``{"joint 2 d": "joint 2 d + joint 3 d"}``): its estimate absorbs the
-    errors of the others, which are held at nominal; ``base``: the rank decision itself."""
+    ``coefficients``: for each independent parameter entering a combination, the combination
+    it stands for in physical units, ``{"joint 7 offset": {"joint 7 offset": 1.0, "tool y":
+    16.67}}`` (a length entering an angle's combination in 1/m, an angle entering a length's
+    in m; coefficients below ``REGROUP_ATOL`` in the unitless Jacobian dropped): its estimate
+    absorbs the errors of the others, which are held at nominal; ``regrouped``: the same as
+    text; ``scale_held``: for plane contacts, the length held at nominal to fix the robot's
+    scale (None when the data fix it, e.g. a prismatic joint or a held length);
+    ``base``: the rank decision itself (on the unitless Jacobian)."""
 
     kind: str
     independent: tuple[str, ...]
     unidentifiable: tuple[str, ...]
     regrouped: dict
     base: BaseParameters
+    coefficients: dict = dataclasses.field(default_factory=dict)
+    scale_held: str | None = None
 
     @property
     def rank(self) -> int:
@@ -146,7 +158,45 @@ class Identifiability:
 
     def report(self) -> dict:
         return {"kind": self.kind, "rank": self.rank, "independent": list(self.independent),
-                "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped)}
+                "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped),
+                "scale_held": self.scale_held}
+
+
+def _expression(terms: dict) -> str:
+    """``{"a": 1.0, "b": -0.5}`` as ``"a - 0.5 b"`` (4 significant digits)."""
+    out = []
+    for name, value in terms.items():
+        size = "" if np.isclose(abs(value), 1.0, rtol=1e-4, atol=0) else f"{abs(value):.4g} "
+        out.append(f"{'-' if value < 0 else '+'} {size}{name}")
+    text = " ".join(out)
+    return text[2:] if text.startswith("+ ") else "-" + text[1:]
+
+
+def project_on_planes(model: KinematicModel, values: NDArray, q: NDArray, normals: NDArray,
+                      offsets: NDArray, targets: NDArray,
+                      iterations: int = 40) -> tuple[NDArray, NDArray]:
+    """Joint positions near ``q`` ``(m, n)`` whose tool point lies at signed distance
+    ``targets`` ``(m,)`` [m] from its plane ``normals . p = offsets`` (``(m, 3)``, ``(m,)``),
+    within the joint limits: minimum-norm Newton steps on the joints not blocked by a limit,
+    batched. Returns ``(q, gap)``: the poses and their remaining distance error ``(m,)`` [m]
+    (the caller decides what an unreachable plane means)."""
+    q = np.array(q, dtype=float)
+    limits = model.robot_nominal.limits
+    lower, upper = np.asarray(limits.lower, float), np.asarray(limits.upper, float)
+    for _ in range(iterations):
+        pose, jq = model.joint_jacobian(values, q)
+        gap = np.einsum("mi,mi->m", normals, pose[:, :3, 3]) - offsets - targets
+        if np.abs(gap).max() < 1e-13 * model.reach:
+            break
+        row = np.einsum("mi,mij->mj", normals, jq[:, :3])
+        step = -row * (gap / np.maximum(np.einsum("mj,mj->m", row, row), 1e-300))[:, None]
+        blocked = ((q <= lower) & (step < 0)) | ((q >= upper) & (step > 0))
+        row = np.where(blocked, 0.0, row)
+        step = -row * (gap / np.maximum(np.einsum("mj,mj->m", row, row), 1e-300))[:, None]
+        q = np.clip(q + step, lower, upper)
+    pose = model.pose(values, q)
+    gap = np.einsum("mi,mi->m", normals, pose[:, :3, 3]) - offsets - targets
+    return q, gap
 
 
 class KinematicModel:
@@ -231,10 +281,27 @@ class KinematicModel:
         self._owners.append((j, 0))
         self._owner = (j, 1)
 
+    def _fixed_frame(self, free: bool, group: str, matrix: NDArray) -> None:
+        """``matrix`` as translations, its constant rotation and three error rotations
+        (parameters when ``free``; a single constant otherwise)."""
+        if not free:
+            if not np.array_equal(matrix, np.eye(4)):
+                self._elements.append(_Constant(np.array(matrix, dtype=float)))
+                self._owners.append(self._owner)
+            return
+        for factor in _frame_factors(matrix):
+            if factor is None:
+                rotation = np.eye(4)
+                rotation[:3, :3] = matrix[:3, :3]
+                if not np.array_equal(rotation, np.eye(4)):
+                    self._elements.append(_Constant(rotation))
+                    self._owners.append(self._owner)
+                continue
+            self._add(*factor[:2], group, factor[2], factor[3], True)
+
     def _frame(self, free: bool, group: str, matrix: NDArray) -> None:
         self._owner = group
-        for rotation, axis, role, value in _rpy_factors(matrix):
-            self._add(rotation, axis, group, role, value, free)
+        self._fixed_frame(free, group, matrix)
 
     def _row(self, j: int, row) -> None:
         group = f"joint {j + 1}"
@@ -271,8 +338,7 @@ class KinematicModel:
     def _urdf_joint(self, j: int, joint: Joint) -> None:
         group = f"joint {j + 1}"
         self._owner = (j, 0)
-        for rotation, axis, role, value in _rpy_factors(joint.pre):
-            self._add(rotation, axis, group, role, value, self.mode == "full")
+        self._fixed_frame(self.mode == "full", group, np.asarray(joint.pre, dtype=float))
         self._add(joint.kind == "revolute", joint.axis, group, "offset", 0.0, True)
         self._motion(j)
         if not np.allclose(joint.post, np.eye(4), atol=0.0, rtol=0.0):
@@ -362,7 +428,12 @@ class KinematicModel:
         """The base frame ``(4, 4)``: the robot base in the measurement frame."""
         values = self.check_values(values)
         out = np.eye(4)
-        for element in self._elements[:6]:
+        for element, owner in zip(self._elements, self._owners, strict=True):
+            if owner != "base":
+                break
+            if isinstance(element, _Constant):
+                out = out @ element.matrix
+                continue
             value = element.value if element.parameter is None else values[element.parameter]
             out = out @ _factor_matrix(element.rotation, element.u, value)
         return out
@@ -440,49 +511,108 @@ class KinematicModel:
             return out.reshape(-1, self.n_parameters)
         return out[:, :3].reshape(-1, self.n_parameters)
 
+    def scale_fixed(self, estimated: ArrayLike, values: ArrayLike | None = None) -> bool:
+        """Whether the chain fixes its own scale when the parameters at indices ``estimated``
+        are free: a prismatic joint (read in m) or a length held at a nonzero value does;
+        otherwise scaling every length (and every plane's offset) leaves plane contacts on
+        their planes, and plane data alone cannot tell the robot's size."""
+        values = self.check_values(values)
+        free = set(np.asarray(estimated, dtype=int).tolist())
+        for element in self._elements:
+            if isinstance(element, _Motion):
+                if self._joint_kinds[element.joint] == "prismatic":
+                    return True
+            elif isinstance(element, _Constant):
+                if np.any(element.matrix[:3, 3] != 0.0):
+                    return True
+            elif not element.rotation:
+                value = element.value if element.parameter is None else values[element.parameter]
+                if value != 0.0 and element.parameter not in free:
+                    return True
+        return False
+
+    def _plane_contacts(self, values: NDArray | None, samples: int,
+                        seed: int) -> tuple[NDArray, NDArray, NDArray]:
+        """Contacts on three planes (normals x, y, z through the median tool point) placed as
+        the twin places them: ``(q, labels, offsets)``, unreachable ones dropped."""
+        values = self.check_values(values)
+        q = self.random_poses(samples, seed=seed)
+        labels = np.arange(samples) % 3
+        offsets = np.median(self.pose(values, q)[:, :3, 3], axis=0)
+        q, gap = project_on_planes(self, values, q, _AXES[labels], offsets[labels],
+                                   np.zeros(samples))
+        keep = np.abs(gap) < 1e-9 * self.reach
+        return q[keep], labels[keep], offsets
+
     def identifiable(self, kind: Kind = "position", *, samples: int | None = None,
                      seed: int = 0, values: ArrayLike | None = None) -> Identifiability:
         """The identifiable kinematic parameters for one measurement ``kind`` (module
         docstring), by the rank machinery of the dynamic base parameters (SVD rank with
-        ``IDENTIFIABILITY_RTOL`` on the scaled Jacobian at ``samples`` random poses within the
-        limits, then rref in the model's parameter order: base first, then the joints, tool
-        last). For ``"plane"``: contacts on three unknown planes (normals x, y, z), whose
-        parameters are estimated with the kinematics."""
+        ``IDENTIFIABILITY_RTOL`` on the unitless Jacobian (``scaled_rows``) at ``samples``
+        random poses within the limits, then rref in the model's parameter order: base first,
+        then the joints, tool last); the regrouping coefficients are converted back to physical
+        units. For ``"plane"``: contacts on three unknown planes (normals x, y, z), placed on
+        their planes as the twin places them, whose parameters are estimated with the
+        kinematics; when the chain cannot fix its scale (``scale_fixed``), the largest joint or
+        tool length (the largest lever) is held at nominal (``scale_held``)."""
         if kind not in ("position", "pose", "plane"):
             raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
         key = (kind, samples, seed)
         if values is None and key in self._identifiable:
             return self._identifiable[key]
         samples = samples if samples is not None else max(60, 3 * self.n_parameters)
-        q = self.random_poses(samples, seed=seed)
-        pose, jac = self.jacobian(values, q)
-        rows = self.scaled_rows(jac, kind)
+        scale = np.where(self.is_angle, 1.0, self.reach)
+        held = None
         if kind == "plane":
-            labels = np.arange(samples) % 3
+            q, labels, _ = self._plane_contacts(values, samples, seed)
+            m = q.shape[0]
+            pose, jac = self.jacobian(values, q)
             point = pose[:, :3, 3] / self.reach
-            normals = _AXES[labels]
-            kin = np.einsum("mi,mip->mp", normals, jac[:, :3] * np.where(
-                self.is_angle, 1.0, self.reach)) / self.reach
-            extra = np.zeros((samples, 9))
-            tangent1 = _AXES[(labels + 1) % 3]
-            tangent2 = _AXES[(labels + 2) % 3]
-            extra[np.arange(samples), 3 * labels] = np.einsum("mi,mi->m", tangent1, point)
-            extra[np.arange(samples), 3 * labels + 1] = np.einsum("mi,mi->m", tangent2, point)
-            extra[np.arange(samples), 3 * labels + 2] = -1.0
+            kin = np.einsum("mi,mip->mp", _AXES[labels], jac[:, :3] * scale) / self.reach
+            extra = np.zeros((m, 9))
+            extra[np.arange(m), 3 * labels] = np.einsum(
+                "mi,mi->m", _AXES[(labels + 1) % 3], point)
+            extra[np.arange(m), 3 * labels + 1] = np.einsum(
+                "mi,mi->m", _AXES[(labels + 2) % 3], point)
+            extra[np.arange(m), 3 * labels + 2] = -1.0
             rows = np.hstack([extra, kin])
             names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
                 + self.names
+            column_scale = np.concatenate([np.tile([1.0, 1.0, self.reach], 3), scale])
+            current = self.check_values(values)
+            if not self.scale_fixed(np.arange(self.n_parameters), current):
+                levers = [k for k, p in enumerate(self._params)
+                          if not p.is_angle and p.group != "base"]
+                if levers:
+                    held = self.names[max(levers, key=lambda k: abs(current[k]))]
+            if held is not None:
+                drop = 9 + self.names.index(held)
+                rows = np.delete(rows, drop, axis=1)
+                names = names[:drop] + names[drop + 1:]
+                column_scale = np.delete(column_scale, drop)
         else:
+            _, jac = self.jacobian(values, self.random_poses(samples, seed=seed))
+            rows = self.scaled_rows(jac, kind)
             names = self.names
+            column_scale = scale
         base = base_parameters(rows, names=names, method="rref", rtol=IDENTIFIABILITY_RTOL)
-        classes = base.classification()
-        independent = tuple(n for n in base.base_names if not n.startswith("plane "))
-        unidentifiable = tuple(n for n in self.names if classes[n] == "unidentifiable")
-        expressions = base.expressions()
-        regrouped = {name: text for name, text in zip(base.base_names, expressions,
-                                                      strict=True)
-                     if name in independent and classes[name] == "combination"}
-        out = Identifiability(kind, independent, unidentifiable, regrouped, base)
+        g = np.where(np.abs(base.regrouping) < REGROUP_ATOL, 0.0, base.regrouping)
+        # pi_b (unitless) = G (pi / s): the physical base parameter s_i pi_b,i = sum_k
+        # G_ik s_i / s_k pi_k
+        physical = g * column_scale[base.independent][:, None] / column_scale[None, :]
+        used = (g != 0).any(axis=0)
+        independent = tuple(names[k] for k in base.independent
+                            if not names[k].startswith("plane "))
+        unidentifiable = tuple(n for k, n in enumerate(names)
+                               if not used[k] and not n.startswith("plane "))
+        coefficients = {}
+        for i, k in enumerate(base.independent):
+            terms = {names[c]: float(physical[i, c]) for c in np.flatnonzero(physical[i])}
+            if names[k] in independent and len(terms) > 1:
+                coefficients[names[k]] = terms
+        regrouped = {name: _expression(terms) for name, terms in coefficients.items()}
+        out = Identifiability(kind, independent, unidentifiable, regrouped, base,
+                              coefficients, held)
         if values is None:
             self._identifiable[key] = out
         return out
