@@ -511,25 +511,21 @@ class KinematicModel:
             return out.reshape(-1, self.n_parameters)
         return out[:, :3].reshape(-1, self.n_parameters)
 
-    def scale_fixed(self, estimated: ArrayLike, values: ArrayLike | None = None) -> bool:
-        """Whether the chain fixes its own scale when the parameters at indices ``estimated``
-        are free: a prismatic joint (read in m) or a length held at a nonzero value does;
-        otherwise scaling every length (and every plane's offset) leaves plane contacts on
-        their planes, and plane data alone cannot tell the robot's size."""
-        values = self.check_values(values)
-        free = set(np.asarray(estimated, dtype=int).tolist())
+    @property
+    def scale_free(self) -> bool:
+        """Whether plane contacts leave the robot's scale free with every parameter estimated:
+        no prismatic joint (read in m) and no constant nonzero length in the chain. Then scaling
+        every length (and every plane's offset) keeps the contacts on their planes."""
         for element in self._elements:
             if isinstance(element, _Motion):
                 if self._joint_kinds[element.joint] == "prismatic":
-                    return True
+                    return False
             elif isinstance(element, _Constant):
                 if np.any(element.matrix[:3, 3] != 0.0):
-                    return True
-            elif not element.rotation:
-                value = element.value if element.parameter is None else values[element.parameter]
-                if value != 0.0 and element.parameter not in free:
-                    return True
-        return False
+                    return False
+            elif not element.rotation and element.parameter is None and element.value != 0.0:
+                return False
+        return True
 
     def _plane_contacts(self, values: NDArray | None, samples: int,
                         seed: int) -> tuple[NDArray, NDArray, NDArray]:
@@ -544,6 +540,38 @@ class KinematicModel:
         keep = np.abs(gap) < 1e-9 * self.reach
         return q[keep], labels[keep], offsets
 
+    def _plane_rows(self, values: ArrayLike | None, samples: int,
+                    seed: int) -> tuple[NDArray, tuple[str, ...], NDArray]:
+        """The unitless plane-contact Jacobian ``(m, 9 + P)`` (three planes' normal angles
+        and offsets, then the model's parameters) at contacts on their planes, its column
+        names, and the column scales (length columns times the reach)."""
+        q, labels, _ = self._plane_contacts(values, samples, seed)
+        m = q.shape[0]
+        scale = np.where(self.is_angle, 1.0, self.reach)
+        pose, jac = self.jacobian(values, q)
+        point = pose[:, :3, 3] / self.reach
+        kin = np.einsum("mi,mip->mp", _AXES[labels], jac[:, :3] * scale) / self.reach
+        extra = np.zeros((m, 9))
+        extra[np.arange(m), 3 * labels] = np.einsum("mi,mi->m", _AXES[(labels + 1) % 3], point)
+        extra[np.arange(m), 3 * labels + 1] = np.einsum(
+            "mi,mi->m", _AXES[(labels + 2) % 3], point)
+        extra[np.arange(m), 3 * labels + 2] = -1.0
+        names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
+            + self.names
+        return np.hstack([extra, kin]), names, np.concatenate(
+            [np.tile([1.0, 1.0, self.reach], 3), scale])
+
+    def plane_determined(self, estimated: ArrayLike, values: ArrayLike | None = None, *,
+                         samples: int | None = None, seed: int = 0) -> bool:
+        """Whether plane contacts (three unknown planes) determine the parameters at indices
+        ``estimated``: full column rank (``IDENTIFIABILITY_RTOL``) of the contact Jacobian at
+        contacts on their planes (where the robot's scale shows as a null direction)."""
+        samples = samples if samples is not None else max(60, 3 * self.n_parameters)
+        rows, _, _ = self._plane_rows(values, samples, seed)
+        columns = np.concatenate([np.arange(9), 9 + np.asarray(estimated, dtype=int)])
+        singular = np.linalg.svd(rows[:, columns], compute_uv=False)
+        return bool(singular[-1] > IDENTIFIABILITY_RTOL * singular[0])
+
     def identifiable(self, kind: Kind = "position", *, samples: int | None = None,
                      seed: int = 0, values: ArrayLike | None = None) -> Identifiability:
         """The identifiable kinematic parameters for one measurement ``kind`` (module
@@ -553,7 +581,7 @@ class KinematicModel:
         then the joints, tool last); the regrouping coefficients are converted back to physical
         units. For ``"plane"``: contacts on three unknown planes (normals x, y, z), placed on
         their planes as the twin places them, whose parameters are estimated with the
-        kinematics; when the chain cannot fix its scale (``scale_fixed``), the largest joint or
+        kinematics; when the chain cannot fix its scale (``scale_free``), the largest joint or
         tool length (the largest lever) is held at nominal (``scale_held``)."""
         if kind not in ("position", "pose", "plane"):
             raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
@@ -564,23 +592,9 @@ class KinematicModel:
         scale = np.where(self.is_angle, 1.0, self.reach)
         held = None
         if kind == "plane":
-            q, labels, _ = self._plane_contacts(values, samples, seed)
-            m = q.shape[0]
-            pose, jac = self.jacobian(values, q)
-            point = pose[:, :3, 3] / self.reach
-            kin = np.einsum("mi,mip->mp", _AXES[labels], jac[:, :3] * scale) / self.reach
-            extra = np.zeros((m, 9))
-            extra[np.arange(m), 3 * labels] = np.einsum(
-                "mi,mi->m", _AXES[(labels + 1) % 3], point)
-            extra[np.arange(m), 3 * labels + 1] = np.einsum(
-                "mi,mi->m", _AXES[(labels + 2) % 3], point)
-            extra[np.arange(m), 3 * labels + 2] = -1.0
-            rows = np.hstack([extra, kin])
-            names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
-                + self.names
-            column_scale = np.concatenate([np.tile([1.0, 1.0, self.reach], 3), scale])
+            rows, names, column_scale = self._plane_rows(values, samples, seed)
             current = self.check_values(values)
-            if not self.scale_fixed(np.arange(self.n_parameters), current):
+            if self.scale_free:
                 levers = [k for k, p in enumerate(self._params)
                           if not p.is_angle and p.group != "base"]
                 if levers:
