@@ -126,3 +126,62 @@ def test_bad_requests_are_refused_before_any_work(chain, tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
     assert not list(tmp_path.iterdir())
+
+
+def test_unit_mistakes_write_nothing(chain, tmp_path, capsys):
+    """Positions in mm without `_mm`, joints in degrees without `_deg`: refused, named, and
+    no corrected robot written."""
+    _, paths = chain
+    lines = paths["fit.csv"].read_text().splitlines()
+    header = lines[0].split(",")
+    xyz = [header.index(c) for c in ("x", "y", "z")]
+    joints = [k for k, c in enumerate(header) if c.startswith("q")]
+    for scaled, factor, message in ((xyz, 1e3, "_mm"), (joints, 180 / np.pi, "degrees")):
+        rows = []
+        for line in lines[1:]:
+            cells = line.split(",")
+            for k in scaled:
+                cells[k] = repr(float(cells[k]) * factor)
+            rows.append(",".join(cells))
+        bad = tmp_path / "bad.csv"
+        bad.write_text("\n".join([lines[0], *rows]) + "\n")
+        out = tmp_path / "fixed.yaml"
+        assert main(["calibrate", "fit", "panda", *MARKER, str(bad), "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "`measurements" in err, err
+        assert not out.exists()
+    assert "spread" in err or "degrees" in err
+
+
+def test_urdf_robot_without_urdf_output_is_refused_before_the_fit(tmp_path, capsys):
+    source = tmp_path / "tiny.urdf"
+    source.write_text(URDF)
+    missing = tmp_path / "absent.csv"  # never read: the refusal comes first
+    assert main(["calibrate", "fit", str(source), str(missing), "-o",
+                 str(tmp_path / "fixed.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "--urdf CORRECTED.urdf" in err and "absent.csv" not in err
+
+
+def test_existing_outputs_are_replaced_together(tmp_path, capsys):
+    """A URDF robot's corrected robot file and URDF are written together; files already
+    there are replaced, never deleted, and the robot file points at the final URDF."""
+    source = tmp_path / "tiny.urdf"
+    source.write_text(URDF)
+    poses, measured = tmp_path / "poses.csv", tmp_path / "measured.csv"
+    assert main(["calibrate", "poses", str(source), "-n", "40", "-o", str(poses)]) == 0
+    assert main(["calibrate", "measure", str(source), str(poses), "-o", str(measured)]) == 0
+    out, urdf = tmp_path / "fixed.yaml", tmp_path / "fixed.urdf"
+    out.write_text("old")
+    urdf.write_text("old")
+    assert main(["calibrate", "fit", str(source), str(measured), "-o", str(out), "--urdf",
+                 str(urdf)]) == 0
+    capsys.readouterr()
+    assert "urdf: fixed.urdf" in out.read_text()
+    assert urdf.read_text().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fixed.urdf", "fixed.yaml", "measured.csv", "poses.csv", "tiny.urdf"]
+    fixed = load_robot(str(out))
+    q = read_joint_positions(poses, fixed.n_joints)
+    np.testing.assert_allclose(tool_pose(fixed, q), tool_pose(
+        load_robot(str(urdf), tip="tool"), q), atol=1e-9)
