@@ -553,3 +553,17 @@ def test_twin_plane_contacts_respect_limits_and_reach():
     assert ((data.q >= limits.lower) & (data.q <= limits.upper)).all()
     with pytest.raises(ValueError, match="`planes`"):
         measure(model, None, q, kind="plane", planes=[[0.0, 0.0, 1.0, 5.0]])
+
+
+def test_measurement_bounds():
+    q = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"`sigma_position` must be a standard deviation >= "
+                                         r"MIN_SIGMA = 1e-09 m"):
+        Measurements("position", q, 1e-12, position=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"`sigma_rotation` must be .* 1e-09 rad"):
+        Measurements("pose", q, 1e-4, position=np.zeros((3, 3)),
+                     rotation=np.broadcast_to(np.eye(3), (3, 3, 3)), sigma_rotation=1e-300)
+    with pytest.raises(ValueError, match=r"`position`: measurement 2 has a coordinate beyond "
+                                         r"MAX_COORDINATE"):
+        Measurements("position", q, 1e-4, position=[[0, 0, 0], [0, 2e3, 0], [0, 0, 0]])
+    Measurements("position", q, 1e-9, position=np.full((3, 3), 999.0))  # the bounds included

@@ -35,7 +35,7 @@ def _set(kind: str, m: int = 12, n: int = 4, seed: int = 0) -> Measurements:
     q[0, 0], q[1, 0] = -0.0, 1e-300
     values = {"kind": kind, "q": q, "sigma_position": rng.uniform(1e-5, 1e-3, m)}
     if kind != "plane":
-        values["position"] = rng.normal(0, 0.5, (m, 3)) * np.array([1, 1e-12, 1e12])
+        values["position"] = rng.normal(0, 0.5, (m, 3)) * np.array([1, 1e-12, 1e2])
     if kind == "pose":
         values["rotation"] = Rotation.random(m, random_state=seed).as_matrix()
         values["sigma_rotation"] = rng.uniform(1e-4, 1e-2, m)
@@ -214,7 +214,8 @@ def test_numbered_joints_keyword_noise_and_kinds(tmp_path):
     ("q1,x,y,x\n1,2,3,4\n", r"m\.csv line 1: repeated column names \['x'\]"),
     ("q1,x,y,z,sigma\n1,2,3,4,nan\n", r"m\.csv:2:5 \(column 'sigma'\): 'nan' is not a number"),
     ("q1,x,y,z,sigma\n1,2,3,4\n", r"m\.csv:2: the row has 4 columns, the header 5"),
-    ("q1,x,y,z,sigma\n1,2,3,4,-1\n", r"m\.csv: `sigma_position` must be > 0 .* measurement 1"),
+    ("q1,x,y,z,sigma\n1,2,3,4,-1\n",
+     r"m\.csv: `sigma_position` must be a standard deviation >= MIN_SIGMA .* measurement 1"),
     ("q1,x,y,z,sigma\n", r"m\.csv has a header but no data rows"),
     ("", r"m\.csv is empty"),
     ("q1,plane,sigma\n1,0.5,1\n1,0.5,1\n1,0.5,1\n", r"m\.csv: `plane` must be \(3,\) integer"),
