@@ -567,3 +567,30 @@ def test_measurement_bounds():
                                          r"MAX_COORDINATE"):
         Measurements("position", q, 1e-4, position=[[0, 0, 0], [0, 2e3, 0], [0, 0, 0]])
     Measurements("position", q, 1e-9, position=np.full((3, 3), 999.0))  # the bounds included
+
+
+def test_select_poses_weights_pose_rows_as_the_fit():
+    """With the instrument's noise, the design's information matrix is the fit's ``J^T W J``
+    (up to one common factor): its reported D-value matches one computed from the fit's
+    weighted residual Jacobian at the chosen poses."""
+    from dynid.calibration.fit import _Problem
+
+    model = KinematicModel(_tooled(load_robot("panda")))
+    candidates = model.random_poses(300, seed=8)
+    sp, sr = 1e-4, 1e-5  # a precise orientation: the rotation rows weigh more than by default
+    weighted = select_poses(model, 12, kind="pose", candidates=candidates, sigma_position=sp,
+                            sigma_rotation=sr)
+    default = select_poses(model, 12, kind="pose", candidates=candidates)
+    assert not np.array_equal(np.sort(weighted.indices), np.sort(default.indices))
+    names = weighted.parameters
+    estimated = np.array([model.names.index(n) for n in names])
+    data = measure(model, None, weighted.q, kind="pose", sigma_position=sp, sigma_rotation=sr)
+    problem = _Problem(model, [data], estimated, np.array(model.nominal))
+    _, jac = problem.residuals(np.array(model.nominal)[estimated], jacobian=True)
+    scale = np.where(model.is_angle[estimated], 1.0, model.reach)  # unitless columns
+    info = (jac * scale).T @ (jac * scale) * (sp / model.reach) ** 2
+    assert abs(np.linalg.slogdet(info)[1] - weighted.value) < 1e-3 * abs(weighted.value) + 0.05
+    with pytest.raises(ValueError, match="give both or neither"):
+        select_poses(model, 12, kind="pose", candidates=candidates, sigma_rotation=sr)
+    with pytest.raises(ValueError, match="`sigma_rotation`: position measurements"):
+        select_poses(model, 12, candidates=candidates, sigma_rotation=sr)

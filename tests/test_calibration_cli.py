@@ -185,3 +185,16 @@ def test_existing_outputs_are_replaced_together(tmp_path, capsys):
     q = read_joint_positions(poses, fixed.n_joints)
     np.testing.assert_allclose(tool_pose(fixed, q), tool_pose(
         load_robot(str(urdf), tip="tool"), q), atol=1e-9)
+
+
+def test_poses_for_pose_measurements_take_the_instruments_noise(tmp_path, capsys):
+    out = tmp_path / "p.csv"
+    found = _json(capsys, ["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                           "--random", "300", "--sigma-position", "1e-4", "--sigma-rotation",
+                           "1e-5", "-o", str(out)])
+    plain = _json(capsys, ["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                           "--random", "300", "-o", str(tmp_path / "q.csv")])
+    assert found["value"] != plain["value"] and out.exists()
+    assert main(["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                 "--sigma-rotation", "1e-5", "-o", str(tmp_path / "r.csv")]) == 2
+    assert "give both or neither" in capsys.readouterr().err

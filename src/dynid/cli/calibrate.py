@@ -55,6 +55,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     poses.add_argument("--random", type=Range(int, 1, 200_000), default=2000, metavar="N",
                        help="random candidate poses within the joint limits (default "
                             "%(default)s)")
+    poses.add_argument("--sigma-position", type=Range(float, high=1.0, above=0), metavar="M",
+                       help="--kind pose: the instrument's position noise [m], with "
+                            "--sigma-rotation, to weight rotations against positions as the fit "
+                            "does (default: 1 rad counts as the reach)")
+    poses.add_argument("--sigma-rotation", type=Range(float, high=1.0, above=0), metavar="RAD",
+                       help="--kind pose: the instrument's rotation noise [rad]")
     poses.add_argument("--seed", type=SEED, default=0, help="random seed (default %(default)s)")
     output_options(poses)
     poses.set_defaults(handler=_poses, output_suffixes={"-o": (".csv",)})
@@ -215,7 +221,9 @@ def _poses(args: argparse.Namespace) -> int:
     candidates = None if args.candidates is None else _read_poses(args.candidates,
                                                                   model.n_joints)
     chosen = select_poses(model, args.count, kind=args.kind, candidates=candidates,
-                          n_candidates=args.random, criterion=args.criterion, seed=args.seed)
+                          n_candidates=args.random, criterion=args.criterion, seed=args.seed,
+                          sigma_position=args.sigma_position,
+                          sigma_rotation=args.sigma_rotation)
     write_joint_positions(args.output, chosen.q)
     summary = {"robot": model.robot_nominal.name, "count": int(chosen.q.shape[0]),
                "kind": args.kind, "criterion": chosen.criterion, "value": chosen.value,
