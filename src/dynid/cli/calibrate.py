@@ -204,6 +204,9 @@ def _identifiable(args: argparse.Namespace) -> int:
         return 0
     print(f"{model.robot_nominal.name}: {model.n_parameters} kinematic parameters, "
           f"{found.rank} identifiable from {args.kind} measurements")
+    if found.scale_held is not None:
+        print(f"  {found.scale_held}: held at nominal to fix the robot's scale (plane contacts "
+              "cannot see it)")
     for name in found.independent:
         regrouped = found.regrouped.get(name)
         print(f"  {name}" + (f"  (stands for {regrouped})" if regrouped else ""))
@@ -351,6 +354,10 @@ def _fit(args: argparse.Namespace) -> int:
           + ("" if result.rms_rotation_before is None else
              f"; rotation {1e3 * result.rms_rotation_before:.4g} mrad -> "
              f"{1e3 * result.rms_rotation_after:.4g} mrad"))
+    held = None if result.identifiability is None else result.identifiability.scale_held
+    if held is not None:
+        print(f"  `{held}` held at nominal: plane contacts cannot see the robot's scale (add "
+              "position measurements, a known distance, to estimate it)")
     if checked is not None:
         print(f"  held out: {1e3 * checked['rms_position_before']:.4g} mm -> "
               f"{1e3 * checked['rms_position_after']:.4g} mm")
