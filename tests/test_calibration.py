@@ -426,14 +426,17 @@ def test_select_poses_for_pose_measurements_from_given_candidates():
 
 # --- review of issue 25 ----------------------------------------------------------------------
 
-def test_plane_contacts_full_model_holds_the_scale_and_recovers_lengths():
-    """Plane contacts cannot see the robot's scale: the largest lever is held at nominal and
-    the other lengths come out right (not shrunk with the planes)."""
-    model = KinematicModel(_tooled(load_robot("panda")))
+@pytest.mark.parametrize(("name", "held", "shown"), [("panda", "joint 5 d", "joint 3 d"),
+                                                     ("tx40", "joint 3 a", "joint 4 d")])
+def test_plane_contacts_full_model_holds_the_scale_and_recovers_lengths(name, held, shown):
+    """Plane contacts cannot see the robot's scale: the largest lever that fixes it is held at
+    nominal (the TX40's `joint 1 d` is larger but regrouped with `base z`, which would absorb
+    it) and the other lengths come out right (not shrunk with the planes)."""
+    model = KinematicModel(_tooled(load_robot(name)))
     found = model.identifiable("plane")
-    assert found.scale_held == "joint 5 d"  # the Panda's largest length (0.384 m)
+    assert found.scale_held == held
     assert found.scale_held not in found.independent
-    assert found.report()["scale_held"] == "joint 5 d"
+    assert found.report()["scale_held"] == held
     truth = perturbed(model, seed=0, kind="plane")
     q = model.random_poses(60, seed=1)
     data = measure(model, truth, q, kind="plane", sigma_position=1e-4, seed=100)
@@ -446,12 +449,12 @@ def test_plane_contacts_full_model_holds_the_scale_and_recovers_lengths():
     assert (np.abs(error) < 5 * cal.std[[cal.estimated.index(model.names[k])
                                          for k in lengths]]).all()
     assert np.abs(error).max() < 5e-4, dict(zip(np.array(model.names)[lengths], error, strict=True))
-    k = model.names.index("joint 3 d")
-    assert abs(cal.values[k] / truth[k] - 1.0) < 1e-3  # not shrunk (was 44 %)
+    k = model.names.index(shown)
+    assert abs(cal.values[k] / truth[k] - 1.0) < 1e-3  # not shrunk (the Panda's was 44 %)
     assert not model.plane_determined([model.names.index(n) for n in model.names
                                        if n not in found.unidentifiable])
     with pytest.raises(ValueError, match=r"`parameters`: plane contacts cannot determine.*scale"):
-        calibrate(model, data, parameters=[*found.independent, "joint 5 d"])
+        calibrate(model, data, parameters=[*found.independent, held])
 
 
 def test_plane_scale_is_fixed_by_a_prismatic_joint():

@@ -572,6 +572,40 @@ class KinematicModel:
         singular = np.linalg.svd(rows[:, columns], compute_uv=False)
         return bool(singular[-1] > IDENTIFIABILITY_RTOL * singular[0])
 
+    def _scale_lever(self, rows: NDArray, values: ArrayLike | None, samples: int,
+                     seed: int) -> str | None:
+        """The largest joint or tool length whose nominal value fixes the scale of plane data
+        ``rows`` (``_plane_rows``): holding it removes one direction that plane contacts
+        cannot see but positions can (the robot's size). A length regrouped with another
+        (``joint 1 d`` with ``base z``) would not: the other absorbs it."""
+        current = self.check_values(values)
+        singular, vt = np.linalg.svd(rows, full_matrices=True)[1:]
+        rank = int((singular > IDENTIFIABILITY_RTOL * singular[0]).sum())
+        null = vt[rank:].T  # (9 + P, k): what plane contacts cannot see
+        _, jac = self.jacobian(values, self.random_poses(samples, seed=seed + 1))
+        seen = self.scaled_rows(jac, "position")  # what positions see
+
+        def visible(basis: NDArray) -> int:
+            if basis.shape[1] == 0:
+                return 0
+            moved = seen @ basis[9:]
+            sv = np.linalg.svd(moved, compute_uv=False)
+            return int((sv > 1e-6 * max(1.0, np.linalg.norm(seen, 2))).sum())
+
+        before = visible(null)
+        levers = sorted((k for k, p in enumerate(self._params)
+                         if not p.is_angle and p.group != "base" and current[k] != 0.0),
+                        key=lambda k: -abs(current[k]))
+        for k in levers:
+            row = null[9 + k]
+            if not np.any(np.abs(row) > 1e-9):
+                continue
+            # the null directions that leave parameter k at nominal
+            keep = np.linalg.svd(row[None, :], full_matrices=True)[2][1:].T
+            if visible(null @ keep) < before:
+                return self.names[k]
+        return None
+
     def identifiable(self, kind: Kind = "position", *, samples: int | None = None,
                      seed: int = 0, values: ArrayLike | None = None) -> Identifiability:
         """The identifiable kinematic parameters for one measurement ``kind`` (module
@@ -593,12 +627,8 @@ class KinematicModel:
         held = None
         if kind == "plane":
             rows, names, column_scale = self._plane_rows(values, samples, seed)
-            current = self.check_values(values)
             if self.scale_free:
-                levers = [k for k, p in enumerate(self._params)
-                          if not p.is_angle and p.group != "base"]
-                if levers:
-                    held = self.names[max(levers, key=lambda k: abs(current[k]))]
+                held = self._scale_lever(rows, values, samples, seed)
             if held is not None:
                 drop = 9 + self.names.index(held)
                 rows = np.delete(rows, drop, axis=1)
