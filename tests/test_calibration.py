@@ -512,12 +512,13 @@ def _gimbal_urdf(tmp_path, pitch: str) -> Robot:
     return load_urdf(path, tool_frame="tip")
 
 
-def test_urdf_origin_at_pitch_half_pi_is_calibrated(tmp_path):
-    """An origin at pitch exactly pi/2 (roll-pitch-yaw's singularity): the error rotations
-    about the nominal frame's axes still see a tilt about the parent's x axis."""
+@pytest.mark.parametrize("pitch", ["1.5707963267948966", "1.5707", "1.2"])
+def test_urdf_origin_at_pitch_half_pi_is_calibrated(tmp_path, pitch):
+    """An origin at pitch exactly pi/2 (roll-pitch-yaw's singularity), or written rounded: the
+    error rotations about the parent's axes still see a tilt about the parent's x axis."""
     from dynid.robot._joint import Joint
 
-    nominal = _gimbal_urdf(tmp_path, "1.5707963267948966")
+    nominal = _gimbal_urdf(tmp_path, pitch)
     tilt = np.eye(4)
     c, s = np.cos(3e-3), np.sin(3e-3)
     tilt[1:3, 1:3] = [[c, -s], [s, c]]
@@ -597,3 +598,20 @@ def test_select_poses_weights_pose_rows_as_the_fit():
         select_poses(model, 12, kind="pose", candidates=candidates, sigma_rotation=sr)
     with pytest.raises(ValueError, match="`sigma_rotation`: position measurements"):
         select_poses(model, 12, candidates=candidates, sigma_rotation=sr)
+
+
+def test_rounded_urdf_rotation_keeps_dependencies_exact(urdf_robot):
+    """The tiny URDF's `rpy="1.5707963 0 0"` is pi/2 rounded: joint 2's error rotation about
+    its parent's z axis is exactly joint 1's (regrouped), never a direction 3e-8 away from it
+    that the rank decision would keep with a coefficient of 1e7."""
+    model = KinematicModel(dataclasses.replace(urdf_robot, tool=urdf_robot.tool @ translation(
+        0.02, 0.01, 0.03)))
+    found = model.identifiable("pose")
+    assert "joint 2 rz" in found.coefficients["base rz"]
+    assert max(abs(v) for terms in found.coefficients.values() for v in terms.values()) < 1e3
+    columns = [model.names.index(n) for n in found.independent]
+    _, jac = model.jacobian(None, model.random_poses(60, seed=3))
+    singular = np.linalg.svd(model.scaled_rows(jac, "pose")[:, columns], compute_uv=False)
+    assert singular[-1] > 1e-3 * singular[0]
+    cal, error, _ = _recovery(model, "pose", 60, seed=3, sigma_rotation=1e-4)
+    _check_recovered(model, cal, error)

@@ -17,12 +17,14 @@ parameter or a constant:
 - DH rows (standard): ``Rz(theta) Tz(d) Tx(a) Rx(alpha) [Ry(beta)]``; where ``z_{i-1}`` is
   (nearly) parallel to ``z_i`` (``|sin alpha_i| < 0.1``) ``d`` is singular and is replaced by
   Hayati's ``beta`` (``d`` then stays a constant at its nominal value).
-- URDF joints: the origin ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)``, ``R0`` the nominal rotation
-  (a constant) and ``rx, ry, rz`` small error rotations about the local axes (nominal 0):
-  never singular, whatever the nominal (a URDF pitch of exactly pi/2 included); then the zero
-  offset (a rotation about / translation along the joint axis); a non-identity ``post`` stays
-  constant.
-- base and tool: ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)`` likewise (base ``R0`` = identity).
+- URDF joints: the origin ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0``, ``R0`` the nominal rotation
+  (a constant) and ``rx, ry, rz`` small error rotations (nominal 0) about the axes of the frame
+  the origin is given in (the parent link's, where the previous joint's axis lies): never
+  singular, whatever the nominal (a URDF pitch of exactly pi/2 included), and a dependency
+  with the previous joint's axis stays exact when ``R0`` is written rounded (``1.5707963``);
+  then the zero offset (a rotation about / translation along the joint axis); a
+  non-identity ``post`` stays constant.
+- base and tool: ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0`` likewise (base ``R0`` = identity).
 
 Jacobian: a parameter's factor at frame ``F`` (the product of everything before it) moves the
 tool by the screw ``omega = R_F u``, ``dp = omega x (p_tool - o_F)`` (rotation) or
@@ -122,11 +124,12 @@ def _factor_matrix(rotation: bool, u: NDArray, value) -> NDArray:
 
 
 def _frame_factors(matrix: NDArray) -> list[tuple]:
-    """(rotation, axis index, role, nominal) for ``T(x, y, z) R0 Rx(rx) Ry(ry) Rz(rz)``, with
-    ``None`` standing for the constant nominal rotation ``R0`` (the error angles start at 0)."""
+    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0``, with
+    ``None`` standing for the constant nominal rotation ``R0`` (the error angles start at 0,
+    about the axes of the frame the origin is given in)."""
     x, y, z = matrix[:3, 3]
-    return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z), None,
-            (True, 0, "rx", 0.0), (True, 1, "ry", 0.0), (True, 2, "rz", 0.0)]
+    return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z),
+            (True, 0, "rx", 0.0), (True, 1, "ry", 0.0), (True, 2, "rz", 0.0), None]
 
 
 @dataclass(frozen=True)
