@@ -198,3 +198,19 @@ def test_poses_for_pose_measurements_take_the_instruments_noise(tmp_path, capsys
     assert main(["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
                  "--sigma-rotation", "1e-5", "-o", str(tmp_path / "r.csv")]) == 2
     assert "give both or neither" in capsys.readouterr().err
+
+
+def test_plane_fit_holds_and_reports_the_scale(chain, tmp_path, capsys):
+    _, paths = chain
+    plane, out = tmp_path / "plane.csv", tmp_path / "fixed.yaml"
+    assert main(["calibrate", "measure", "panda", *MARKER, str(paths["poses.csv"]), "--kind",
+                 "plane", "-o", str(plane)]) == 0
+    capsys.readouterr()
+    found = _json(capsys, ["calibrate", "fit", "panda", *MARKER, str(plane), "-o", str(out)])
+    assert found["identifiability"]["scale_held"] == "joint 5 d"
+    assert 0.5 < found["chi2_dof"] < 2.0
+    fixed = load_robot(str(out))
+    assert fixed.table[4].d == 0.384  # held at nominal: the other lengths scale to it
+    assert abs(fixed.table[2].d - 0.316) < 3e-3  # not shrunk with the planes
+    assert main(["calibrate", "fit", "panda", *MARKER, str(plane)]) == 0
+    assert "`joint 5 d` held at nominal" in capsys.readouterr().out
