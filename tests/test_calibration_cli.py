@@ -43,6 +43,7 @@ def test_identifiable_names_the_regroupings(capsys):
     assert found["rank"] == len(found["independent"]) < len(found["parameters"])
     assert "base rz" in found["independent"] and "joint 1 offset" not in found["independent"]
     assert "joint 1 offset" in found["regrouped"]["base rz"]
+    assert found["coefficients"]["base rz"]["joint 1 offset"] == pytest.approx(1.0, abs=1e-12)
     flange = _json(capsys, ["calibrate", "identifiable", "panda"])  # the point on joint 7's axis
     assert "joint 7 offset" in flange["unidentifiable"]
 

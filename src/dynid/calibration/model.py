@@ -162,6 +162,7 @@ class Identifiability:
     def report(self) -> dict:
         return {"kind": self.kind, "rank": self.rank, "independent": list(self.independent),
                 "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped),
+                "coefficients": {name: dict(terms) for name, terms in self.coefficients.items()},
                 "scale_held": self.scale_held}
 
 
