@@ -193,12 +193,12 @@ def test_identifiability_of_the_panda():
     position = model.identifiable("position")
     # the base absorbs joint 1's placement; with the tool on joint 7's axis its offset and the
     # tool angles cannot be seen by a tool point
-    assert position.regrouped["base yaw"] == "base yaw + joint 1 offset"
-    assert {"joint 7 offset", "tool yaw", "tool pitch", "tool roll"} <= set(
+    assert position.regrouped["base rz"] == "base rz + joint 1 offset"
+    assert {"joint 7 offset", "tool rz", "tool ry", "tool rx"} <= set(
         position.unidentifiable)
     pose = model.identifiable("pose")
     assert pose.rank > position.rank
-    assert "tool roll" in pose.independent or "tool roll" in " ".join(pose.regrouped.values())
+    assert "tool rx" in pose.independent or "tool rx" in " ".join(pose.regrouped.values())
     plane = model.identifiable("plane")
     assert plane.rank < position.rank
     assert not set(position.independent) & set(position.unidentifiable)
@@ -271,7 +271,7 @@ def test_pose_measurements():
     model = KinematicModel(_tooled(load_robot("panda")))
     cal, error, _ = _recovery(model, "pose", 40, seed=11, sigma_rotation=1e-4)
     _check_recovered(model, cal, error)
-    assert "tool roll" in cal.estimated
+    assert "tool rx" in cal.estimated
     assert cal.rms_rotation_after < cal.rms_rotation_before
     assert cal.rms_rotation_after < 3e-4
 
@@ -365,7 +365,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="residuals for"):
         calibrate(model, few)
     with pytest.raises(ValueError, match="rank-deficient"):
-        calibrate(model, data, parameters=[*model.identifiable().independent, "tool roll"])
+        calibrate(model, data, parameters=[*model.identifiable().independent, "tool rx"])
     with pytest.warns(RuntimeWarning, match="without converging"):
         assert not calibrate(model, data, max_evaluations=1).converged
     with pytest.raises(ValueError, match="start"):
@@ -422,3 +422,196 @@ def test_select_poses_for_pose_measurements_from_given_candidates():
         select_poses(model, 12, kind="pose", candidates=candidates[:5])
     with pytest.raises(ValueError, match="kind"):
         select_poses(model, 12, kind="plane")
+
+
+# --- review of issue 25 ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "held", "shown"), [("panda", "joint 5 d", "joint 3 d"),
+                                                     ("tx40", "joint 3 a", "joint 4 d")])
+def test_plane_contacts_full_model_holds_the_scale_and_recovers_lengths(name, held, shown):
+    """Plane contacts cannot see the robot's scale: the largest lever that fixes it is held at
+    nominal (the TX40's `joint 1 d` is larger but regrouped with `base z`, which would absorb
+    it) and the other lengths come out right (not shrunk with the planes)."""
+    model = KinematicModel(_tooled(load_robot(name)))
+    found = model.identifiable("plane")
+    assert found.scale_held == held
+    assert found.scale_held not in found.independent
+    assert found.report()["scale_held"] == held
+    truth = perturbed(model, seed=0, kind="plane")
+    q = model.random_poses(60, seed=1)
+    data = measure(model, truth, q, kind="plane", sigma_position=1e-4, seed=100)
+    cal = calibrate(model, data)
+    assert cal.converged and 0.5 < cal.chi2_dof < 1.6
+    lengths = [k for k, name in enumerate(model.names) if not model.is_angle[k]
+               and name in cal.estimated and not name.startswith("base")]
+    assert len(lengths) > 5
+    error = cal.values[lengths] - truth[lengths]
+    assert (np.abs(error) < 5 * cal.std[[cal.estimated.index(model.names[k])
+                                         for k in lengths]]).all()
+    assert np.abs(error).max() < 5e-4, dict(zip(np.array(model.names)[lengths], error, strict=True))
+    k = model.names.index(shown)
+    assert abs(cal.values[k] / truth[k] - 1.0) < 1e-3  # not shrunk (the Panda's was 44 %)
+    assert not model.plane_determined([model.names.index(n) for n in model.names
+                                       if n not in found.unidentifiable])
+    with pytest.raises(ValueError, match=r"`parameters`: plane contacts cannot determine.*scale"):
+        calibrate(model, data, parameters=[*found.independent, held])
+
+
+def test_plane_scale_is_fixed_by_a_prismatic_joint():
+    model = KinematicModel(random_dh(3))
+    assert not model.scale_free
+    assert model.identifiable("plane").scale_held is None
+
+
+@pytest.mark.parametrize("kind", ["position", "pose"])
+def test_regrouping_coefficients_are_physical(kind):
+    """Moving a regrouped parameter along its null direction (the coefficients in physical
+    units) leaves the measured quantities unchanged to second order."""
+    model = KinematicModel(_tooled(load_robot("panda")))
+    found = model.identifiable(kind)
+    assert "joint 7 offset" in found.coefficients
+    eps = 1e-6
+    q = model.random_poses(20, seed=5)
+    nominal = model.pose(None, q)
+    checked = 0
+    for name in model.names:
+        if name in found.independent or name in found.unidentifiable:
+            continue
+        direction = np.zeros(model.n_parameters)
+        direction[model.names.index(name)] = eps
+        for representative, terms in found.coefficients.items():
+            if name in terms:
+                direction[model.names.index(representative)] -= eps * terms[name]
+        moved = model.pose(np.array(model.nominal) + direction, q)
+        assert np.abs(moved[:, :3, 3] - nominal[:, :3, 3]).max() < 1e-9, name
+        if kind == "pose":
+            assert np.abs(rotation_log(moved[:, :3, :3] @ np.swapaxes(
+                nominal[:, :3, :3], 1, 2))).max() < 1e-9, name
+        checked += 1
+    assert checked > 3
+    for terms in found.coefficients.values():  # no rref round-off left in the combinations
+        assert min(abs(v) for v in terms.values()) > 1e-4, terms
+    tool = found.coefficients["joint 7 offset"]
+    if "tool y" in tool:  # an angle standing for a length: 1/m, the reach does not enter
+        assert abs(abs(tool["tool y"]) - 1.0 / 0.06) < 1e-6
+
+
+def _gimbal_urdf(tmp_path, pitch: str) -> Robot:
+    text = "\n".join([
+        '<?xml version="1.0"?>', '<robot name="g">', '<link name="base"/>',
+        *(f'<link name="l{k}">{_INERTIAL}</link>' for k in range(1, 5)), '<link name="tip"/>',
+        _urdf_joint("j1", "revolute", "base", "l1", "0 0 0.3", "0 0 0", "0 0 1", (-2.9, 2.9)),
+        _urdf_joint("j2", "revolute", "l1", "l2", "0 0.13 0", f"0 {pitch} 0", "0 1 0", (-2, 2)),
+        _urdf_joint("j3", "revolute", "l2", "l3", "0 -0.1 0.42", "0 0 0", "0 1 0", (-2.5, 2.5)),
+        _urdf_joint("j4", "revolute", "l3", "l4", "0 0 0.39", f"0 {pitch} 0", "0 1 0",
+                    (-2.5, 2.5)),
+        _urdf_joint("tool", "fixed", "l4", "tip", "0.07 0.05 0.08", "0 0 0"),
+        "</robot>"])
+    path = tmp_path / "g.urdf"
+    path.write_text(text)
+    return load_urdf(path, tool_frame="tip")
+
+
+@pytest.mark.parametrize("pitch", ["1.5707963267948966", "1.5707", "1.2"])
+def test_urdf_origin_at_pitch_half_pi_is_calibrated(tmp_path, pitch):
+    """An origin at pitch exactly pi/2 (roll-pitch-yaw's singularity), or written rounded: the
+    error rotations about the parent's axes still see a tilt about the parent's x axis."""
+    from dynid.robot._joint import Joint
+
+    nominal = _gimbal_urdf(tmp_path, pitch)
+    tilt = np.eye(4)
+    c, s = np.cos(3e-3), np.sin(3e-3)
+    tilt[1:3, 1:3] = [[c, -s], [s, c]]
+    joints = list(nominal.joints)
+    joints[1] = Joint(joints[1].name, joints[1].kind, axis=joints[1].axis,
+                      pre=tilt @ joints[1].pre, post=joints[1].post)
+    true_robot = dataclasses.replace(nominal, joints=tuple(joints))
+    model = KinematicModel(nominal)
+    assert {"joint 2 rx", "joint 2 ry", "joint 2 rz"} <= set(model.names)
+    assert model.nominal[model.names.index("joint 2 ry")] == 0.0
+    q = model.random_poses(80, seed=1)
+    points = tool_pose(true_robot, q)[:, :3, 3] + np.random.default_rng(0).normal(
+        0.0, 1e-5, (80, 3))
+    cal = calibrate(model, Measurements("position", q, 1e-5, position=points))
+    assert cal.converged and 0.5 < cal.chi2_dof < 1.6
+    assert cal.rms_position_after < 2e-5 < 1e-3 < cal.rms_position_before
+    check = model.random_poses(10, seed=7)
+    fitted = cal.base_transform @ tool_pose(cal.robot, check)
+    assert np.abs(fitted[:, :3, 3] - tool_pose(true_robot, check)[:, :3, 3]).max() < 5e-5
+
+
+def test_joint_readings_in_degrees_are_refused():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    q = model.random_poses(30, seed=1)
+    data = measure(model, None, q, sigma_position=1e-5)
+    degrees = Measurements("position", np.degrees(q), 1e-5, position=data.position)
+    with pytest.raises(ValueError, match=r"`measurements\[0\]`.*degrees"):
+        calibrate(model, degrees)
+
+
+def test_twin_plane_contacts_respect_limits_and_reach():
+    model = KinematicModel(_tooled(load_robot("panda")))
+    q = model.random_poses(30, seed=2)
+    data = measure(model, None, q, kind="plane", sigma_position=1e-5)
+    limits = model.robot_nominal.limits
+    assert ((data.q >= limits.lower) & (data.q <= limits.upper)).all()
+    with pytest.raises(ValueError, match="`planes`"):
+        measure(model, None, q, kind="plane", planes=[[0.0, 0.0, 1.0, 5.0]])
+
+
+def test_measurement_bounds():
+    q = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"`sigma_position` must be a standard deviation >= "
+                                         r"MIN_SIGMA = 1e-09 m"):
+        Measurements("position", q, 1e-12, position=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"`sigma_rotation` must be .* 1e-09 rad"):
+        Measurements("pose", q, 1e-4, position=np.zeros((3, 3)),
+                     rotation=np.broadcast_to(np.eye(3), (3, 3, 3)), sigma_rotation=1e-300)
+    with pytest.raises(ValueError, match=r"`position`: measurement 2 has a coordinate beyond "
+                                         r"MAX_COORDINATE"):
+        Measurements("position", q, 1e-4, position=[[0, 0, 0], [0, 2e3, 0], [0, 0, 0]])
+    Measurements("position", q, 1e-9, position=np.full((3, 3), 999.0))  # the bounds included
+
+
+def test_select_poses_weights_pose_rows_as_the_fit():
+    """With the instrument's noise, the design's information matrix is the fit's ``J^T W J``
+    (up to one common factor): its reported D-value matches one computed from the fit's
+    weighted residual Jacobian at the chosen poses."""
+    from dynid.calibration.fit import _Problem
+
+    model = KinematicModel(_tooled(load_robot("panda")))
+    candidates = model.random_poses(300, seed=8)
+    sp, sr = 1e-4, 1e-5  # a precise orientation: the rotation rows weigh more than by default
+    weighted = select_poses(model, 12, kind="pose", candidates=candidates, sigma_position=sp,
+                            sigma_rotation=sr)
+    default = select_poses(model, 12, kind="pose", candidates=candidates)
+    assert not np.array_equal(np.sort(weighted.indices), np.sort(default.indices))
+    names = weighted.parameters
+    estimated = np.array([model.names.index(n) for n in names])
+    data = measure(model, None, weighted.q, kind="pose", sigma_position=sp, sigma_rotation=sr)
+    problem = _Problem(model, [data], estimated, np.array(model.nominal))
+    _, jac = problem.residuals(np.array(model.nominal)[estimated], jacobian=True)
+    scale = np.where(model.is_angle[estimated], 1.0, model.reach)  # unitless columns
+    info = (jac * scale).T @ (jac * scale) * (sp / model.reach) ** 2
+    assert abs(np.linalg.slogdet(info)[1] - weighted.value) < 1e-3 * abs(weighted.value) + 0.05
+    with pytest.raises(ValueError, match="give both or neither"):
+        select_poses(model, 12, kind="pose", candidates=candidates, sigma_rotation=sr)
+    with pytest.raises(ValueError, match="`sigma_rotation`: position measurements"):
+        select_poses(model, 12, candidates=candidates, sigma_rotation=sr)
+
+
+def test_rounded_urdf_rotation_keeps_dependencies_exact(urdf_robot):
+    """The tiny URDF's `rpy="1.5707963 0 0"` is pi/2 rounded: joint 2's error rotation about
+    its parent's z axis is exactly joint 1's (regrouped), never a direction 3e-8 away from it
+    that the rank decision would keep with a coefficient of 1e7."""
+    model = KinematicModel(dataclasses.replace(urdf_robot, tool=urdf_robot.tool @ translation(
+        0.02, 0.01, 0.03)))
+    found = model.identifiable("pose")
+    assert "joint 2 rz" in found.coefficients["base rz"]
+    assert max(abs(v) for terms in found.coefficients.values() for v in terms.values()) < 1e3
+    columns = [model.names.index(n) for n in found.independent]
+    _, jac = model.jacobian(None, model.random_poses(60, seed=3))
+    singular = np.linalg.svd(model.scaled_rows(jac, "pose")[:, columns], compute_uv=False)
+    assert singular[-1] > 1e-3 * singular[0]
+    cal, error, _ = _recovery(model, "pose", 60, seed=3, sigma_rotation=1e-4)
+    _check_recovered(model, cal, error)

@@ -41,8 +41,9 @@ def chain(tmp_path_factory):
 def test_identifiable_names_the_regroupings(capsys):
     found = _json(capsys, ["calibrate", "identifiable", "panda", *MARKER])
     assert found["rank"] == len(found["independent"]) < len(found["parameters"])
-    assert "base yaw" in found["independent"] and "joint 1 offset" not in found["independent"]
-    assert "joint 1 offset" in found["regrouped"]["base yaw"]
+    assert "base rz" in found["independent"] and "joint 1 offset" not in found["independent"]
+    assert "joint 1 offset" in found["regrouped"]["base rz"]
+    assert found["coefficients"]["base rz"]["joint 1 offset"] == pytest.approx(1.0, abs=1e-12)
     flange = _json(capsys, ["calibrate", "identifiable", "panda"])  # the point on joint 7's axis
     assert "joint 7 offset" in flange["unidentifiable"]
 
@@ -126,3 +127,91 @@ def test_bad_requests_are_refused_before_any_work(chain, tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (argv, err)
     assert not list(tmp_path.iterdir())
+
+
+def test_unit_mistakes_write_nothing(chain, tmp_path, capsys):
+    """Positions in mm without `_mm`, joints in degrees without `_deg`: refused, named, and
+    no corrected robot written."""
+    _, paths = chain
+    lines = paths["fit.csv"].read_text().splitlines()
+    header = lines[0].split(",")
+    xyz = [header.index(c) for c in ("x", "y", "z")]
+    joints = [k for k, c in enumerate(header) if c.startswith("q")]
+    for scaled, factor, message in ((xyz, 1e3, "x_mm"), (xyz, 1e2, "the fit is implausible"),
+                                    (joints, 180 / np.pi, "degrees")):
+        rows = []
+        for line in lines[1:]:
+            cells = line.split(",")
+            for k in scaled:
+                cells[k] = repr(float(cells[k]) * factor)
+            rows.append(",".join(cells))
+        bad = tmp_path / "bad.csv"
+        bad.write_text("\n".join([lines[0], *rows]) + "\n")
+        out = tmp_path / "fixed.yaml"
+        assert main(["calibrate", "fit", "panda", *MARKER, str(bad), "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "`" in err and "Traceback" not in err, err
+        assert not out.exists()
+
+
+def test_urdf_robot_without_urdf_output_is_refused_before_the_fit(tmp_path, capsys):
+    source = tmp_path / "tiny.urdf"
+    source.write_text(URDF)
+    missing = tmp_path / "absent.csv"  # never read: the refusal comes first
+    assert main(["calibrate", "fit", str(source), str(missing), "-o",
+                 str(tmp_path / "fixed.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "--urdf CORRECTED.urdf" in err and "absent.csv" not in err
+
+
+def test_existing_outputs_are_replaced_together(tmp_path, capsys):
+    """A URDF robot's corrected robot file and URDF are written together; files already
+    there are replaced, never deleted, and the robot file points at the final URDF."""
+    source = tmp_path / "tiny.urdf"
+    source.write_text(URDF)
+    poses, measured = tmp_path / "poses.csv", tmp_path / "measured.csv"
+    assert main(["calibrate", "poses", str(source), "-n", "40", "-o", str(poses)]) == 0
+    assert main(["calibrate", "measure", str(source), str(poses), "-o", str(measured)]) == 0
+    out, urdf = tmp_path / "fixed.yaml", tmp_path / "fixed.urdf"
+    out.write_text("old")
+    urdf.write_text("old")
+    assert main(["calibrate", "fit", str(source), str(measured), "-o", str(out), "--urdf",
+                 str(urdf)]) == 0
+    capsys.readouterr()
+    assert "urdf: fixed.urdf" in out.read_text()
+    assert urdf.read_text().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fixed.urdf", "fixed.yaml", "measured.csv", "poses.csv", "tiny.urdf"]
+    fixed = load_robot(str(out))
+    q = read_joint_positions(poses, fixed.n_joints)
+    np.testing.assert_allclose(tool_pose(fixed, q), tool_pose(
+        load_robot(str(urdf), tip="tool"), q), atol=1e-9)
+
+
+def test_poses_for_pose_measurements_take_the_instruments_noise(tmp_path, capsys):
+    out = tmp_path / "p.csv"
+    found = _json(capsys, ["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                           "--random", "300", "--sigma-position", "1e-4", "--sigma-rotation",
+                           "1e-5", "-o", str(out)])
+    plain = _json(capsys, ["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                           "--random", "300", "-o", str(tmp_path / "q.csv")])
+    assert found["value"] != plain["value"] and out.exists()
+    assert main(["calibrate", "poses", "panda", "-n", "12", "--kind", "pose",
+                 "--sigma-rotation", "1e-5", "-o", str(tmp_path / "r.csv")]) == 2
+    assert "give both or neither" in capsys.readouterr().err
+
+
+def test_plane_fit_holds_and_reports_the_scale(chain, tmp_path, capsys):
+    _, paths = chain
+    plane, out = tmp_path / "plane.csv", tmp_path / "fixed.yaml"
+    assert main(["calibrate", "measure", "panda", *MARKER, str(paths["poses.csv"]), "--kind",
+                 "plane", "-o", str(plane)]) == 0
+    capsys.readouterr()
+    found = _json(capsys, ["calibrate", "fit", "panda", *MARKER, str(plane), "-o", str(out)])
+    assert found["identifiability"]["scale_held"] == "joint 5 d"
+    assert 0.5 < found["chi2_dof"] < 2.0
+    fixed = load_robot(str(out))
+    assert fixed.table[4].d == 0.384  # held at nominal: the other lengths scale to it
+    assert abs(fixed.table[2].d - 0.316) < 3e-3  # not shrunk with the planes
+    assert main(["calibrate", "fit", "panda", *MARKER, str(plane)]) == 0
+    assert "`joint 5 d` held at nominal" in capsys.readouterr().out

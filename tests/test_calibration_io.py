@@ -35,7 +35,7 @@ def _set(kind: str, m: int = 12, n: int = 4, seed: int = 0) -> Measurements:
     q[0, 0], q[1, 0] = -0.0, 1e-300
     values = {"kind": kind, "q": q, "sigma_position": rng.uniform(1e-5, 1e-3, m)}
     if kind != "plane":
-        values["position"] = rng.normal(0, 0.5, (m, 3)) * np.array([1, 1e-12, 1e12])
+        values["position"] = rng.normal(0, 0.5, (m, 3)) * np.array([1, 1e-12, 1e2])
     if kind == "pose":
         values["rotation"] = Rotation.random(m, random_state=seed).as_matrix()
         values["sigma_rotation"] = rng.uniform(1e-4, 1e-2, m)
@@ -214,7 +214,8 @@ def test_numbered_joints_keyword_noise_and_kinds(tmp_path):
     ("q1,x,y,x\n1,2,3,4\n", r"m\.csv line 1: repeated column names \['x'\]"),
     ("q1,x,y,z,sigma\n1,2,3,4,nan\n", r"m\.csv:2:5 \(column 'sigma'\): 'nan' is not a number"),
     ("q1,x,y,z,sigma\n1,2,3,4\n", r"m\.csv:2: the row has 4 columns, the header 5"),
-    ("q1,x,y,z,sigma\n1,2,3,4,-1\n", r"m\.csv: `sigma_position` must be > 0 .* measurement 1"),
+    ("q1,x,y,z,sigma\n1,2,3,4,-1\n",
+     r"m\.csv: `sigma_position` must be a standard deviation >= MIN_SIGMA .* measurement 1"),
     ("q1,x,y,z,sigma\n", r"m\.csv has a header but no data rows"),
     ("", r"m\.csv is empty"),
     ("q1,plane,sigma\n1,0.5,1\n1,0.5,1\n1,0.5,1\n", r"m\.csv: `plane` must be \(3,\) integer"),
@@ -525,6 +526,9 @@ def test_bag_poses_paired_with_interpolated_joints(tmp_path, pose_kind):
     assert len(positions) == 39  # a wider gap: still no extrapolation before the first reading
 
 
+ABC = ["a", "b", "c"]
+
+
 def test_bag_gaps_and_choices(tmp_path):
     joint_t, q, pose_t, frames, _ = _bag_data()
     path = tmp_path / "calib.mcap"
@@ -534,23 +538,31 @@ def test_bag_gaps_and_choices(tmp_path):
     with pytest.raises(ValueError, match=r"several geometry_msgs/msg/PoseStamped or .* topics "
                                          r"\['/tool', '/tool_copy'\]: choose one with "
                                          r"`pose_topic`"):
-        read_measurement_bag(path, sigma_position=1e-4, sigma_rotation=1e-3)
+        read_measurement_bag(path, joints=ABC, sigma_position=1e-4, sigma_rotation=1e-3)
     in_hole = ((pose_t > joint_t[0] + 0.5 - 0.01) & (pose_t < joint_t[0] + 0.8 + 0.01)).sum()
     with pytest.warns(MeasurementGapWarning, match=rf"{in_hole + 1} of 40 poses"):
-        data = read_measurement_bag(path, pose_topic="/tool_copy", sigma_position=1e-4,
+        data = read_measurement_bag(path, joints=ABC, pose_topic="/tool_copy",
+                                    sigma_position=1e-4,
                                     sigma_rotation=1e-3)
-    assert len(data) == 40 - in_hole - 1 and data.n_joints == 3  # the first message's joints
+    assert len(data) == 40 - in_hole - 1 and data.n_joints == 3
     with pytest.raises(ValueError, match=r"`pose_topic` '/joint_states' is a "
                                          r"sensor_msgs/msg/JointState topic"):
-        read_measurement_bag(path, pose_topic="/joint_states", sigma_position=1e-4,
-                             sigma_rotation=1e-3)
+        read_measurement_bag(path, joints=ABC, pose_topic="/joint_states",
+                             sigma_position=1e-4, sigma_rotation=1e-3)
     with pytest.raises(ValueError, match=r"`sigma_rotation` \[rad\] is missing"):
-        read_measurement_bag(path, pose_topic="/tool", sigma_position=1e-4)
+        read_measurement_bag(path, joints=ABC, pose_topic="/tool", sigma_position=1e-4)
+    with pytest.raises(ValueError, match=r"`joints` must name the robot's joints"):
+        read_measurement_bag(path, joints=None, pose_topic="/tool", sigma_position=1e-4,
+                             sigma_rotation=1e-3)
+    with pytest.raises(TypeError, match="joints"):
+        read_measurement_bag(path, pose_topic="/tool", sigma_position=1e-4,  # type: ignore
+                             sigma_rotation=1e-3)
     with pytest.raises(ValueError, match=r"`max_gap` must be a positive number"):
-        read_measurement_bag(path, pose_topic="/tool", sigma_position=1e-4, sigma_rotation=1,
-                             max_gap=0)
+        read_measurement_bag(path, joints=ABC, pose_topic="/tool", sigma_position=1e-4,
+                             sigma_rotation=1, max_gap=0)
     with pytest.raises(ValueError, match=r"`kind` must be 'pose' or 'position'"):
-        read_measurement_bag(path, pose_topic="/tool", sigma_position=1e-4, kind="plane")
+        read_measurement_bag(path, joints=ABC, pose_topic="/tool", sigma_position=1e-4,
+                             kind="plane")
     with pytest.raises(ValueError, match=r"lacks the joints \['j9'\]"):
         read_measurement_bag(path, pose_topic="/tool", joints=["a", "j9"], sigma_position=1e-4,
                              sigma_rotation=1e-3)
@@ -560,7 +572,7 @@ def test_bag_gaps_and_choices(tmp_path):
     with pytest.raises(ValueError, match=r"late\.mcap: no pose on /tool has joint readings on "
                                          r"/joint_states within `max_gap` = 0\.01 s .* share a "
                                          r"clock\?"):
-        read_measurement_bag(late, sigma_position=1e-4, sigma_rotation=1e-3)
+        read_measurement_bag(late, joints=["a", "b", "c"], sigma_position=1e-4, sigma_rotation=1e-3)
 
 
 def test_bag_quaternions_and_damage(tmp_path):
@@ -572,24 +584,45 @@ def test_bag_quaternions_and_damage(tmp_path):
         warnings.simplefilter("ignore", MeasurementGapWarning)
         with pytest.raises(ValueError, match=r"calib\.mcap: measurement 3 has a quaternion of "
                                              r"norm 1\.01"):  # the third kept pose
-            read_measurement_bag(path, sigma_position=1e-4, sigma_rotation=1e-3)
-        positions = read_measurement_bag(path, sigma_position=1e-4, kind="position")
+            read_measurement_bag(path, joints=ABC, sigma_position=1e-4, sigma_rotation=1e-3)
+        positions = read_measurement_bag(path, joints=ABC, sigma_position=1e-4, kind="position")
     assert len(positions) == 9  # positions need no unit quaternion
     folder = tmp_path / "rosbag2_run"  # the folder `ros2 bag record` writes
     folder.mkdir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MeasurementGapWarning)
         path = path.rename(folder / "run_0.mcap")
-        assert len(read_measurement_bag(folder, sigma_position=1e-4, kind="position")) == 9
+        assert len(read_measurement_bag(folder, joints=ABC, sigma_position=1e-4,
+                                        kind="position")) == 9
         (folder / "run_1.mcap").write_bytes(b"")
         with pytest.raises(ValueError, match=r"rosbag2_run holds 2 MCAP files \(run_0\.mcap, "
                                              r"run_1\.mcap\); give one of them"):
-            read_measurement_bag(folder, sigma_position=1e-4, kind="position")
+            read_measurement_bag(folder, joints=ABC, sigma_position=1e-4, kind="position")
     with pytest.raises(ValueError, match=r"run\.db3 is a SQLite ROS 2 bag"):
-        read_measurement_bag(tmp_path / "run.db3", sigma_position=1e-4, kind="position")
+        read_measurement_bag(tmp_path / "run.db3", joints=ABC, sigma_position=1e-4, kind="position")
     data = path.read_bytes()
     for cut in (len(data) // 2, 10, 0):
         path.write_bytes(data[:cut])
         with pytest.raises(ValueError, match=r"run_0\.mcap") as error:
-            read_measurement_bag(path, sigma_position=1e-4, sigma_rotation=1e-3)
+            read_measurement_bag(path, joints=ABC, sigma_position=1e-4, sigma_rotation=1e-3)
         assert "\n" not in str(error.value)
+
+
+def test_inputs_that_would_silently_give_a_wrong_answer(tmp_path):
+    """Both orientations in a CSV, unknown NPZ arrays: refused; a UTF-8 BOM: accepted."""
+    both = tmp_path / "both.csv"
+    both.write_text("q1,q2,q3,x,y,z,qx,qy,qz,qw,r11,r12,r13,r21,r22,r23,r31,r32,r33\n"
+                    + "0.1,0.2,0.3,1,2,3,1,0,0,0,1,0,0,0,1,0,0,0,1\n" * 4)
+    with pytest.raises(ValueError, match=r"both\.csv has both a quaternion .* and a rotation "
+                                         r"matrix"):
+        read_measurements(both, sigma_position=1e-4, sigma_rotation=1e-3)
+    m = 4
+    extra = tmp_path / "extra.npz"
+    np.savez(extra, q=np.zeros((m, 3)), position=np.zeros((m, 3)), sigma_position=1e-4,
+             quat=np.tile([0.0, 0.0, 0.0, 1.0], (m, 1)))
+    with pytest.raises(ValueError, match=r"extra\.npz: unknown arrays \['quat'\].*x, y, z, w"):
+        read_measurements(extra)
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes("\ufeffq1,q2,x,y,z\n".encode() + b"0.1,0.2,1,2,3\n" * 3)
+    data = read_measurements(bom, sigma_position=1e-4)
+    np.testing.assert_array_equal(data.q[:, 0], 0.1)

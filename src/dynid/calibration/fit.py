@@ -301,6 +301,28 @@ def _as_sets(measurements, model: KinematicModel) -> list[Measurements]:
     return sets
 
 
+JOINT_LIMIT_MARGIN = 0.1  # [rad or m] beyond the limits a joint reading is refused
+
+
+def _check_joint_limits(model: KinematicModel, sets: list[Measurements]) -> None:
+    """ValueError naming `measurements` when a joint reading lies more than
+    ``JOINT_LIMIT_MARGIN`` outside the robot's limits: readings in degrees (or mm) would."""
+    limits = model.robot_nominal.limits
+    lower = np.asarray(limits.lower, dtype=float) - JOINT_LIMIT_MARGIN
+    upper = np.asarray(limits.upper, dtype=float) + JOINT_LIMIT_MARGIN
+    for k, data in enumerate(sets):
+        outside = (data.q < lower) | (data.q > upper)
+        if outside.any():
+            row, joint = (int(i) for i in np.argwhere(outside)[0])
+            unit = "rad" if model.robot_nominal.joints[joint].kind == "revolute" else "m"
+            raise ValueError(
+                f"`measurements[{k}]`: measurement {row + 1} reads joint {joint + 1} at "
+                f"{data.q[row, joint]:.6g} {unit}, outside its limits [{limits.lower[joint]:.4g}, "
+                f"{limits.upper[joint]:.4g}] {unit} by more than {JOINT_LIMIT_MARGIN:g}: "
+                "joint readings in degrees? (a file's joint columns take a `_deg` suffix) "
+                "Or the wrong robot")
+
+
 def _kabsch(source: NDArray, target: NDArray) -> NDArray:
     """The rigid transform ``(4, 4)`` with ``target ~ R source + t`` (least squares)."""
     cs, ct = source.mean(axis=0), target.mean(axis=0)
@@ -329,8 +351,15 @@ def _registered_start(model: KinematicModel, sets: list[Measurements],
     target = np.vstack([d.position for d in measured])
     base_free = _kabsch(points, target)
     out = np.array(start)
-    rpy = matrix_rpy(base_free[:3, :3])
-    out[:6] = [*base_free[:3, 3], rpy[2], rpy[1], rpy[0]]  # base x, y, z, yaw, pitch, roll
+    # the base's nominal rotation is the identity: R = Rx(rx) Ry(ry) Rz(rz), intrinsic XYZ
+    from scipy.spatial.transform import Rotation
+
+    with warnings.catch_warnings():  # a gimbal lock only picks one of equivalent angle sets
+        warnings.simplefilter("ignore", UserWarning)
+        angles = Rotation.from_matrix(base_free[:3, :3]).as_euler("XYZ")
+    for role, value in zip(("x", "y", "z", "rx", "ry", "rz"), (*base_free[:3, 3], *angles),
+                           strict=True):
+        out[model.names.index(f"base {role}")] = value
     return out
 
 
@@ -344,7 +373,10 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
     of "pose" if any set is a pose set, else of "position", else of "plane"); the others are
     held at ``start`` (default nominal, with the base frame registered on the measured points
     when it is estimated). ValueError when the measurements cannot determine the parameters
-    (fewer residuals than unknowns, or a rank-deficient Jacobian at these poses).
+    (fewer residuals than unknowns, or a rank-deficient Jacobian at these poses), when a
+    joint reading lies more than ``JOINT_LIMIT_MARGIN`` outside the robot's limits (readings
+    in degrees), or when only plane contacts are fitted with every length free (their scale
+    is unknown: ``KinematicModel.plane_determined``).
     """
     if not isinstance(model, KinematicModel):
         raise TypeError(f"`model` must be a KinematicModel, got {type(model).__name__}")
@@ -366,12 +398,22 @@ def calibrate(model: KinematicModel, measurements: Measurements | Sequence[Measu
     estimated = np.array(sorted(model.names.index(n) for n in names), dtype=int)
     if estimated.size == 0:
         raise ValueError("`parameters`: nothing to estimate")
+    _check_joint_limits(model, sets)
     names = tuple(model.names[k] for k in estimated)
     if isinstance(max_evaluations, bool) or not isinstance(max_evaluations, (int, np.integer)) \
             or max_evaluations < 1:
         raise ValueError(f"`max_evaluations` must be a positive integer, got {max_evaluations!r}")
     start_values = model.check_values(start, "start") if start is not None else \
         _registered_start(model, sets, np.array(model.nominal))
+    if kinds == {"plane"} and parameters is not None and not model.plane_determined(
+            estimated, start_values):
+        raise ValueError("`parameters`: plane contacts cannot determine these parameters"
+                         + (" (with every length free, the robot's scale: scaling every "
+                            "length and plane offset together leaves the contacts on their "
+                            "planes; hold one length at nominal, as the default parameters "
+                            f"do with {model.identifiable('plane').scale_held!r}, or add "
+                            "position measurements: a known distance)"
+                            if model.scale_free else "") + "; estimate fewer")
     problem = _Problem(model, sets, estimated, start_values)
     x0 = np.concatenate([start_values[estimated], problem.start_planes(start_values)])
     residual0, jac0 = problem.residuals(x0, jacobian=True)

@@ -1,15 +1,17 @@
 """Calibration measurement files: CSV and NPZ (``read_measurements`` / ``write_measurements``)
 and ROS 2 bags of a pose topic beside a JointState topic (``read_measurement_bag``).
 
-**CSV**: a header row, then one measurement per row. A file holds one kind of measurement
-(``dynid.calibration.Measurements``), found from its columns:
+**CSV** (UTF-8, a byte-order mark allowed): a header row, then one measurement per row. A
+file holds one kind of measurement (``dynid.calibration.Measurements``), found from its
+columns:
 
 - joint readings: ``q1..qn`` [rad] (numbered from 1 without gaps), or, when ``joints`` names
   the robot's joints, one column per joint name, read in the order of ``joints``;
 - ``x, y, z`` [m]: a measured position (kind ``"position"``);
 - ``x, y, z`` and the orientation, as a unit quaternion ``qx, qy, qz, qw`` (a norm within
   ``QUATERNION_TOLERANCE`` of 1 is normalised, any other is refused) or as the rotation matrix
-  ``r11, r12, r13, r21, ..., r33`` (row by row, a proper rotation): a full pose (``"pose"``);
+  ``r11, r12, r13, r21, ..., r33`` (row by row, a proper rotation), never both: a full pose
+  (``"pose"``);
 - ``plane``: the integer index of the plane the tool point touched (``"plane"``; no ``x, y,
   z``).
 
@@ -27,8 +29,9 @@ suffix to write instead. A column given twice (``x`` and ``x_mm``) is an error.
 
 **NPZ**: the arrays of ``Measurements``, in SI units: ``q`` ``(m, n)`` (joints in the robot's
 order: an NPZ holds no names, ``joints`` only checks their count), ``position`` ``(m, 3)``,
-``rotation`` ``(m, 3, 3)`` or ``quaternion`` ``(m, 4)`` as ``x, y, z, w``, ``plane`` ``(m,)``,
-``sigma_position`` and ``sigma_rotation``, each ``(m,)`` or a scalar; the kind as for CSV.
+``rotation`` ``(m, 3, 3)`` or ``quaternion`` ``(m, 4)`` ordered ``x, y, z, w`` (the scalar
+last, as ROS), ``plane`` ``(m,)``, ``sigma_position`` and ``sigma_rotation``, each ``(m,)`` or
+a scalar; the kind as for CSV. Any other array is an error naming it.
 
 ``write_measurements`` writes either format atomically; CSV floats in Python's shortest
 round-trip form (``repr``) and rotations as ``r11..r33``, so that a set reads back exactly.
@@ -257,6 +260,8 @@ def _base(column: str) -> tuple[str, str | None]:
 def _read_csv(path: Path, joints: tuple[str, ...] | None) -> dict:
     """The fields of a measurement CSV (SI units) and its joint count, from its columns."""
     header, values = read_csv(path, what="measurement file")
+    if header and header[0].startswith("\ufeff"):  # a UTF-8 byte-order mark (spreadsheets)
+        header = [header[0].removeprefix("\ufeff").strip(), *header[1:]]
     name = path.name
     columns: dict[str, NDArray] = {}  # base name -> values in SI units
     given: dict[str, str] = {}  # base name -> the column it came from
@@ -304,6 +309,9 @@ def _read_csv(path: Path, joints: tuple[str, ...] | None) -> dict:
             raise FileError(f"{name} has {', '.join(present)} but lacks {', '.join(missing)}")
         if present:
             fields[key] = np.stack([columns[column] for column in group], axis=1)
+    if "rotation" in fields and "quaternion" in fields:
+        raise FileError(f"{name} has both a quaternion (qx, qy, qz, qw) and a rotation matrix "
+                        "(r11..r33): give the orientation once")
     if "rotation" in fields:
         fields["rotation"] = fields["rotation"].reshape(-1, 3, 3)
     for key in ("plane", "sigma_position", "sigma_rotation"):
@@ -358,6 +366,14 @@ def _read_npz(path: Path, joints: tuple[str, ...] | None) -> dict:
     arrays = read_npz(path, required=("q",), optional=_NPZ_ARRAYS[1:],
                       what="measurement file")
     name = path.name
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:  # read_npz opened it already: a valid archive
+        stored = sorted(member.removesuffix(".npy") for member in archive.namelist())
+    unknown = [key for key in stored if key not in _NPZ_ARRAYS]
+    if unknown:
+        raise FileError(f"{name}: unknown arrays {unknown!r:.120} (a measurement NPZ holds "
+                        f"{', '.join(_NPZ_ARRAYS)}; quaternions ordered x, y, z, w)")
     if "rotation" in arrays and "quaternion" in arrays:
         raise FileError(f"{name} has both `rotation` and `quaternion`: give the orientation "
                         "once")
@@ -451,15 +467,16 @@ def _unit_quaternions(name: str, quaternion: NDArray) -> NDArray:
 
 # -- ROS 2 bags -----------------------------------------------------------------------------
 
-def read_measurement_bag(path: str | Path, *, pose_topic: str | None = None,
-                         joint_topic: str | None = None, joints: Sequence[str] | None = None,
+def read_measurement_bag(path: str | Path, *, joints: Sequence[str],
+                         pose_topic: str | None = None, joint_topic: str | None = None,
                          sigma_position: ArrayLike, sigma_rotation: ArrayLike | None = None,
                          kind: str = "pose", max_gap: float = 0.01) -> Measurements:
     """Measurements from a ROS 2 bag (MCAP): the tool frame from a pose topic
     (``POSE_MESSAGES``: ``PoseStamped``, ``TransformStamped`` or ``PoseWithCovarianceStamped``,
     its covariance not read; default: the bag's only such topic) and the joint readings from a
-    ``sensor_msgs/msg/JointState`` topic (default: the only one; ``joints`` by name, default
-    the first message's), paired by their header stamps (the recording time where a
+    ``sensor_msgs/msg/JointState`` topic (default: the only one), picked by name in the order
+    of ``joints`` (required: the robot's joint names; a JointState message's own order is
+    not trusted), paired by their header stamps (the recording time where a
     publisher leaves them zero).
 
     The joint positions are interpolated linearly at each pose's stamp between the joint
@@ -479,6 +496,9 @@ def read_measurement_bag(path: str | Path, *, pose_topic: str | None = None,
     if isinstance(max_gap, bool) or not isinstance(max_gap, (int, float)) or \
             not 0 < max_gap < math.inf:
         raise ValueError(f"`max_gap` must be a positive number of seconds, got {max_gap!r:.40}")
+    if joints is None:
+        raise ValueError("`joints` must name the robot's joints in its order (the JointState "
+                         "messages' own order is not trusted), got None")
     joints = _joint_names(joints)
     if kind == "position" and sigma_rotation is not None:
         raise ValueError("`sigma_rotation`: position measurements have no orientation")

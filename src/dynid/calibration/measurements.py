@@ -11,7 +11,8 @@ Three kinds, one per set (fit several sets together to mix them):
 
 ``sigma_position`` ``(m,)``: the standard deviation of each measured coordinate [m] (for a plane
 contact: of the point's distance to its plane); ``sigma_rotation`` ``(m,)``: of each rotation
-component [rad] (poses only). Per measurement, so that a set may mix instruments.
+component [rad] (poses only). Per measurement, so that a set may mix instruments; each at
+least ``MIN_SIGMA`` (1e-9 m or rad). Measured coordinates within ``MAX_COORDINATE`` (1e3 m).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, frozen_copy
 
-__all__ = ["KINDS", "MAX_PLANES", "Measurements"]
+__all__ = ["KINDS", "MAX_COORDINATE", "MAX_PLANES", "MIN_SIGMA", "Measurements"]
 
 MeasurementKind = Literal["position", "pose", "plane"]
 KINDS: tuple[str, ...] = ("position", "pose", "plane")
 MAX_PLANES = 64  # distinct planes in one set: each adds 3 unknowns to the fit
+MIN_SIGMA = 1e-9  # [m or rad] the least standard deviation: below, a weight of 1e18 or more
+MAX_COORDINATE = 1e3  # [m] a measured coordinate beyond this is a unit mistake, not a robot
 
 
 def _sigma(name: str, value: ArrayLike, m: int) -> NDArray:
@@ -37,10 +40,11 @@ def _sigma(name: str, value: ArrayLike, m: int) -> NDArray:
     if values.shape != (m,):
         raise ValueError(f"`{name}` must be a scalar or one value per measurement ({m},), got "
                          f"shape {values.shape}")
-    if (values <= 0).any():
-        k = int(np.argmax(values <= 0))
-        raise ValueError(f"`{name}` must be > 0 (a standard deviation); measurement {k + 1}: "
-                         f"{values[k]:g}")
+    if (values < MIN_SIGMA).any():
+        k = int(np.argmax(values < MIN_SIGMA))
+        unit = "m" if name == "sigma_position" else "rad"
+        raise ValueError(f"`{name}` must be a standard deviation >= MIN_SIGMA = {MIN_SIGMA:g} "
+                         f"{unit}; measurement {k + 1}: {values[k]:g}")
     return frozen_copy(np.array(values, dtype=np.float64))
 
 
@@ -77,6 +81,12 @@ class Measurements:
             position = as_float_array("position", self.position)
             if position.shape != (m, 3):
                 raise ValueError(f"`position` must be ({m}, 3) [m], got shape {position.shape}")
+            if (np.abs(position) > MAX_COORDINATE).any():
+                k = int(np.argmax((np.abs(position) > MAX_COORDINATE).any(axis=1)))
+                raise ValueError(f"`position`: measurement {k + 1} has a coordinate beyond "
+                                 f"MAX_COORDINATE = {MAX_COORDINATE:g} m ({position[k]}); "
+                                 "positions are in metres (a file's columns in millimetres "
+                                 "are named x_mm, y_mm, z_mm)")
             object.__setattr__(self, "position", frozen_copy(np.array(position)))
         if self.rotation is not None:
             rotation = as_float_array("rotation", self.rotation)

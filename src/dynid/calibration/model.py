@@ -17,9 +17,14 @@ parameter or a constant:
 - DH rows (standard): ``Rz(theta) Tz(d) Tx(a) Rx(alpha) [Ry(beta)]``; where ``z_{i-1}`` is
   (nearly) parallel to ``z_i`` (``|sin alpha_i| < 0.1``) ``d`` is singular and is replaced by
   Hayati's ``beta`` (``d`` then stays a constant at its nominal value).
-- URDF joints: the origin ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``, then the zero offset (a
-  rotation about / translation along the joint axis); a non-identity ``post`` stays constant.
-- base and tool: ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)`` (URDF roll-pitch-yaw).
+- URDF joints: the origin ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0``, ``R0`` the nominal rotation
+  (a constant) and ``rx, ry, rz`` small error rotations (nominal 0) about the axes of the frame
+  the origin is given in (the parent link's, where the previous joint's axis lies): never
+  singular, whatever the nominal (a URDF pitch of exactly pi/2 included), and a dependency
+  with the previous joint's axis stays exact when ``R0`` is written rounded (``1.5707963``);
+  then the zero offset (a rotation about / translation along the joint axis); a
+  non-identity ``post`` stays constant.
+- base and tool: ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0`` likewise (base ``R0`` = identity).
 
 Jacobian: a parameter's factor at frame ``F`` (the product of everything before it) moves the
 tool by the screw ``omega = R_F u``, ``dp = omega x (p_tool - o_F)`` (rotation) or
@@ -48,15 +53,17 @@ from dynid.robot._joint import (
     RevoluteDH,
     RevoluteMDH,
 )
-from dynid.robot._urdf_tree import matrix_rpy
 
-__all__ = ["IDENTIFIABILITY_RTOL", "Identifiability", "KinematicModel", "Parameter"]
+__all__ = ["IDENTIFIABILITY_RTOL", "REGROUP_ATOL", "Identifiability", "KinematicModel",
+           "Parameter", "project_on_planes"]
 
 PARALLEL_SIN = 0.1  # |sin alpha| below this: consecutive axes (nearly) parallel, Hayati's beta
 # Relative rank tolerance of the identifiability decision on the scaled Jacobian. Kinematic
 # dependencies are exact (a parallel-axis pair, the base yaw and joint 1's offset), so they sit
 # at round-off (~1e-15); genuine weak directions of an arm are above 1e-4.
 IDENTIFIABILITY_RTOL = 1e-8
+# A regrouping coefficient below this (in the unitless Jacobian's units) is rref round-off.
+REGROUP_ATOL = 1e-6
 _AXES = np.eye(3)
 Kind = Literal["position", "pose", "plane"]
 
@@ -65,7 +72,7 @@ Kind = Literal["position", "pose", "plane"]
 class Parameter:
     """One scalar kinematic parameter: ``name`` (e.g. ``"joint 3 offset"``), ``unit`` ("rad"
     or "m"), ``nominal`` value, ``group`` ("base", "joint 3", "tool") and ``role`` (offset,
-    a, alpha, d, theta, beta, x, y, z, roll, pitch, yaw)."""
+    a, alpha, d, theta, beta, x, y, z, rx, ry, rz)."""
 
     name: str
     unit: str
@@ -116,12 +123,13 @@ def _factor_matrix(rotation: bool, u: NDArray, value) -> NDArray:
     return out
 
 
-def _rpy_factors(matrix: NDArray) -> list[tuple]:
-    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rz(yaw) Ry(pitch) Rx(roll)``."""
-    roll, pitch, yaw = matrix_rpy(matrix[:3, :3])
+def _frame_factors(matrix: NDArray) -> list[tuple]:
+    """(rotation, axis index, role, nominal) for ``T(x, y, z) Rx(rx) Ry(ry) Rz(rz) R0``, with
+    ``None`` standing for the constant nominal rotation ``R0`` (the error angles start at 0,
+    about the axes of the frame the origin is given in)."""
     x, y, z = matrix[:3, 3]
     return [(False, 0, "x", x), (False, 1, "y", y), (False, 2, "z", z),
-            (True, 2, "yaw", yaw), (True, 1, "pitch", pitch), (True, 0, "roll", roll)]
+            (True, 0, "rx", 0.0), (True, 1, "ry", 0.0), (True, 2, "rz", 0.0), None]
 
 
 @dataclass(frozen=True)
@@ -130,15 +138,22 @@ class Identifiability:
 
     ``independent``: names estimated (one per independent direction of the scaled Jacobian);
     ``unidentifiable``: names the measurements cannot see at all (held at nominal);
-    ``regrouped``: for each independent parameter entering a combination, the combination it
-    stands for, as text (``{"joint 2 d": "joint 2 d + joint 3 d"}``): its estimate absorbs the
-    errors of the others, which are held at nominal; ``base``: the rank decision itself."""
+    ``coefficients``: for each independent parameter entering a combination, the combination
+    it stands for in physical units, ``{"joint 7 offset": {"joint 7 offset": 1.0, "tool y":
+    16.67}}`` (a length entering an angle's combination in 1/m, an angle entering a length's
+    in m; coefficients below ``REGROUP_ATOL`` in the unitless Jacobian dropped): its estimate
+    absorbs the errors of the others, which are held at nominal; ``regrouped``: the same as
+    text; ``scale_held``: for plane contacts, the length held at nominal to fix the robot's
+    scale (None when the data fix it, e.g. a prismatic joint or a held length);
+    ``base``: the rank decision itself (on the unitless Jacobian)."""
 
     kind: str
     independent: tuple[str, ...]
     unidentifiable: tuple[str, ...]
     regrouped: dict
     base: BaseParameters
+    coefficients: dict = dataclasses.field(default_factory=dict)
+    scale_held: str | None = None
 
     @property
     def rank(self) -> int:
@@ -146,7 +161,46 @@ class Identifiability:
 
     def report(self) -> dict:
         return {"kind": self.kind, "rank": self.rank, "independent": list(self.independent),
-                "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped)}
+                "unidentifiable": list(self.unidentifiable), "regrouped": dict(self.regrouped),
+                "coefficients": {name: dict(terms) for name, terms in self.coefficients.items()},
+                "scale_held": self.scale_held}
+
+
+def _expression(terms: dict) -> str:
+    """``{"a": 1.0, "b": -0.5}`` as ``"a - 0.5 b"`` (4 significant digits)."""
+    out = []
+    for name, value in terms.items():
+        size = "" if np.isclose(abs(value), 1.0, rtol=1e-4, atol=0) else f"{abs(value):.4g} "
+        out.append(f"{'-' if value < 0 else '+'} {size}{name}")
+    text = " ".join(out)
+    return text[2:] if text.startswith("+ ") else "-" + text[1:]
+
+
+def project_on_planes(model: KinematicModel, values: NDArray, q: NDArray, normals: NDArray,
+                      offsets: NDArray, targets: NDArray,
+                      iterations: int = 40) -> tuple[NDArray, NDArray]:
+    """Joint positions near ``q`` ``(m, n)`` whose tool point lies at signed distance
+    ``targets`` ``(m,)`` [m] from its plane ``normals . p = offsets`` (``(m, 3)``, ``(m,)``),
+    within the joint limits: minimum-norm Newton steps on the joints not blocked by a limit,
+    batched. Returns ``(q, gap)``: the poses and their remaining distance error ``(m,)`` [m]
+    (the caller decides what an unreachable plane means)."""
+    q = np.array(q, dtype=float)
+    limits = model.robot_nominal.limits
+    lower, upper = np.asarray(limits.lower, float), np.asarray(limits.upper, float)
+    for _ in range(iterations):
+        pose, jq = model.joint_jacobian(values, q)
+        gap = np.einsum("mi,mi->m", normals, pose[:, :3, 3]) - offsets - targets
+        if np.abs(gap).max() < 1e-13 * model.reach:
+            break
+        row = np.einsum("mi,mij->mj", normals, jq[:, :3])
+        step = -row * (gap / np.maximum(np.einsum("mj,mj->m", row, row), 1e-300))[:, None]
+        blocked = ((q <= lower) & (step < 0)) | ((q >= upper) & (step > 0))
+        row = np.where(blocked, 0.0, row)
+        step = -row * (gap / np.maximum(np.einsum("mj,mj->m", row, row), 1e-300))[:, None]
+        q = np.clip(q + step, lower, upper)
+    pose = model.pose(values, q)
+    gap = np.einsum("mi,mi->m", normals, pose[:, :3, 3]) - offsets - targets
+    return q, gap
 
 
 class KinematicModel:
@@ -231,10 +285,27 @@ class KinematicModel:
         self._owners.append((j, 0))
         self._owner = (j, 1)
 
+    def _fixed_frame(self, free: bool, group: str, matrix: NDArray) -> None:
+        """``matrix`` as translations, its constant rotation and three error rotations
+        (parameters when ``free``; a single constant otherwise)."""
+        if not free:
+            if not np.array_equal(matrix, np.eye(4)):
+                self._elements.append(_Constant(np.array(matrix, dtype=float)))
+                self._owners.append(self._owner)
+            return
+        for factor in _frame_factors(matrix):
+            if factor is None:
+                rotation = np.eye(4)
+                rotation[:3, :3] = matrix[:3, :3]
+                if not np.array_equal(rotation, np.eye(4)):
+                    self._elements.append(_Constant(rotation))
+                    self._owners.append(self._owner)
+                continue
+            self._add(*factor[:2], group, factor[2], factor[3], True)
+
     def _frame(self, free: bool, group: str, matrix: NDArray) -> None:
         self._owner = group
-        for rotation, axis, role, value in _rpy_factors(matrix):
-            self._add(rotation, axis, group, role, value, free)
+        self._fixed_frame(free, group, matrix)
 
     def _row(self, j: int, row) -> None:
         group = f"joint {j + 1}"
@@ -271,8 +342,7 @@ class KinematicModel:
     def _urdf_joint(self, j: int, joint: Joint) -> None:
         group = f"joint {j + 1}"
         self._owner = (j, 0)
-        for rotation, axis, role, value in _rpy_factors(joint.pre):
-            self._add(rotation, axis, group, role, value, self.mode == "full")
+        self._fixed_frame(self.mode == "full", group, np.asarray(joint.pre, dtype=float))
         self._add(joint.kind == "revolute", joint.axis, group, "offset", 0.0, True)
         self._motion(j)
         if not np.allclose(joint.post, np.eye(4), atol=0.0, rtol=0.0):
@@ -362,7 +432,12 @@ class KinematicModel:
         """The base frame ``(4, 4)``: the robot base in the measurement frame."""
         values = self.check_values(values)
         out = np.eye(4)
-        for element in self._elements[:6]:
+        for element, owner in zip(self._elements, self._owners, strict=True):
+            if owner != "base":
+                break
+            if isinstance(element, _Constant):
+                out = out @ element.matrix
+                continue
             value = element.value if element.parameter is None else values[element.parameter]
             out = out @ _factor_matrix(element.rotation, element.u, value)
         return out
@@ -440,49 +515,152 @@ class KinematicModel:
             return out.reshape(-1, self.n_parameters)
         return out[:, :3].reshape(-1, self.n_parameters)
 
+    @property
+    def scale_free(self) -> bool:
+        """Whether plane contacts leave the robot's scale free with every parameter estimated:
+        no prismatic joint (read in m) and no constant nonzero length in the chain. Then scaling
+        every length (and every plane's offset) keeps the contacts on their planes."""
+        for element in self._elements:
+            if isinstance(element, _Motion):
+                if self._joint_kinds[element.joint] == "prismatic":
+                    return False
+            elif isinstance(element, _Constant):
+                if np.any(element.matrix[:3, 3] != 0.0):
+                    return False
+            elif not element.rotation and element.parameter is None and element.value != 0.0:
+                return False
+        return True
+
+    def _plane_contacts(self, values: NDArray | None, samples: int,
+                        seed: int) -> tuple[NDArray, NDArray, NDArray]:
+        """Contacts on three planes (normals x, y, z through the median tool point) placed as
+        the twin places them: ``(q, labels, offsets)``, unreachable ones dropped."""
+        values = self.check_values(values)
+        q = self.random_poses(samples, seed=seed)
+        labels = np.arange(samples) % 3
+        offsets = np.median(self.pose(values, q)[:, :3, 3], axis=0)
+        q, gap = project_on_planes(self, values, q, _AXES[labels], offsets[labels],
+                                   np.zeros(samples))
+        keep = np.abs(gap) < 1e-9 * self.reach
+        return q[keep], labels[keep], offsets
+
+    def _plane_rows(self, values: ArrayLike | None, samples: int,
+                    seed: int) -> tuple[NDArray, tuple[str, ...], NDArray]:
+        """The unitless plane-contact Jacobian ``(m, 9 + P)`` (three planes' normal angles
+        and offsets, then the model's parameters) at contacts on their planes, its column
+        names, and the column scales (length columns times the reach)."""
+        q, labels, _ = self._plane_contacts(values, samples, seed)
+        m = q.shape[0]
+        scale = np.where(self.is_angle, 1.0, self.reach)
+        pose, jac = self.jacobian(values, q)
+        point = pose[:, :3, 3] / self.reach
+        kin = np.einsum("mi,mip->mp", _AXES[labels], jac[:, :3] * scale) / self.reach
+        extra = np.zeros((m, 9))
+        extra[np.arange(m), 3 * labels] = np.einsum("mi,mi->m", _AXES[(labels + 1) % 3], point)
+        extra[np.arange(m), 3 * labels + 1] = np.einsum(
+            "mi,mi->m", _AXES[(labels + 2) % 3], point)
+        extra[np.arange(m), 3 * labels + 2] = -1.0
+        names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
+            + self.names
+        return np.hstack([extra, kin]), names, np.concatenate(
+            [np.tile([1.0, 1.0, self.reach], 3), scale])
+
+    def plane_determined(self, estimated: ArrayLike, values: ArrayLike | None = None, *,
+                         samples: int | None = None, seed: int = 0) -> bool:
+        """Whether plane contacts (three unknown planes) determine the parameters at indices
+        ``estimated``: full column rank (``IDENTIFIABILITY_RTOL``) of the contact Jacobian at
+        contacts on their planes (where the robot's scale shows as a null direction)."""
+        samples = samples if samples is not None else max(60, 3 * self.n_parameters)
+        rows, _, _ = self._plane_rows(values, samples, seed)
+        columns = np.concatenate([np.arange(9), 9 + np.asarray(estimated, dtype=int)])
+        singular = np.linalg.svd(rows[:, columns], compute_uv=False)
+        return bool(singular[-1] > IDENTIFIABILITY_RTOL * singular[0])
+
+    def _scale_lever(self, rows: NDArray, values: ArrayLike | None, samples: int,
+                     seed: int) -> str | None:
+        """The largest joint or tool length whose nominal value fixes the scale of plane data
+        ``rows`` (``_plane_rows``): holding it removes one direction that plane contacts
+        cannot see but positions can (the robot's size). A length regrouped with another
+        (``joint 1 d`` with ``base z``) would not: the other absorbs it."""
+        current = self.check_values(values)
+        singular, vt = np.linalg.svd(rows, full_matrices=True)[1:]
+        rank = int((singular > IDENTIFIABILITY_RTOL * singular[0]).sum())
+        null = vt[rank:].T  # (9 + P, k): what plane contacts cannot see
+        _, jac = self.jacobian(values, self.random_poses(samples, seed=seed + 1))
+        seen = self.scaled_rows(jac, "position")  # what positions see
+
+        def visible(basis: NDArray) -> int:
+            if basis.shape[1] == 0:
+                return 0
+            moved = seen @ basis[9:]
+            sv = np.linalg.svd(moved, compute_uv=False)
+            return int((sv > 1e-6 * max(1.0, np.linalg.norm(seen, 2))).sum())
+
+        before = visible(null)
+        levers = sorted((k for k, p in enumerate(self._params)
+                         if not p.is_angle and p.group != "base" and current[k] != 0.0),
+                        key=lambda k: -abs(current[k]))
+        for k in levers:
+            row = null[9 + k]
+            if not np.any(np.abs(row) > 1e-9):
+                continue
+            # the null directions that leave parameter k at nominal
+            keep = np.linalg.svd(row[None, :], full_matrices=True)[2][1:].T
+            if visible(null @ keep) < before:
+                return self.names[k]
+        return None
+
     def identifiable(self, kind: Kind = "position", *, samples: int | None = None,
                      seed: int = 0, values: ArrayLike | None = None) -> Identifiability:
         """The identifiable kinematic parameters for one measurement ``kind`` (module
         docstring), by the rank machinery of the dynamic base parameters (SVD rank with
-        ``IDENTIFIABILITY_RTOL`` on the scaled Jacobian at ``samples`` random poses within the
-        limits, then rref in the model's parameter order: base first, then the joints, tool
-        last). For ``"plane"``: contacts on three unknown planes (normals x, y, z), whose
-        parameters are estimated with the kinematics."""
+        ``IDENTIFIABILITY_RTOL`` on the unitless Jacobian (``scaled_rows``) at ``samples``
+        random poses within the limits, then rref in the model's parameter order: base first,
+        then the joints, tool last); the regrouping coefficients are converted back to physical
+        units. For ``"plane"``: contacts on three unknown planes (normals x, y, z), placed on
+        their planes as the twin places them, whose parameters are estimated with the
+        kinematics; when the chain cannot fix its scale (``scale_free``), the largest joint or
+        tool length (the largest lever) is held at nominal (``scale_held``)."""
         if kind not in ("position", "pose", "plane"):
             raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
         key = (kind, samples, seed)
         if values is None and key in self._identifiable:
             return self._identifiable[key]
         samples = samples if samples is not None else max(60, 3 * self.n_parameters)
-        q = self.random_poses(samples, seed=seed)
-        pose, jac = self.jacobian(values, q)
-        rows = self.scaled_rows(jac, kind)
+        scale = np.where(self.is_angle, 1.0, self.reach)
+        held = None
         if kind == "plane":
-            labels = np.arange(samples) % 3
-            point = pose[:, :3, 3] / self.reach
-            normals = _AXES[labels]
-            kin = np.einsum("mi,mip->mp", normals, jac[:, :3] * np.where(
-                self.is_angle, 1.0, self.reach)) / self.reach
-            extra = np.zeros((samples, 9))
-            tangent1 = _AXES[(labels + 1) % 3]
-            tangent2 = _AXES[(labels + 2) % 3]
-            extra[np.arange(samples), 3 * labels] = np.einsum("mi,mi->m", tangent1, point)
-            extra[np.arange(samples), 3 * labels + 1] = np.einsum("mi,mi->m", tangent2, point)
-            extra[np.arange(samples), 3 * labels + 2] = -1.0
-            rows = np.hstack([extra, kin])
-            names = tuple(f"plane {k // 3 + 1} {('n1', 'n2', 'd')[k % 3]}" for k in range(9)) \
-                + self.names
+            rows, names, column_scale = self._plane_rows(values, samples, seed)
+            if self.scale_free:
+                held = self._scale_lever(rows, values, samples, seed)
+            if held is not None:
+                drop = 9 + self.names.index(held)
+                rows = np.delete(rows, drop, axis=1)
+                names = names[:drop] + names[drop + 1:]
+                column_scale = np.delete(column_scale, drop)
         else:
+            _, jac = self.jacobian(values, self.random_poses(samples, seed=seed))
+            rows = self.scaled_rows(jac, kind)
             names = self.names
+            column_scale = scale
         base = base_parameters(rows, names=names, method="rref", rtol=IDENTIFIABILITY_RTOL)
-        classes = base.classification()
-        independent = tuple(n for n in base.base_names if not n.startswith("plane "))
-        unidentifiable = tuple(n for n in self.names if classes[n] == "unidentifiable")
-        expressions = base.expressions()
-        regrouped = {name: text for name, text in zip(base.base_names, expressions,
-                                                      strict=True)
-                     if name in independent and classes[name] == "combination"}
-        out = Identifiability(kind, independent, unidentifiable, regrouped, base)
+        g = np.where(np.abs(base.regrouping) < REGROUP_ATOL, 0.0, base.regrouping)
+        # pi_b (unitless) = G (pi / s): the physical base parameter s_i pi_b,i = sum_k
+        # G_ik s_i / s_k pi_k
+        physical = g * column_scale[base.independent][:, None] / column_scale[None, :]
+        used = (g != 0).any(axis=0)
+        independent = tuple(names[k] for k in base.independent
+                            if not names[k].startswith("plane "))
+        unidentifiable = tuple(n for k, n in enumerate(names)
+                               if not used[k] and not n.startswith("plane "))
+        coefficients = {}
+        for i, k in enumerate(base.independent):
+            terms = {names[c]: float(physical[i, c]) for c in np.flatnonzero(physical[i])}
+            if names[k] in independent and len(terms) > 1:
+                coefficients[names[k]] = terms
+        regrouped = {name: _expression(terms) for name, terms in coefficients.items()}
+        out = Identifiability(kind, independent, unidentifiable, regrouped, base,
+                              coefficients, held)
         if values is None:
             self._identifiable[key] = out
         return out

@@ -57,12 +57,18 @@ def _criterion(info: NDArray, criterion: str) -> float:
 def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
                  candidates: ArrayLike | None = None, n_candidates: int = 2000,
                  criterion: str = "D", parameters=None, values: ArrayLike | None = None,
+                 sigma_position: float | None = None, sigma_rotation: float | None = None,
                  max_sweeps: int = 10, seed: int | None = 0) -> PoseSelection:
     """``count`` calibration poses (module docstring) for ``kind`` ("position" or "pose")
     measurements, from ``candidates`` ``(c, n)`` or ``n_candidates`` uniform random poses
     within the joint limits (``seed``), for the ``parameters`` (default: the identifiable set
     of ``kind``) at ``values`` (default nominal). ValueError if ``count`` poses cannot
-    determine them (``count * rows < parameters``)."""
+    determine them (``count * rows < parameters``).
+
+    ``sigma_position`` [m] and ``sigma_rotation`` [rad] (pose measurements, both or neither):
+    the instrument's noise, weighting the rotation rows against the position rows as the fit
+    does (each residual over its standard deviation); without them a rotation of 1 rad counts
+    as a displacement of the reach (``sigma_rotation = sigma_position / reach``)."""
     if not isinstance(model, KinematicModel):
         raise TypeError(f"`model` must be a KinematicModel, got {type(model).__name__}")
     if kind not in ("position", "pose"):
@@ -74,6 +80,18 @@ def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
     for name in names:
         if name not in model.names:
             raise ValueError(f"`parameters`: {name!r} is no parameter of the model")
+    weight = 1.0  # of the rotation rows against the position rows (unitless Jacobian)
+    if kind == "position" and sigma_rotation is not None:
+        raise ValueError("`sigma_rotation`: position measurements have no orientation")
+    if kind == "pose" and (sigma_position is None) != (sigma_rotation is None):
+        raise ValueError("`sigma_position` and `sigma_rotation` weight the rotation rows "
+                         "against the position rows: give both or neither")
+    for label, sigma in (("sigma_position", sigma_position), ("sigma_rotation", sigma_rotation)):
+        if sigma is not None and (isinstance(sigma, bool) or not isinstance(
+                sigma, (int, float, np.floating)) or not 1e-9 <= sigma < np.inf):
+            raise ValueError(f"`{label}` must be a standard deviation >= 1e-9, got {sigma!r}")
+    if kind == "pose" and sigma_rotation is not None:
+        weight = sigma_position / (model.reach * sigma_rotation)
     columns = [model.names.index(n) for n in names]
     rows = 6 if kind == "pose" else 3
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
@@ -90,6 +108,8 @@ def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
         raise ValueError(f"`candidates`: {q.shape[0]} poses, fewer than `count` = {count}")
     _, jac = model.jacobian(values, q)
     blocks = model.scaled_rows(jac, kind).reshape(q.shape[0], rows, -1)[..., columns]
+    if weight != 1.0:
+        blocks[:, 3:] *= weight
     grams = np.einsum("cri,crj->cij", blocks, blocks)  # (c, p, p)
     p = len(columns)
     ridge = 1e-9 * np.trace(grams.sum(axis=0)) / p * np.eye(p)  # keeps early steps invertible

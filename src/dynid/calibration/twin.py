@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid.calibration.measurements import Measurements
-from dynid.calibration.model import KinematicModel
+from dynid.calibration.model import KinematicModel, project_on_planes
 
 __all__ = ["measure", "perturbed"]
 
@@ -36,21 +36,6 @@ def perturbed(model: KinematicModel, *, offset: float = 5e-3, length: float = 1e
     return values
 
 
-def _project_on_planes(model: KinematicModel, values: NDArray, q: NDArray, normals: NDArray,
-                       offsets: NDArray, targets: NDArray) -> NDArray:
-    """Joint positions near ``q`` whose tool point lies at signed distance ``targets`` from its
-    plane: minimum-norm Newton steps on the joints, batched."""
-    q = np.array(q)
-    for _ in range(20):
-        pose, jq = model.joint_jacobian(values, q)
-        gap = np.einsum("mi,mi->m", normals, pose[:, :3, 3]) - offsets - targets
-        if np.abs(gap).max() < 1e-12:
-            break
-        row = np.einsum("mi,mij->mj", normals, jq[:, :3])
-        q -= row * (gap / np.maximum(np.einsum("mj,mj->m", row, row), 1e-300))[:, None]
-    return q
-
-
 def measure(model: KinematicModel, values: ArrayLike | None, q: ArrayLike, *,
             kind: str = "position", sigma_position: float = 1e-4, sigma_rotation: float = 1e-3,
             planes: ArrayLike | None = None, plane: ArrayLike | None = None,
@@ -64,8 +49,9 @@ def measure(model: KinematicModel, values: ArrayLike | None, q: ArrayLike, *,
     - ``"plane"``: contacts. ``planes`` ``(k, 4)`` rows ``[nx, ny, nz, d]`` (``n . p = d`` in
       the measurement frame [m]; default: 3 planes with normals x, y, z through the median
       tool point), ``plane`` ``(m,)`` which plane each pose touches (default round robin).
-      Each pose is moved (minimum-norm joint change) until its tool point lies at a
-      ``N(0, sigma_position^2)`` distance from its plane: the returned ``q`` are those poses.
+      Each pose is moved (minimum-norm joint change, within the joint limits) until its tool
+      point lies at a ``N(0, sigma_position^2)`` distance from its plane: the returned ``q``
+      are those poses; a plane out of reach of a pose is a ValueError naming ``planes``.
     """
     if kind not in ("position", "pose", "plane"):
         raise ValueError(f"`kind` must be 'position', 'pose' or 'plane', got {kind!r}")
@@ -93,8 +79,14 @@ def measure(model: KinematicModel, values: ArrayLike | None, q: ArrayLike, *,
                 or labels.min() < 0 or labels.max() >= planes.shape[0]:
             raise ValueError(f"`plane` must be ({m},) indices into `planes`")
         distance = rng.normal(0.0, sigma_position, m)
-        q = _project_on_planes(model, values, q, planes[labels, :3], planes[labels, 3],
-                               distance)
+        q, gap = project_on_planes(model, values, q, planes[labels, :3], planes[labels, 3],
+                                   distance)
+        far = np.abs(gap) > 1e-9 * model.reach
+        if far.any():
+            k = int(np.argmax(far))
+            raise ValueError(f"`planes`: plane {int(labels[k])} is out of reach of pose {k + 1}"
+                             f" within the joint limits (left {abs(gap[k]):.3g} m from it); "
+                             "move the plane or choose other poses")
         return Measurements("plane", q, sigma_position, plane=labels)
     pose = model.pose(values, q)
     position = pose[:, :3, 3] + rng.normal(0.0, sigma_position, (m, 3))

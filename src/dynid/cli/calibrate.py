@@ -55,6 +55,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     poses.add_argument("--random", type=Range(int, 1, 200_000), default=2000, metavar="N",
                        help="random candidate poses within the joint limits (default "
                             "%(default)s)")
+    poses.add_argument("--sigma-position", type=Range(float, high=1.0, above=0), metavar="M",
+                       help="--kind pose: the instrument's position noise [m], with "
+                            "--sigma-rotation, to weight rotations against positions as the fit "
+                            "does (default: 1 rad counts as the reach)")
+    poses.add_argument("--sigma-rotation", type=Range(float, high=1.0, above=0), metavar="RAD",
+                       help="--kind pose: the instrument's rotation noise [rad]")
     poses.add_argument("--seed", type=SEED, default=0, help="random seed (default %(default)s)")
     output_options(poses)
     poses.set_defaults(handler=_poses, output_suffixes={"-o": (".csv",)})
@@ -198,6 +204,9 @@ def _identifiable(args: argparse.Namespace) -> int:
         return 0
     print(f"{model.robot_nominal.name}: {model.n_parameters} kinematic parameters, "
           f"{found.rank} identifiable from {args.kind} measurements")
+    if found.scale_held is not None:
+        print(f"  {found.scale_held}: held at nominal to fix the robot's scale (plane contacts "
+              "cannot see it)")
     for name in found.independent:
         regrouped = found.regrouped.get(name)
         print(f"  {name}" + (f"  (stands for {regrouped})" if regrouped else ""))
@@ -215,7 +224,9 @@ def _poses(args: argparse.Namespace) -> int:
     candidates = None if args.candidates is None else _read_poses(args.candidates,
                                                                   model.n_joints)
     chosen = select_poses(model, args.count, kind=args.kind, candidates=candidates,
-                          n_candidates=args.random, criterion=args.criterion, seed=args.seed)
+                          n_candidates=args.random, criterion=args.criterion, seed=args.seed,
+                          sigma_position=args.sigma_position,
+                          sigma_rotation=args.sigma_rotation)
     write_joint_positions(args.output, chosen.q)
     summary = {"robot": model.robot_nominal.name, "count": int(chosen.q.shape[0]),
                "kind": args.kind, "criterion": chosen.criterion, "value": chosen.value,
@@ -303,6 +314,11 @@ def _fit(args: argparse.Namespace) -> int:
         raise ValueError("a bag's poses carry no noise: give `--sigma-position` (and "
                          "`--sigma-rotation` for poses)")
     model = _model(args)
+    if args.output is not None and Path(args.output).suffix.lower() != ".urdf" \
+            and args.urdf is None and model.robot_nominal.convention == "urdf":
+        raise ValueError("`-o`: the corrected robot of a URDF robot is a URDF: give `--urdf "
+                         "CORRECTED.urdf` for the robot file to point at, or write `-o` as "
+                         ".urdf")
     joints = list(model.robot_nominal.joint_names)
     sets = _read_sets(args, args.measurements, joints)
     heldout = None if args.validate is None else _read_sets(args, args.validate, joints)
@@ -310,6 +326,7 @@ def _fit(args: argparse.Namespace) -> int:
         split = [data.split(args.heldout, seed=args.seed) for data in sets]
         sets, heldout = [fit for fit, _ in split], [held for _, held in split]
     result = calibrate(model, sets)
+    _check_plausible(model, sets, result)
     checked = None if heldout is None else result.heldout(heldout)
     # the tool frame without the marker: the robot's own (the marker is the instrument's)
     corrected = result.robot
@@ -337,6 +354,10 @@ def _fit(args: argparse.Namespace) -> int:
           + ("" if result.rms_rotation_before is None else
              f"; rotation {1e3 * result.rms_rotation_before:.4g} mrad -> "
              f"{1e3 * result.rms_rotation_after:.4g} mrad"))
+    held = None if result.identifiability is None else result.identifiability.scale_held
+    if held is not None:
+        print(f"  `{held}` held at nominal: plane contacts cannot see the robot's scale (add "
+              "position measurements, a known distance, to estimate it)")
     if checked is not None:
         print(f"  held out: {1e3 * checked['rms_position_before']:.4g} mm -> "
               f"{1e3 * checked['rms_position_after']:.4g} mm")
@@ -360,37 +381,105 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_robot(args: argparse.Namespace, robot) -> None:
-    """The corrected robot to `-o` (a robot file or a URDF) and `--urdf`. A robot that keeps
-    its DH table is a robot file of its own; one that left it (a URDF robot, a Hayati tilt)
-    is a URDF, which the robot file then points at (`--urdf` needed)."""
-    import dataclasses
+# the CLI writes no corrected robot beyond these (a unit or setup mistake, not a calibration)
+MAX_CHI2_DOF = 100.0
+MAX_LENGTH_CHANGE = 0.05  # of the reach
+MAX_ANGLE_CHANGE = 0.2  # [rad]
 
-    from dynid.export import check_names, export_robot
-    from dynid.robot import Source, save_robot
+
+def _check_plausible(model, sets: list, result) -> None:
+    """ValueError (nothing written) when the fit is far from its noise (chi2/dof above
+    ``MAX_CHI2_DOF``) or its corrections are implausible for a calibration (a length change
+    above ``MAX_LENGTH_CHANGE`` of the reach, an angle change above ``MAX_ANGLE_CHANGE``; the
+    base frame, where the instrument stands, excluded): a unit or setup mistake, named."""
+    import numpy as np
+
+    problems = []
+    if np.isfinite(result.chi2_dof) and result.chi2_dof > MAX_CHI2_DOF:
+        problems.append(f"chi2/dof {result.chi2_dof:.3g} > {MAX_CHI2_DOF:g}: the residuals are "
+                        "far above the stated noise")
+    change = result.values - result.start
+    for name in result.estimated:
+        k = model.names.index(name)
+        if name.startswith("base "):
+            continue
+        if model.is_angle[k] and abs(change[k]) > MAX_ANGLE_CHANGE:
+            problems.append(f"`{name}` changes by {change[k]:.3g} rad (> {MAX_ANGLE_CHANGE:g})")
+        elif not model.is_angle[k] and abs(change[k]) > MAX_LENGTH_CHANGE * model.reach:
+            problems.append(f"`{name}` changes by {change[k]:.3g} m (> {MAX_LENGTH_CHANGE:.0%} "
+                            f"of the reach {model.reach:.3g} m)")
+    if not problems:
+        return
+    measured = [d for d in sets if d.kind != "plane"]
+    ratio = ""
+    if measured:
+        points = np.vstack([d.position for d in measured])
+        modelled = np.vstack([model.pose(None, d.q)[:, :3, 3] for d in measured])
+        spread = np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean())
+        nominal = np.sqrt(((modelled - modelled.mean(axis=0)) ** 2).sum(axis=1).mean())
+        if nominal > 0:
+            ratio = (f"; the measured points spread {spread / nominal:.3g} times as wide as the "
+                     "robot's" + (" (positions in mm? name the columns x_mm, y_mm, z_mm)"
+                                  if 300 < spread / nominal < 3000 else ""))
+    raise ValueError(f"`measurements`: the fit is implausible, nothing written: "
+                     f"{'; '.join(problems[:4])}{ratio}. Likely causes: positions in mm without "
+                     "the `_mm` suffix, joints in degrees without `_deg`, a wrong `--marker`, "
+                     "or the wrong robot")
+
+
+def _write_robot(args: argparse.Namespace, robot) -> None:
+    """The corrected robot to `-o` (a robot file or a URDF) and `--urdf`, all or nothing
+    (``atomic_write_all``; a file already there is replaced only when every file is ready).
+    A robot that keeps its DH table is a robot file of its own; one that left it (a URDF
+    robot, a Hayati tilt) is a URDF, which the robot file then points at (`--urdf` needed)."""
+    import dataclasses
+    import os
+    import tempfile
+
+    from dynid._files import atomic_write_all
+    from dynid._reading import dump_yaml
+    from dynid.export import check_names, to_urdf
+    from dynid.robot import Source
+    from dynid.robot._yaml import robot_to_dict
 
     if args.output is None:
         return
     check_names(robot)
-    if Path(args.output).suffix.lower() == ".urdf":
-        export_robot(robot, args.output)
+    output = Path(args.output)
+    if output.suffix.lower() == ".urdf":
+        text = to_urdf(robot, None, None)
+        atomic_write_all([(output, lambda tmp: tmp.write_text(text, encoding="utf-8"))])
         return
-    if robot.convention == "urdf":
+    if robot.convention != "urdf":
+        spec = robot_to_dict(robot, folder=output.parent)
+        writes = []
+        if args.urdf is not None:
+            urdf_text = to_urdf(robot, None, None)
+            writes.append((args.urdf, lambda tmp: tmp.write_text(urdf_text, encoding="utf-8")))
+    else:
         if args.urdf is None:
             raise ValueError("`-o`: the corrected robot leaves the DH table (a URDF robot, or "
                              "a Hayati tilt of parallel axes): give `--urdf CORRECTED.urdf` "
                              "for the robot file to point at, or write `-o` as .urdf")
-        export_robot(robot, args.urdf)
-        pointed = dataclasses.replace(robot, source=Source(
-            citation=robot.source.citation, url=str(Path(args.urdf).resolve()),
-            notes=(robot.source.notes + " " if robot.source.notes else "")
-            + "kinematics calibrated by dynid calibrate"))
+        urdf = Path(args.urdf)
+        urdf_text = to_urdf(robot, None, None)
+        # the robot file describes the URDF it points at: read from a temporary copy beside
+        # the final one, then the reference set to the final path; both renamed together
+        handle, staged = tempfile.mkstemp(suffix=".urdf", dir=urdf.resolve().parent)
+        os.close(handle)
         try:
-            save_robot(pointed, args.output)
-        except BaseException:
-            Path(args.urdf).unlink(missing_ok=True)
-            raise
-        return
-    save_robot(robot, args.output)
-    if args.urdf is not None:
-        export_robot(robot, args.urdf)
+            Path(staged).write_text(urdf_text, encoding="utf-8")
+            pointed = dataclasses.replace(robot, source=Source(
+                citation=robot.source.citation, url=staged,
+                notes=(robot.source.notes + " " if robot.source.notes else "")
+                + "kinematics calibrated by dynid calibrate"))
+            spec = robot_to_dict(pointed, folder=output.parent)
+        finally:
+            Path(staged).unlink(missing_ok=True)
+        final = urdf.resolve()
+        relative = os.path.relpath(final, output.parent.resolve())
+        spec["urdf"] = str(final) if relative.startswith(os.path.join(os.pardir, os.pardir)) \
+            else relative
+        writes = [(urdf, lambda tmp: tmp.write_text(urdf_text, encoding="utf-8"))]
+    text = dump_yaml(spec, sort_keys=False, default_flow_style=None)
+    atomic_write_all([*writes, (output, lambda tmp: tmp.write_text(text))])
