@@ -334,3 +334,19 @@ def test_no_method_starts_from_the_truths_drives():
     assert_close(given.friction.coefficients, drives[0].friction, rtol=0, atol=0)
     assert_close(given.rotor_inertia, drives[0].rotor_inertia, rtol=0, atol=0)
     assert not np.allclose(given.friction.coefficients, simulated.friction.coefficients)
+
+
+def test_a_nonlinear_truth_friction_stays_the_truths():
+    """A robot with a friction no method identifies (Stribeck) runs: only its rotor inertias
+    and links are drawn; a bad spread is named."""
+    from dynid.friction.models import Stribeck
+
+    ones = np.ones(6)
+    truth = load_robot("tx40").with_friction(Stribeck(ones, ones, ones, ones, ones))
+    drives = protocol.draw_drive_starts(truth, 2)
+    assert drives[0].friction.size == 0
+    given = protocol.nominal_robot(truth, protocol.draw_starts(truth, 1)[0], drives[0])
+    assert given.friction is truth.friction
+    assert not np.allclose(given.rotor_inertia, truth.rotor_inertia)
+    with pytest.raises(ValueError, match="`spread`"):
+        protocol.draw_drive_starts(truth, 2, spread="0.1")

@@ -249,7 +249,7 @@ def test_a_fit_that_stopped_on_its_iteration_limit_is_flagged(poor_logs, monkeyp
         assert fit_method("irls-huber", truth, logs[0]).report["converged"] is False
     assert "converged" not in fit_method("ols", truth, logs[0]).report
     table = dataclasses.replace(table, converged={"ols": None, "irls-huber": False})
-    assert any(line.startswith("  irls-huber: stopped on the iteration limit")
+    assert any(line.startswith("  irls-huber: did not meet its stopping rule")
                for line in table.lines())
     markdown = table.to_markdown()
     assert "| Converged | - |  | No |  |" in markdown and "own stopping rule" in markdown

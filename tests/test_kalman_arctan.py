@@ -203,7 +203,7 @@ def test_bad_friction_is_refused(arm):
     ones = np.ones(3)
     for model in (Sigmoid(ones, ones, ones), Stribeck(ones, ones, ones, ones, ones),
                   LuGre(ones, ones, ones, ones, 2 * ones, ones)):
-        with pytest.raises(TypeError, match="`friction`"):
+        with pytest.raises(ValueError, match="`friction`"):  # a model, not one it takes
             KalmanFilter(robot, friction=model)
     with pytest.raises(TypeError, match="`friction`"):
         KalmanFilter(robot, friction="arctan")

@@ -248,7 +248,7 @@ def test_kalman_refuses_bad_input(arm, closed_loop):
     robot, _ = arm
     with pytest.raises(ValueError, match="`method`"):
         KalmanFilter(robot, method="pf")
-    with pytest.raises(TypeError, match="`friction`"):
+    with pytest.raises(ValueError, match="`friction`"):
         KalmanFilter(robot, friction=Sigmoid(*np.ones((3, 3))))  # not linear
     with pytest.raises(ValueError, match="`start`"):
         KalmanFilter(robot, start=np.ones((2, 10)))

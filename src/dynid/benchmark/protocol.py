@@ -233,7 +233,8 @@ def nominal_robot(truth: Robot, start: NDArray, drives: DriveStart | None = None
 
     robot = truth.with_parameters(start)
     if drives is not None:
-        robot = robot.with_friction(robot.friction.with_coefficients(drives.friction))
+        if robot.friction.linear:
+            robot = robot.with_friction(robot.friction.with_coefficients(drives.friction))
         robot = robot.with_rotor_inertia(drives.rotor_inertia)
     return dataclasses.replace(robot, bounds=derive_bounds(
         robot, source="derived from the drawn initial estimate"))
@@ -258,10 +259,13 @@ def draw_drive_starts(truth: Robot, draws: int, *, spread: float = DEFAULT_SPREA
     robot's own)."""
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise ValueError(f"`draws` must be an integer >= 1, got {draws!r}")
-    if not (np.isfinite(spread) and 0 <= spread < 1):
-        raise ValueError(f"`spread` must be in [0, 1), got {spread!r}")
+    if isinstance(spread, bool) or not isinstance(spread, (int, float, np.number)) or not (
+            np.isfinite(spread) and 0 <= spread < 1):
+        raise ValueError(f"`spread` must be a number in [0, 1), got {spread!r:.40}")
     rng = np.random.default_rng([seed, 16])
-    friction = np.asarray(simulated_truth(truth).friction.coefficients, dtype=float)
+    simulated = simulated_truth(truth).friction
+    # a nonlinear friction (Stribeck, LuGre, ...) is no method's unknown: it stays the truth's
+    friction = np.asarray(simulated.coefficients if simulated.linear else [], dtype=float)
     rotor = np.asarray(truth.rotor_inertia, dtype=float)
     out = []
     for _ in range(draws):

@@ -163,6 +163,11 @@ def skip_reason(method, gains: ControlGains | None = None) -> str | None:
         given.add("controller")
     missing = sorted(set(method.needs) - given)
     if missing == ["controller"] and not every_sample:
+        if "ddq" in method.needs:  # IV: the prepared log, every whole number of periods
+            return (f"re-simulates the loop at {gains.control_rate:g} Hz and compares it "
+                    f"with the prepared log's samples, every whole number of control periods; "
+                    f"the loop ran at {gains.control_rate:g} Hz, logged at "
+                    f"{gains.sample_rate:g} Hz")
         return (f"re-simulates the loop once per logged sample; the loop ran at "
                 f"{gains.control_rate:g} Hz, logged at {gains.sample_rate:g} Hz")
     return f"needs {', '.join(missing)}, which the protocol does not give" if missing else None

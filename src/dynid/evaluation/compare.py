@@ -105,8 +105,9 @@ CRITERIA_DEFINITIONS = {
 }
 CONVERGED_ROW = "Converged"
 CONVERGED_RULE = ("Converged: Yes where every fit of the method met its own stopping rule; No "
-                  "where at least one stopped on its iteration limit (its errors are those of "
-                  "its last iterate, not of a converged estimate); '-' for the closed forms.")
+                  "where at least one did not (an iteration limit, a divergence, an early "
+                  "end: its errors are those of its last estimate, not of a converged one); "
+                  "'-' for the closed forms.")
 CURRENT_NOTE = ("Motor-current logs: each model reads the measured currents as torques K i with "
                 "its own identified drive gains K; w [N m] and w_r compare those torques with "
                 "its predictions.")
@@ -318,8 +319,8 @@ class Comparison:
                     for low, high in self.w_r_interval[i, j]))
         stopped = [m for m in self.methods if self.converged.get(m) is False]
         if stopped:
-            out.append(f"  {', '.join(stopped)}: stopped on the iteration limit, not converged "
-                       "(the errors are the last iterate's)")
+            out.append(f"  {', '.join(stopped)}: did not meet its stopping rule, not converged "
+                       "(the errors are its last estimate's)")
         if any_not_finite(*out):
             out.append(f"  {NOT_FINITE_NOTE}")
         return out

@@ -108,7 +108,7 @@ def friction_law(friction: FrictionModel) -> tuple[NDArray, NDArray]:
         codes = (kernels.ATAN, kernels.ATAN, kernels.VELOCITY)
         shapes = (friction.k_v, friction.delta, zero)
     else:
-        raise TypeError("`friction` must be a linear model whose columns are fixed functions "
+        raise ValueError("`friction` must be a linear model whose columns are fixed functions "
                         "of the joint velocity (ViscousCoulomb, Arctan or NoFriction), got "
                         f"{type(friction).__name__}")
     return np.array(codes, dtype=np.int64), np.array(shapes, dtype=float)
