@@ -50,8 +50,9 @@ def twin_study(robot: Robot, *, poses: int = 50, sigma: float = 1e-4, seed: int 
     kinematic errors ``±offset`` rad / ``±length`` m (``perturbed``) from ``poses`` D-optimal
     position measurements at noise ``sigma`` [m]; JSON-able results:
 
-    - ``offset_error_mrad``: max |error| over the identifiable joint offsets [mrad];
-    - ``length_error_mm``: max |error| over the identifiable lengths [mm];
+    - ``offset_error_mrad``: the largest absolute error over the identifiable joint offsets
+      [mrad];
+    - ``length_error_mm``: the largest absolute error over the identifiable lengths [mm];
     - ``heldout_error_over_noise``: RMS per coordinate of the held-out position error after
       calibration (``heldout`` random poses, noisy), over ``sigma`` (1 is the noise floor);
       ``heldout_before_over_noise`` the same with the nominal kinematics;
