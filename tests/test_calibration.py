@@ -418,8 +418,14 @@ def test_select_poses_for_pose_measurements_from_given_candidates():
     np.testing.assert_array_equal(chosen.q, candidates[chosen.indices])
     assert chosen.parameters == model.identifiable("pose").independent
     assert np.isfinite(chosen.value) and chosen.condition < 1e3
-    with pytest.raises(ValueError, match="candidates"):
+    with pytest.raises(ValueError, match="12 poses to choose from 5 candidates"):
         select_poses(model, 12, kind="pose", candidates=candidates[:5])
+    from dynid.calibration.poses import MAX_CANDIDATES
+
+    with pytest.raises(ValueError, match="`n_candidates` must be an integer in"):
+        select_poses(model, 12, n_candidates=MAX_CANDIDATES + 1)
+    with pytest.raises(ValueError, match="more than MAX_CANDIDATES"):
+        select_poses(model, 12, candidates=np.zeros((MAX_CANDIDATES + 1, 7)))
     with pytest.raises(ValueError, match="kind"):
         select_poses(model, 12, kind="plane")
 

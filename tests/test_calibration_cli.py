@@ -118,6 +118,7 @@ def test_bad_requests_are_refused_before_any_work(chain, tmp_path, capsys):
          "`--urdf` must end in .urdf"),
         (["fit", "arm3", fit], "joint"),
         (["poses", "panda", "-n", "2", "-o", str(tmp_path / "p.csv")], "choose at least"),
+        (["poses", "panda", "-n", "3000", "-o", str(tmp_path / "p.csv")], "raise --random"),
         (["measure", "panda", str(paths["truth.json"]), "-o", str(tmp_path / "m.csv")],
          "suffix"),
         (["fit", "panda", str(tmp_path / "absent.csv")], "absent.csv"),

@@ -23,7 +23,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid.calibration.model import KinematicModel
 
-__all__ = ["PoseSelection", "select_poses"]
+__all__ = ["MAX_CANDIDATES", "PoseSelection", "select_poses"]
+
+# candidate poses of one selection: each holds its (p, p) information matrix (20000 x 31 x 31
+# doubles: 150 MB, an E-optimal choice of 20 in ~15 s); more bring no better design (2000 and
+# 20000 candidates: the same Cramer-Rao ratio to 2 %)
+MAX_CANDIDATES = 20_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,11 +106,20 @@ def select_poses(model: KinematicModel, count: int, *, kind: str = "position",
                          f"for {len(columns)} identifiable parameters; choose at least "
                          f"{-(-len(columns) // rows)} poses")
     if candidates is None:
+        if isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer)) \
+                or not 1 <= n_candidates <= MAX_CANDIDATES:
+            raise ValueError(f"`n_candidates` must be an integer in [1, {MAX_CANDIDATES}] "
+                             f"(MAX_CANDIDATES), got {n_candidates!r:.40}")
         q = model.random_poses(int(n_candidates), seed=seed)
     else:
         q = model.check_q(candidates, "candidates")
+        if q.shape[0] > MAX_CANDIDATES:
+            raise ValueError(f"`candidates`: {q.shape[0]} poses, more than MAX_CANDIDATES = "
+                             f"{MAX_CANDIDATES} (each holds its information matrix); "
+                             "thin them first")
     if q.shape[0] < count:
-        raise ValueError(f"`candidates`: {q.shape[0]} poses, fewer than `count` = {count}")
+        raise ValueError(f"`count`: {count} poses to choose from {q.shape[0]} candidates; "
+                         "give more candidates (`n_candidates`, or `candidates`)")
     _, jac = model.jacobian(values, q)
     blocks = model.scaled_rows(jac, kind).reshape(q.shape[0], rows, -1)[..., columns]
     if weight != 1.0:

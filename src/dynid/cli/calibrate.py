@@ -40,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     poses = steps.add_parser("poses", help="D-, E- or A-optimal calibration poses")
     _robot_and_model(poses)
-    poses.add_argument("-n", "--count", type=Range(int, 1, 100_000), required=True,
+    poses.add_argument("-n", "--count", type=Range(int, 1, 20_000), required=True,
                        help="poses to choose")
     poses.add_argument("-o", "--output", required=True, metavar="POSES.csv",
                        help="the chosen joint positions q1..qn [rad, m]")
@@ -52,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     poses.add_argument("--candidates", metavar="FILE",
                        help="choose among these joint positions (a CSV with q1..qn) instead of "
                             "random poses within the joint limits")
-    poses.add_argument("--random", type=Range(int, 1, 200_000), default=2000, metavar="N",
+    poses.add_argument("--random", type=Range(int, 1, 20_000), default=2000, metavar="N",
                        help="random candidate poses within the joint limits (default "
                             "%(default)s)")
     poses.add_argument("--sigma-position", type=Range(float, high=1.0, above=0), metavar="M",
@@ -220,6 +220,9 @@ def _poses(args: argparse.Namespace) -> int:
     from dynid.calibration import select_poses
     from dynid.calibration.io import write_joint_positions
 
+    if args.candidates is None and args.count > args.random:
+        raise ValueError(f"`-n`: {args.count} poses to choose from `--random` {args.random} "
+                         "candidates; raise --random")
     model = _model(args)
     candidates = None if args.candidates is None else _read_poses(args.candidates,
                                                                   model.n_joints)
