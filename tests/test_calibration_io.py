@@ -23,7 +23,7 @@ from dynid.calibration.io import (
 )
 from dynid.calibration.measurements import Measurements
 from tests.conftest import assert_close
-from tests.test_rosbag import JOINT_STATE_MSGDEF
+from tests.test_rosbag import HEADER_MSGDEFS, JOINT_STATE_MSGDEF
 
 JOINTS = ("shoulder", "elbow", "wrist_1", "wrist_2")
 
@@ -393,14 +393,13 @@ def test_fuzzed_files_raise_only_value_errors(tmp_path, suffix):
 
 # -- ROS 2 bags -------------------------------------------------------------------------------
 
-_HEADER_DEFS = """================================================================================
-MSG: std_msgs/Header
-builtin_interfaces/Time stamp
-string frame_id
-================================================================================
-MSG: builtin_interfaces/Time
-int32 sec
-uint32 nanosec
+
+_QUATERNION_DEF = """================================================================================
+MSG: geometry_msgs/Quaternion
+float64 x
+float64 y
+float64 z
+float64 w
 """
 _POSE_DEFS = """================================================================================
 MSG: geometry_msgs/Pose
@@ -411,23 +410,17 @@ MSG: geometry_msgs/Point
 float64 x
 float64 y
 float64 z
-================================================================================
-MSG: geometry_msgs/Quaternion
-float64 x
-float64 y
-float64 z
-float64 w
-"""
+""" + _QUATERNION_DEF
 MSGDEFS = {
-    "geometry_msgs/msg/PoseStamped": "std_msgs/Header header\nPose pose\n" + _HEADER_DEFS
+    "geometry_msgs/msg/PoseStamped": "std_msgs/Header header\nPose pose\n" + HEADER_MSGDEFS
     + _POSE_DEFS,
     "geometry_msgs/msg/PoseWithCovarianceStamped":
-        "std_msgs/Header header\nPoseWithCovariance pose\n" + _HEADER_DEFS
+        "std_msgs/Header header\nPoseWithCovariance pose\n" + HEADER_MSGDEFS
         + "================================================================================\n"
           "MSG: geometry_msgs/PoseWithCovariance\nPose pose\nfloat64[36] covariance\n"
         + _POSE_DEFS,
     "geometry_msgs/msg/TransformStamped":
-        "std_msgs/Header header\nstring child_frame_id\nTransform transform\n" + _HEADER_DEFS
+        "std_msgs/Header header\nstring child_frame_id\nTransform transform\n" + HEADER_MSGDEFS
         + """================================================================================
 MSG: geometry_msgs/Transform
 Vector3 translation
@@ -437,13 +430,7 @@ MSG: geometry_msgs/Vector3
 float64 x
 float64 y
 float64 z
-================================================================================
-MSG: geometry_msgs/Quaternion
-float64 x
-float64 y
-float64 z
-float64 w
-""",
+""" + _QUATERNION_DEF,
 }
 
 

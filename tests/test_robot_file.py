@@ -96,11 +96,11 @@ def test_a_tool_no_row_gives_is_written_as_its_frame(rng, tmp_path, convention):
 
     from dynid.robot import save_robot
     from dynid.robot._joint import rot_x, translation
+    from dynid.robot._urdf_tree import rpy_matrix
 
     robot = random_table_robot(rng, convention, 3)
     tool = translation(0.0011, -0.0007, 0.1) @ rot_x(0.003)
-    tool[:3, :3] = tool[:3, :3] @ np.array([[np.cos(0.002), 0, np.sin(0.002)], [0, 1, 0],
-                                            [-np.sin(0.002), 0, np.cos(0.002)]])
+    tool[:3, :3] = tool[:3, :3] @ rpy_matrix((0.0, 0.002, 0.0))
     robot = Robot(**{**robot.__dict__, "tool": tool})
     save_robot(robot, tmp_path / "r.yaml")
     assert "tool:\n  - [" in (tmp_path / "r.yaml").read_text()

@@ -11,12 +11,8 @@ from dynid.dynamics import rnea
 from dynid.robot import load_robot
 from tests.conftest import assert_close
 
-JOINT_STATE_MSGDEF = """std_msgs/Header header
-string[] name
-float64[] position
-float64[] velocity
-float64[] effort
-================================================================================
+# a std_msgs/Header's definitions, as a message that holds one carries them
+HEADER_MSGDEFS = """================================================================================
 MSG: std_msgs/Header
 builtin_interfaces/Time stamp
 string frame_id
@@ -25,6 +21,12 @@ MSG: builtin_interfaces/Time
 int32 sec
 uint32 nanosec
 """
+JOINT_STATE_MSGDEF = """std_msgs/Header header
+string[] name
+float64[] position
+float64[] velocity
+float64[] effort
+""" + HEADER_MSGDEFS
 STRING_MSGDEF = "string data\n"
 
 

@@ -32,24 +32,13 @@ __all__ = ["Calibration", "calibrate", "plot_calibration"]
 
 
 def rotation_log(rotation: NDArray) -> NDArray:
-    """Rotation vectors ``(*, 3)`` of rotations ``(*, 3, 3)`` (angle in [0, pi])."""
-    trace = np.einsum("...ii->...", rotation)
-    angle = np.arccos(np.clip((trace - 1.0) / 2.0, -1.0, 1.0))
-    vee = np.stack([rotation[..., 2, 1] - rotation[..., 1, 2],
-                    rotation[..., 0, 2] - rotation[..., 2, 0],
-                    rotation[..., 1, 0] - rotation[..., 0, 1]], axis=-1)
-    small = angle < 1e-6
-    factor = np.where(small, 0.5 + angle**2 / 12.0,
-                      angle / (2.0 * np.sin(np.where(small, 1.0, angle))))
-    out = factor[..., None] * vee
-    near_pi = angle > np.pi - 1e-4
-    if near_pi.any():  # vee vanishes near pi: the axis from the symmetric part
-        sym = (rotation[near_pi] + np.swapaxes(rotation[near_pi], -1, -2)) / 2.0
-        vectors = np.linalg.eigh(sym)[1]
-        axis = vectors[..., -1]
-        sign = np.where(np.einsum("...i,...i->...", axis, vee[near_pi]) < 0, -1.0, 1.0)
-        out[near_pi] = axis * (sign * angle[near_pi])[..., None]
-    return out
+    """Rotation vectors ``(*, 3)`` of rotations ``(*, 3, 3)`` (angle in [0, pi]; scipy's
+    quaternion route: accurate to round-off near pi too)."""
+    from scipy.spatial.transform import Rotation
+
+    rotation = np.asarray(rotation, dtype=float)
+    return Rotation.from_matrix(rotation.reshape(-1, 3, 3)).as_rotvec().reshape(
+        *rotation.shape[:-2], 3)
 
 
 def _left_jacobian_inverse(phi: NDArray) -> NDArray:
@@ -132,7 +121,10 @@ class _Problem:
         plane_index = 0
         n_x = x.size
         for data in self.sets:
-            pose, jac = self.model.jacobian(values, data.q)
+            if jacobian:
+                pose, jac = self.model.jacobian(values, data.q)
+            else:  # a residual alone (most of LM's evaluations): the poses, half the work
+                pose = self.model.pose(values, data.q)
             p = pose[:, :3, 3]
             sp = data.sigma_position[:, None]
             if data.kind in ("position", "pose"):
@@ -344,7 +336,6 @@ def _registered_start(model: KinematicModel, sets: list[Measurements],
     measured = [d for d in sets if d.kind != "plane"]
     if sum(len(d) for d in measured) < 3:
         return start
-    base_free = np.eye(4)
     # points in the robot base frame at the start values
     inverse = np.linalg.inv(model.base_transform(start))
     points = np.vstack([(inverse @ model.pose(start, d.q))[:, :3, 3] for d in measured])

@@ -488,7 +488,7 @@ def read_measurement_bag(path: str | Path, *, joints: Sequence[str],
     ``sigma_rotation`` [rad]) or ``"position"`` (the positions only); ``sigma_position`` [m].
     Poses with a quaternion farther than ``QUATERNION_TOLERANCE`` from unit norm are refused.
     """
-    from dynid.data.rosbag import JOINT_STATE, _rows, _topic, read_bag
+    from dynid.data.rosbag import JOINT_STATE, _rows, _topic, read_bag, stamp_seconds
 
     if kind not in ("pose", "position"):
         raise ValueError(f"`kind` must be 'pose' or 'position' (what a pose topic measures), "
@@ -510,7 +510,7 @@ def read_measurement_bag(path: str | Path, *, joints: Sequence[str],
         states = _topic(summary, joint_topic, name, (JOINT_STATE,), "joint_topic")
         stamps, frames = [], []
         for _, _, record, message in reader.iter_decoded_messages(topics=[poses]):
-            stamps.append(_seconds(message.header.stamp, record))
+            stamps.append(stamp_seconds(message.header.stamp, record))
             frames.append(_pose(message))
         if not stamps:
             raise FileError(f"{name}: the topic {poses} holds no message")
@@ -559,22 +559,13 @@ def read_measurement_bag(path: str | Path, *, joints: Sequence[str],
 def _bag_file(path: Path) -> Path:
     """The MCAP file of a bag: ``path`` itself, or the one ``.mcap`` in the folder ``ros2 bag
     record`` writes."""
-    if path.suffix.lower() == ".db3":
-        raise ValueError(f"`path`: {path.name} is a SQLite ROS 2 bag; dynid reads MCAP bags "
-                         "(convert with `ros2 bag convert`, or record with `-s mcap`)")
-    if path.is_dir():
-        bags = sorted(path.glob("*.mcap"))
-        if len(bags) != 1:
-            raise ValueError(f"`path`: the bag folder {path.name} holds {len(bags)} MCAP files"
-                             f"{' (' + ', '.join(b.name for b in bags) + ')' if bags else ''}"
-                             "; give one of them")
-        path = bags[0]
-    return regular_file(path, "ROS 2 bag")
+    from dynid.data.rosbag import bag_file
 
-
-def _seconds(stamp, record) -> float:
-    seconds = stamp.sec + 1e-9 * stamp.nanosec
-    return seconds if seconds > 0 else record.log_time * 1e-9
+    bag = bag_file(path)
+    if bag is None:
+        raise ValueError(f"`path`: {path.name} is no ROS 2 bag (an .mcap file, or a folder "
+                         "holding one)")
+    return regular_file(bag, "ROS 2 bag")
 
 
 def _pose(message) -> list[float]:

@@ -48,10 +48,10 @@ from dynid.identification.base_parameters import BaseParameters, base_parameters
 from dynid.robot import Robot
 from dynid.robot._joint import (
     Joint,
-    PrismaticDH,
     PrismaticMDH,
     RevoluteDH,
     RevoluteMDH,
+    skew,
 )
 
 __all__ = ["IDENTIFIABILITY_RTOL", "REGROUP_ATOL", "Identifiability", "KinematicModel",
@@ -106,7 +106,7 @@ class _Constant:
 def _rotation(u: NDArray, angle: NDArray | float) -> NDArray:
     """Rodrigues: rotation by ``angle`` (any shape ``S``) about unit ``u`` -> ``(*S, 3, 3)``."""
     angle = np.asarray(angle, dtype=float)
-    k = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    k = skew(u)
     s, c = np.sin(angle)[..., None, None], np.cos(angle)[..., None, None]
     return np.eye(3) + s * k + (1.0 - c) * (k @ k)
 
@@ -477,22 +477,12 @@ class KinematicModel:
                                    table=None)
 
     def _row_of(self, values: NDArray, j: int, row):
+        """Joint ``j``'s table row with its estimated fields (a parameter's role is the row's
+        field name; Hayati's beta is no field: the table holds only while it is 0)."""
         group = f"joint {j + 1}"
-
-        def get(role: str, nominal: float) -> float:
-            name = f"{group} {role}"
-            return float(values[self.names.index(name)]) if name in self.names else nominal
-        if isinstance(row, RevoluteMDH):
-            return RevoluteMDH(get("a", row.a), get("alpha", row.alpha), get("d", row.d),
-                               get("offset", row.offset))
-        if isinstance(row, PrismaticMDH):
-            return PrismaticMDH(get("a", row.a), get("alpha", row.alpha),
-                                get("theta", row.theta), get("offset", row.offset))
-        if isinstance(row, RevoluteDH):
-            return RevoluteDH(get("d", row.d), get("a", row.a), get("alpha", row.alpha),
-                              get("offset", row.offset))
-        return PrismaticDH(get("theta", row.theta), get("a", row.a), get("alpha", row.alpha),
-                           get("offset", row.offset))
+        return dataclasses.replace(row, **{p.role: float(values[k])
+                                           for k, p in enumerate(self._params)
+                                           if p.group == group and p.role != "beta"})
 
     # --- identifiability -----------------------------------------------------------------
     def random_poses(self, count: int, *, seed: int | None = 0) -> NDArray:

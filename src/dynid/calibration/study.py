@@ -26,19 +26,23 @@ def _errors(model: KinematicModel, cal, truth: np.ndarray) -> tuple[float, float
     index = np.array([model.names.index(n) for n in cal.estimated])
     error = cal.values[index] - truth[index]
     angle = model.is_angle[index]
-    offsets = np.array([model.parameters[k].role == "offset" and model.is_angle[k]
-                        for k in index])
+    offsets = _is_offset(model, index)
     offset_error = float(np.abs(error[offsets]).max()) if offsets.any() else 0.0
     length_error = float(np.abs(error[~angle]).max()) if (~angle).any() else 0.0
     scaled = np.where(angle, error * model.reach, error)
     return offset_error, length_error, float(np.sqrt(np.mean(scaled**2)))
 
 
+def _is_offset(model: KinematicModel, index) -> np.ndarray:
+    """Which of the parameters ``index`` are joint offsets (angles: a revolute joint's)."""
+    return np.array([model.parameters[k].role == "offset" and model.is_angle[k]
+                     for k in index], dtype=bool)
+
+
 def _expected_error(model: KinematicModel, index: list[int], q: np.ndarray) -> float:
     """The Cramér–Rao RMS of the scaled parameter error per unit noise (as ``_errors``)."""
     _, jac = model.jacobian(None, q)
-    scale = np.where(model.is_angle[index], model.reach, 1.0)
-    a = jac[:, :3][..., index].reshape(-1, len(index)) / scale
+    a = model.scaled_rows(jac, "position")[:, index]  # unitless: angles as reach arcs
     return float(np.sqrt(np.trace(np.linalg.inv(a.T @ a)) / len(index)))
 
 
@@ -78,8 +82,7 @@ def twin_study(robot: Robot, *, poses: int = 50, sigma: float = 1e-4, seed: int 
     cal = calibrate(model, data)
     offset_error, length_error, _ = _errors(model, cal, truth)
     index = [model.names.index(n) for n in cal.estimated]
-    is_offset = np.array([model.parameters[k].role == "offset" and model.is_angle[k]
-                          for k in index])
+    is_offset = _is_offset(model, index)
     is_length = ~model.is_angle[index]
     offset_std = float(cal.std[is_offset].max()) if is_offset.any() else 0.0
     length_std = float(cal.std[is_length].max()) if is_length.any() else 0.0

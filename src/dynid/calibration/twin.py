@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.spatial.transform import Rotation
 
 from dynid.calibration.measurements import Measurements
 from dynid.calibration.model import KinematicModel, project_on_planes
@@ -92,13 +93,7 @@ def measure(model: KinematicModel, values: ArrayLike | None, q: ArrayLike, *,
     position = pose[:, :3, 3] + rng.normal(0.0, sigma_position, (m, 3))
     if kind == "position":
         return Measurements("position", q, sigma_position, position=position)
-    noise = rng.normal(0.0, sigma_rotation, (m, 3))
-    angle = np.linalg.norm(noise, axis=1)
-    axis = noise / np.maximum(angle, 1e-300)[:, None]
-    k = np.zeros((m, 3, 3))
-    k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -axis[:, 2], axis[:, 1], -axis[:, 0]
-    k = k - k.transpose(0, 2, 1)
-    s, c = np.sin(angle)[:, None, None], np.cos(angle)[:, None, None]
-    rotation = (np.eye(3) + s * k + (1 - c) * (k @ k)) @ pose[:, :3, :3]
+    noise = Rotation.from_rotvec(rng.normal(0.0, sigma_rotation, (m, 3))).as_matrix()
+    rotation = noise @ pose[:, :3, :3]
     return Measurements("pose", q, sigma_position, position=position, rotation=rotation,
                         sigma_rotation=sigma_rotation)

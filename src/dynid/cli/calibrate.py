@@ -188,13 +188,6 @@ def _marker(args: argparse.Namespace):
     return out
 
 
-def _read_poses(path: str, n: int):
-    """Joint positions ``(m, n)`` from a CSV with columns q1..qn."""
-    from dynid.calibration.io import read_joint_positions
-
-    return read_joint_positions(path, n)
-
-
 def _identifiable(args: argparse.Namespace) -> int:
     model = _model(args)
     found = model.identifiable(args.kind)
@@ -217,15 +210,15 @@ def _identifiable(args: argparse.Namespace) -> int:
 
 
 def _poses(args: argparse.Namespace) -> int:
-    from dynid.calibration import select_poses
+    from dynid.calibration import read_joint_positions, select_poses
     from dynid.calibration.io import write_joint_positions
 
     if args.candidates is None and args.count > args.random:
         raise ValueError(f"`-n`: {args.count} poses to choose from `--random` {args.random} "
                          "candidates; raise --random")
     model = _model(args)
-    candidates = None if args.candidates is None else _read_poses(args.candidates,
-                                                                  model.n_joints)
+    candidates = None if args.candidates is None else read_joint_positions(
+        args.candidates, model.n_joints)
     chosen = select_poses(model, args.count, kind=args.kind, candidates=candidates,
                           n_candidates=args.random, criterion=args.criterion, seed=args.seed,
                           sigma_position=args.sigma_position,
@@ -249,11 +242,11 @@ def _measure(args: argparse.Namespace) -> int:
     import json
 
     from dynid._files import atomic_write_all, to_builtin
-    from dynid.calibration import measure, perturbed
+    from dynid.calibration import measure, perturbed, read_joint_positions
     from dynid.calibration.io import write_measurements
 
     model = _model(args)
-    q = _read_poses(args.poses, model.n_joints)
+    q = read_joint_positions(args.poses, model.n_joints)
     truth = perturbed(model, offset=args.offset_error, length=args.length_error,
                       seed=args.seed, kind="pose" if args.kind == "pose" else "position")
     data = measure(model, truth, q, kind=args.kind, sigma_position=args.sigma_position,

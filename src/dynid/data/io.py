@@ -68,7 +68,7 @@ from dynid._reading import (
 )
 from dynid._validation import is_index
 from dynid.data.dataset import EFFORTS, Dataset, StaticData, lower_triangle, static_rows
-from dynid.data.rosbag import read_rosbag
+from dynid.data.rosbag import bag_file, read_rosbag
 
 __all__ = ["MAPPED_FIELDS", "PANDA_LOG_FILES", "UNITS", "column_mapping", "read_dataset",
            "read_panda_log", "read_static", "unit_mapping", "write_dataset", "write_log_pieces"]
@@ -505,19 +505,10 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
         claims.append("`units` give `current` a unit")
         given["tau"] = given.pop("current")  # the effort column
     suffix = path.suffix.lower()
-    if suffix == ".db3":
-        raise ValueError(f"`path`: {path.name} is a SQLite ROS 2 bag; dynid reads MCAP bags "
-                         "(convert with `ros2 bag convert`, or record with `-s mcap`)")
+    bag = bag_file(path)
     if mapping is not None and (path.is_dir() or suffix in (".mcap", ".npz")):
         raise ValueError(f"`columns` maps the columns of a CSV log; {path.name} is a "
                          f"{'folder' if path.is_dir() else suffix[1:].upper() + ' file'}")
-    bag = path if suffix == ".mcap" else None
-    if path.is_dir():
-        bags = sorted(path.glob("*.mcap"))
-        if len(bags) > 1:
-            raise ValueError(f"`path`: the bag folder {path.name} holds {len(bags)} MCAP files "
-                             f"({', '.join(b.name for b in bags)}); give one of them")
-        bag = bags[0] if bags else None
     if bag is not None:
         data = read_rosbag(bag, joints=joint_names, effort=_effort(effort, claims))
         arrays, metadata = _fields(data), dict(data.metadata)

@@ -30,6 +30,32 @@ __all__ = ["JOINT_STATE", "read_bag", "read_rosbag"]
 JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
+def bag_file(path: Path) -> Path | None:
+    """The MCAP file ``path`` names: itself (``.mcap``), or the one ``.mcap`` in the folder
+    ``ros2 bag record`` writes; None when ``path`` is neither (a folder without one). A SQLite
+    bag, or a folder of several, is a ValueError."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".db3":
+        raise ValueError(f"`path`: {path.name} is a SQLite ROS 2 bag; dynid reads MCAP bags "
+                         "(convert with `ros2 bag convert`, or record with `-s mcap`)")
+    if suffix == ".mcap":
+        return path
+    if not path.is_dir():
+        return None
+    bags = sorted(path.glob("*.mcap"))
+    if len(bags) > 1:
+        raise ValueError(f"`path`: the bag folder {path.name} holds {len(bags)} MCAP files "
+                         f"({', '.join(b.name for b in bags)}); give one of them")
+    return bags[0] if bags else None
+
+
+def stamp_seconds(stamp, record) -> float:
+    """A message's header stamp [s], or its log time where the stamp is zero (unset)."""
+    seconds = stamp.sec + 1e-9 * stamp.nanosec
+    return seconds if seconds > 0 else record.log_time * 1e-9
+
+
 def read_rosbag(path: str | Path, *, topic: str | None = None,
                 joints: Sequence[str] | None = None, effort: str = "torque") -> Dataset:
     """The ``JointState`` messages of ``topic`` (default: the bag's only JointState topic)
@@ -157,9 +183,6 @@ def _topic(summary, topic: str | None, name: str, kinds: Sequence[str] = (JOINT_
            argument: str = "topic") -> str:
     """The topic to read (given as ``argument``, or the bag's only topic of one of the message
     types ``kinds``), from the bag's summary (its channels and schemas)."""
-    if summary is None:
-        raise FileError(f"{name} has no summary section (an unfinished recording?); "
-                        "reindex it with `ros2 bag reindex` or `mcap recover`")
     schemas = {schema_id: schema.name for schema_id, schema in summary.schemas.items()}
     topics = {channel.topic: schemas.get(channel.schema_id, "?")
               for channel in summary.channels.values()}
@@ -208,9 +231,7 @@ def _rows(messages, joints: Sequence[str] | None, name: str, topic: str,
                                 f"s has {len(values)} {field} values for {len(names)} joints "
                                 f"(dynid needs {', '.join(fields)} for each)")
             picked[field] = [values[k] for k in pick]
-        stamp = message.header.stamp
-        seconds = stamp.sec + 1e-9 * stamp.nanosec
-        times.append(seconds if seconds > 0 else record.log_time * 1e-9)
+        times.append(stamp_seconds(message.header.stamp, record))
         for field in fields:
             columns[field].append(picked[field])
     if not times:
