@@ -393,8 +393,7 @@ def test_fuzzed_files_raise_only_value_errors(tmp_path, suffix):
 
 # -- ROS 2 bags -------------------------------------------------------------------------------
 
-
-_QUATERNION_DEF = """================================================================================
+_QUATERNION_DEF = "=" * 80 + """
 MSG: geometry_msgs/Quaternion
 float64 x
 float64 y
