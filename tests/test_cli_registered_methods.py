@@ -82,22 +82,27 @@ def test_registered_method_options_are_checked(capsys, tmp_path, spiky_log, argv
     assert not out.exists()
 
 
-@pytest.fixture(scope="module")
-def closed_loop_log(tmp_path_factory):
-    """arm3 under computed torque (w = 30 rad/s) on an excitation, 4 s at 1 kHz, 0.05 N m of
-    torque noise; the reference written beside it."""
+def _loop_log(tmp_path_factory, name: str, **law):
+    """arm3 tracking an excitation in closed loop (``law``: the twin's keywords), 4 s at 1 kHz,
+    0.05 N m of torque noise; the log and its reference written in a folder ``name``."""
     from dynid.excitation import save_trajectory
     from dynid.simulate import simulate_closed_loop
 
     robot = load_robot("arm3")
     reference = random_fourier(robot, seed=6)
-    log = simulate_closed_loop(robot, reference, duration=4.0, natural_frequency=30.0,
-                               sensor=SensorModel(torque_noise_std=0.05), seed=6)
-    folder = tmp_path_factory.mktemp("loop")
+    log = simulate_closed_loop(robot, reference, duration=4.0,
+                               sensor=SensorModel(torque_noise_std=0.05), seed=6, **law)
+    folder = tmp_path_factory.mktemp(name)
     write_dataset(folder / "log.csv", log)
     save_trajectory(folder / "traj.csv", reference, duration=4.0, rate=1000.0,
                     allow_moving_ends=True)
     return folder, log
+
+
+@pytest.fixture(scope="module")
+def closed_loop_log(tmp_path_factory):
+    """Under computed torque (w = 30 rad/s)."""
+    return _loop_log(tmp_path_factory, "loop", natural_frequency=30.0)
 
 
 def test_didim_reads_the_log_as_recorded(capsys, closed_loop_log):
@@ -132,21 +137,10 @@ def test_closed_loop_options_are_checked(capsys, closed_loop_log, argv, message)
 
 @pytest.fixture(scope="module")
 def pd_loop_log(tmp_path_factory):
-    """arm3 under a pure PD loop (no model: BIRDy's TX40 loop), 4 s at 1 kHz, noisy positions
-    (1e-3 rad) and 0.05 N m of torque noise; the reference beside it."""
-    from dynid.excitation import save_trajectory
-    from dynid.simulate import Controller, simulate_closed_loop
+    """Under a pure PD loop (no model: BIRDy's TX40 loop)."""
+    from dynid.simulate import Controller
 
-    robot = load_robot("arm3")
-    reference = random_fourier(robot, seed=6)
-    law = Controller.impedance(400.0, 40.0)
-    log = simulate_closed_loop(robot, reference, duration=4.0, controller=law,
-                               sensor=SensorModel(torque_noise_std=0.05), seed=6)
-    folder = tmp_path_factory.mktemp("pd")
-    write_dataset(folder / "log.csv", log)
-    save_trajectory(folder / "traj.csv", reference, duration=4.0, rate=1000.0,
-                    allow_moving_ends=True)
-    return folder, log
+    return _loop_log(tmp_path_factory, "pd", controller=Controller.impedance(400.0, 40.0))
 
 
 def test_iv_and_simulate_take_the_one_controller_option_set(capsys, pd_loop_log, tmp_path):

@@ -4,8 +4,8 @@ torques), OLS on the log filtered and differentiated as a real one (``dynid.data
 DIDIM from a start 15 % off the truth (``perturbed_start``), both scored by the relative error
 of their base coefficients against the truth's.
 
-``didim_bench()`` runs it on the Panda (7 joints; the only built-in arm with six or more joints
-and parameter bounds: the Stäubli TX40 is not a built-in yet) with viscous + Coulomb friction
+``didim_bench()`` runs it on the Panda (7 joints, computed-torque-like feedforward: BIRDy's
+TX40 protocol, with its pure PD loop, is ``dynid.benchmark``) with viscous + Coulomb friction
 (linear, so that the model class holds the truth) under a joint impedance on the Panda CAD
 model's feedforward (Franka's example stiffness), 10 s at 1 kHz, σ_q = 1e-3 deg and
 σ_τ = 0.1 N m.

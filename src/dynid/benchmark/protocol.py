@@ -72,7 +72,7 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.robot import Robot
-from dynid.robot.inertia import physical_margin
+from dynid.robot.inertia import MASS, physical_margin
 
 __all__ = [
     "CONTROL",
@@ -289,7 +289,7 @@ def draw_starts(truth: Robot, draws: int, *, spread: float = DEFAULT_SPREAD,
         for j, link in enumerate(true):
             for _ in range(1000):
                 drawn = link * (1 + spread * rng.standard_normal(link.size))
-                if physical_margin(drawn) >= 0 and drawn[0] > 0:
+                if physical_margin(drawn) >= 0 and drawn[MASS] > 0:
                     break
             else:
                 raise ValueError(f"no physically consistent draw of link {j + 1} in 1000 "
@@ -337,14 +337,12 @@ def _excitation(robot: Robot, seed: int, duration: float):
 
 
 def _run(truth: Robot, gains: ControlGains, trajectory, duration: float) -> Dataset:
-    from dynid.simulate import simulate_closed_loop
+    from dynid.simulate import Controller, simulate_closed_loop
 
-    pd_only = dataclasses.replace(truth.with_parameters(np.zeros_like(truth.parameters)),
-                                  rotor_inertia=np.zeros(truth.n_joints))
     step = max(1, round(gains.control_rate / gains.sample_rate))
-    log = simulate_closed_loop(truth, trajectory, duration=duration,
-                               rate=gains.sample_rate * step, stiffness=gains.stiffness,
-                               damping=gains.damping, controller=pd_only)
+    pd_loop = Controller.impedance(gains.stiffness, gains.damping,  # no model: a pure PD loop
+                                   rate=gains.sample_rate * step)
+    log = simulate_closed_loop(truth, trajectory, duration=duration, controller=pd_loop)
     keep = slice(None, None, step)  # the log at the sampling rate: every step-th period
     return Dataset(t=log.t[keep].copy(), q=log.q[keep].copy(), dq=log.dq[keep].copy(),
                    ddq=log.ddq[keep].copy(), tau=log.tau[keep].copy(),

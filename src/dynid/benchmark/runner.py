@@ -48,6 +48,7 @@ from dynid.benchmark.protocol import (
     nominal_robot,
     raw_log,
 )
+from dynid.metrics import w_errors
 from dynid.robot import Robot
 
 __all__ = ["SETTINGS_FILE", "START_DEPENDENT_METHODS", "START_FREE_FAMILIES",
@@ -218,7 +219,7 @@ def score(estimate, truth: Robot, validation) -> dict:
         "parameter_error": float(np.linalg.norm(found - true) / size),
         "signed_error": ((found - true) / size).tolist(),
         "coefficient_names": [base.base_names[i] for i in rows],
-        "torque_error": float(np.linalg.norm(residual) / np.linalg.norm(validation.tau)),
+        "torque_error": w_errors(validation.tau, predicted)[1],
         "torque_rms": float(np.sqrt(np.mean(residual**2))),
     }
 

@@ -95,7 +95,7 @@ _STATUS = {kernels.NOT_DEFINITE: "M(q) or a covariance lost positive definitenes
 def friction_law(friction: FrictionModel) -> tuple[NDArray, NDArray]:
     """``(codes (k,), shapes (k, n))``: the columns of a linear friction model as the kernel
     evaluates them (``_kalman_kernel``: ``VELOCITY``, ``SIGN``, ``ONE``, ``ATAN`` with its
-    shape constant [s/rad]), in the model's coefficient order; a TypeError naming `friction`
+    shape constant [s/rad]), in the model's coefficient order; a ValueError naming `friction`
     for a model whose columns are not fixed functions of the velocity."""
     n = friction.n_joints
     zero = np.zeros(n)
@@ -147,7 +147,7 @@ class KalmanFilter:
     ``theta``'s random walk per step, relative to its start std (0: constant parameters).
     ``friction``: a linear model whose columns are fixed functions of the velocity,
     ``ViscousCoulomb`` (default), ``Arctan`` (its shape constants kept, its coefficients
-    identified) or ``NoFriction`` (``friction_law``; another model: a TypeError).
+    identified) or ``NoFriction`` (``friction_law``; another model: a ValueError).
     ``torque_hold``: ``"linear"`` (the torque linear between two samples: a sampled continuous
     torque, a filtered or decimated log) or ``"zero"`` (held over the period: a torque
     commanded once per sample, as the closed-loop twin logs it). ``alpha``, ``beta``,
@@ -254,9 +254,7 @@ class KalmanFilter:
         square = self.method in ("srekf", "srukf")
         states = self._initial_state_variance
         if square:
-            rows = self._p[n2:, :]  # P_theta = rows rows^T
-            factor = np.linalg.qr(rows.T, mode="r").T
-            factor = factor * np.where(np.diag(factor) < 0, -1.0, 1.0)
+            factor = kernels._lower_factor(self._p[n2:, :])  # P_theta = rows rows^T
             self._p[:] = 0.0
             self._p[n2:, n2:] = factor
             self._p[:n2, :n2] = np.diag(np.sqrt(states))

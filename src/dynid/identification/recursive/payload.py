@@ -25,7 +25,7 @@ from dynid.identification.model import LinearModel
 from dynid.identification.payload import in_tool_frame
 from dynid.identification.recursive.rls import RecursiveLeastSquares, joint_block
 from dynid.robot import Robot
-from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, inertia_matrix
+from dynid.robot.inertia import MASS, N_LINK_PARAMETERS, to_com
 
 __all__ = ["OnlinePayload"]
 
@@ -101,22 +101,18 @@ class OnlinePayload:
     def com(self) -> NDArray:
         """Centre of mass (3,) in the last link's frame [m] (NaN without a positive mass)."""
         phi = self.parameters
-        return phi[FIRST_MOMENT] / phi[MASS] if phi[MASS] > 0 else np.full(3, np.nan)
+        return to_com(phi)[1] if phi[MASS] > 0 else np.full(3, np.nan)
 
     @property
     def com_tool(self) -> NDArray:
         """Centre of mass (3,) in the tool frame [m] (NaN without a positive mass)."""
         phi = in_tool_frame(self.robot, self.parameters) if self.estimator.started \
             else self.parameters
-        return phi[FIRST_MOMENT] / phi[MASS] if phi[MASS] > 0 else np.full(3, np.nan)
+        return to_com(phi)[1] if phi[MASS] > 0 else np.full(3, np.nan)
 
     @property
     def inertia_com(self) -> NDArray:
-        """Inertia about the CoM (3, 3), link-frame axes [kg m^2] (Steiner's step from the
-        origin: ``I_com = I_origin - m (c.c E - c c^T)``; NaN without a positive mass)."""
+        """Inertia about the CoM (3, 3), link-frame axes [kg m^2] (``dynid.robot.inertia.
+        to_com``: Steiner's step from the origin; NaN without a positive mass)."""
         phi = self.parameters
-        if not phi[MASS] > 0:
-            return np.full((3, 3), np.nan)
-        c = self.com
-        return inertia_matrix(phi[INERTIA]) - phi[MASS] * (np.dot(c, c) * np.eye(3)
-                                                           - np.outer(c, c))
+        return to_com(phi)[2] if phi[MASS] > 0 else np.full((3, 3), np.nan)
