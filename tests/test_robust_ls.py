@@ -65,11 +65,13 @@ def test_tukey_rejects_what_huber_only_down_weights(rng):
     assert_close(tukey.rejected_, mask.sum(axis=0), rtol=0, atol=0)
     assert np.all(huber.weights_[spikes] > 0) and np.all(huber.weights_[spikes] < 0.1)
     assert np.all(huber.rejected_ == 0)
-    # the weights are the losses' psi(u) / u
+    # the weights are the losses' psi(u) / u, worked by hand: Huber min(1, c / |u|), Tukey
+    # (1 - (u / c)^2)^2 inside c and 0 beyond
     u = np.array([0.0, 1.0, 2.0, -3.0, 5.0])
-    assert_close(robust_weights(u, "huber", 1.345), np.minimum(1, 1.345 / np.abs(u).clip(1e-300)))
-    assert_close(robust_weights(u, "tukey", 4.685),
-                 np.where(np.abs(u) < 4.685, (1 - (u / 4.685) ** 2) ** 2, 0.0))
+    assert_close(robust_weights(u, "huber", 1.345), [1.0, 1.0, 0.6725, 0.4483333, 0.269],
+                 rtol=1e-6)
+    assert_close(robust_weights(u, "tukey", 4.685), [1.0, 0.9109563, 0.6687334, 0.3480560, 0.0],
+                 rtol=1e-6, atol=0)
 
 
 def test_tls_is_the_svd_of_the_stacked_data(rng):

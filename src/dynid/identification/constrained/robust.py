@@ -46,7 +46,12 @@ from dynid.identification.constrained.cls import (
 )
 from dynid.identification.estimate import Estimate, Method, Problem
 from dynid.identification.linear.idim import linear_template
-from dynid.identification.linear.regularised import ElasticNet, Ridge, check_penalty
+from dynid.identification.linear.regularised import (
+    ElasticNet,
+    Ridge,
+    check_penalty,
+    penalised_from_options,
+)
 from dynid.identification.linear.robust import IRLS, irls_from_options
 from dynid.identification.retrieval.retrieve import parameter_scale
 from dynid.robot import Robot
@@ -161,11 +166,10 @@ def _methods() -> tuple[Method, ...]:
                    "pc-irls-tukey", irls_from_options("tukey"))),
         Method("pc-ridge", "constrained", True, needs,
                "Hoerl & Kennard 1970 penalty on the CLS-3 LMI-SDP", run_with(
-                   "pc-ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),
+                   "pc-ridge", penalised_from_options(Ridge))),
         Method("pc-elastic-net", "constrained", True, needs,
                "Zou & Hastie 2005 penalty on the CLS-3 LMI-SDP", run_with(
-                   "pc-elastic-net", lambda options: ElasticNet(
-                       alpha=options.pop("alpha", 1.0), l1_ratio=options.pop("l1_ratio", 0.5)))),
+                   "pc-elastic-net", penalised_from_options(ElasticNet))),
     )
 
 

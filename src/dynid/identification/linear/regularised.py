@@ -34,6 +34,7 @@ diag(1 / |x_A|)``; a coefficient set to zero has std 0 (and ``relative_std_perce
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,7 +49,7 @@ from dynid.identification.linear._figures import (
 from dynid.identification.linear.estimators import _blocks, _LinearEstimator
 
 __all__ = ["METHODS", "ElasticNet", "ElasticNetConvergenceWarning", "Ridge",
-           "check_penalty", "elastic_net"]
+           "check_penalty", "elastic_net", "penalised_from_options"]
 
 
 class ElasticNetConvergenceWarning(RuntimeWarning):
@@ -206,6 +207,17 @@ class ElasticNet(_Penalised):
         self.l1_ratio = l1_ratio
 
 
+def penalised_from_options(kind: type) -> Callable[[dict], Ridge | ElasticNet]:
+    """``make(options)``: an unfitted ``Ridge`` or ``ElasticNet`` with the settings ``options``
+    holds (``alpha``, ``l1_ratio``, taken out of it; the others keep the class's defaults): a
+    registered method's estimator."""
+    keys = ("alpha",) if kind is Ridge else ("alpha", "l1_ratio")
+
+    def make(options: dict) -> Ridge | ElasticNet:
+        return kind(**{key: options.pop(key) for key in keys if key in options})
+    return make
+
+
 def _methods() -> tuple:
     from dynid.identification.estimate import Estimate, Method, Problem
     from dynid.identification.linear.idim import identify
@@ -223,11 +235,10 @@ def _methods() -> tuple:
     needs = frozenset({"ddq", "effort"})
     return (
         Method("ridge", "linear", False, needs, "Hoerl & Kennard 1970 (ridge)",
-               run_with("ridge", lambda options: Ridge(alpha=options.pop("alpha", 1.0)))),
+               run_with("ridge", penalised_from_options(Ridge))),
         Method("elastic-net", "linear", False, needs,
                "Zou & Hastie 2005 (elastic net); Lee et al. 2007 (feature-sign search)",
-               run_with("elastic-net", lambda options: ElasticNet(
-                   alpha=options.pop("alpha", 1.0), l1_ratio=options.pop("l1_ratio", 0.5)))),
+               run_with("elastic-net", penalised_from_options(ElasticNet))),
     )
 
 

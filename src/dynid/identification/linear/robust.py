@@ -324,12 +324,11 @@ class _EIV:
                              "nearly rank deficient: reduce it to base parameters)")
         coef = -v[:-1] / v[-1]
         w_gram = gram[:-1, :-1]
+        sigma2 = least / max(m - p, 1)
         if covariance_c is None:
-            sigma2 = least / max(m - p, 1)
             inner = w_gram - least * np.eye(p)
             weight = sigma2 * (1.0 + coef @ coef)
         else:
-            sigma2 = least / max(m - p, 1)
             inner = w_gram - least * covariance_c[:-1, :-1]
             augmented = np.append(coef, -1.0)
             weight = float(augmented @ covariance_c @ augmented)

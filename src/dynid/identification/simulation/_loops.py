@@ -27,6 +27,7 @@ from dynid.identification._logs import per_log
 from dynid.identification.linear.idim import default_friction, linear_template
 from dynid.identification.model import LinearModel
 from dynid.robot import Robot
+from dynid.robot.inertia import N_LINK_PARAMETERS
 from dynid.simulate import ClosedLoopError, Controller
 from dynid.simulate._substeps import RESIMULATION_STEP_TIMES_RATE
 from dynid.simulate.twin import Resimulation
@@ -135,8 +136,6 @@ class ClosedLoops:
         robot = self.robot
         links = robot.parameters if start is None else as_link_table("start", start,
                                                                      robot.n_joints)
-        if not np.isfinite(links).all():
-            raise ValueError("`start` must be finite link parameters")
         own = robot.friction
         friction = (own.coefficients if type(own) is type(self.friction)
                     and own.coefficients.size == self.friction.coefficients.size
@@ -149,6 +148,26 @@ class ClosedLoops:
         """The base-parameter model of the full vector ``full``."""
         return dataclasses.replace(self.template,
                                    coefficients=self.template.base.regrouping @ full)
+
+    def links(self, full: NDArray) -> NDArray:
+        """The link parameters ``(n, 10)`` of a full vector ``[pi, I_a, f]`` (a copy)."""
+        return np.array(full[:self.template.n_rigid]).reshape(self.robot.n_joints,
+                                                              N_LINK_PARAMETERS)
+
+    def rotors(self, full: NDArray) -> NDArray:
+        """The rotor inertias ``(n_rotor,)`` of a full vector ``[pi, I_a, f]``."""
+        start = self.template.n_rigid
+        return np.array(full[start:start + self.template.n_rotor])
+
+    def simulate_start(self, model: LinearModel) -> list[Dataset]:
+        """``simulate`` of the start model: a ValueError naming `start` where it is no plant."""
+        runs = self.simulate(model)
+        if runs is None:
+            raise ValueError("`start`: its closed loop under `controller` cannot be simulated "
+                             "(it diverges, or M(q) is not positive definite): check the "
+                             "controller's gains and rate against the log's, or start from a "
+                             "plausible estimate")
+        return runs
 
     def simulate(self, model: LinearModel) -> list[Dataset] | None:
         """The closed-loop runs of ``model`` (its ``plant``) on every log's reference under its

@@ -87,19 +87,13 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         raise ValueError(f"`robot`: {robot.name!r} has no parameter bounds, which PC-DIDIM's "
                          "constrained fit needs")
     full = loops.start_vector(start)
-    n = robot.n_joints
     # PC-DIDIM's iterates are consistent as convex combinations of consistent ones (a halved
     # step mixes the fit with the previous iterate): from an inconsistent start the first
     # step is taken whole, the constrained fit itself, whatever its torque error
     inconsistent_start = (consistent is not None
-                          and not check_consistency(full[:10 * n]).consistent)
+                          and not check_consistency(loops.links(full)).consistent)
     model = loops.model(full)
-    runs = loops.simulate(model)
-    if runs is None:
-        raise ValueError("`start`: its closed loop under `controller` cannot be simulated (it "
-                         "diverges, or M(q) is not positive definite): check the controller's "
-                         "gains and rate against the log's, or start from a plausible "
-                         "estimate")
+    runs = loops.simulate_start(model)
     cost = loops.torque_cost(runs)
     costs, changes, steps = [cost], [], []
     status, converged = f"stopped after max_iterations = {max_iterations}", False
@@ -147,7 +141,7 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
         full, model, runs, new_cost = accepted
         if consistent is not None:
             parameters = (fitted_links if length == 1.0
-                          else full[:10 * n].reshape(n, 10).copy())
+                          else loops.links(full))
         changes.append(length * change)
         steps.append(length)
         stagnant = abs(cost - new_cost) <= tolerance * max(new_cost, 1e-300)
@@ -163,11 +157,11 @@ def identify_didim(robot: Robot, logs: Dataset | Sequence[Dataset], references, 
                       "deviations (RMS)")
             break
     if consistent is not None and parameters is None:
-        parameters = full[:10 * n].reshape(n, 10).copy()
+        parameters = loops.links(full)
     if consistent is not None:
         model = model.with_physical_parameters(
             parameters, method="pc-didim",
-            rotor_inertia=full[10 * n:11 * n] if model.rotor_inertia else None)
+            rotor_inertia=loops.rotors(full) if model.rotor_inertia else None)
     model = _with_report(model, std, "pc-didim" if consistent else "didim", costs, converged,
                          iterations)
     return Estimate(method="pc-didim" if consistent else "didim", model=model,
@@ -192,9 +186,8 @@ def _fit(loops: ClosedLoops, data: list[Dataset], consistent: str | None, full, 
                  "Coulomb friction")
         fitted = dataclasses.replace(template, coefficients=estimator.coef_)
         return fitted.equivalent_parameters, estimator.std_, None
-    n = robot.n_joints
     if prior is None:
-        links = full[:10 * n].reshape(n, 10)
+        links = loops.links(full)
         prior = links if check_consistency(links).consistent else None
     with warnings.catch_warnings():
         if not weight:  # no regulariser: its prior plays no part, whatever it is

@@ -171,12 +171,7 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
                         torques=output == "torque")
     theta = loops.template.base.regrouping @ loops.start_vector(start)
     model = dataclasses.replace(loops.template, coefficients=theta)
-    runs = loops.simulate(model)
-    if runs is None:
-        raise ValueError("`start`: its closed loop under `controller` cannot be simulated (it "
-                         "diverges, or M(q) is not positive definite): check the controller's "
-                         "gains and rate against the log's, or start from a plausible "
-                         "estimate")
+    runs = loops.simulate_start(model)
     rows = sum(log.n_samples for log in loops.logs) * robot.n_joints
     if rows <= theta.size:
         raise ValueError(f"`logs`: {rows} equations for {theta.size} coefficients")
