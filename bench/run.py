@@ -11,7 +11,8 @@
 - compare: the Jaco2 Table 5 comparison of the Panda, 5 twin logs of 20 s at 1 kHz x the 8
   default methods (<= 2 min on 2 cores), and the whole demo (<= 3 min).
 
-Prints the tables and writes ``bench/results/<date>-<robot>.json``.
+Runs ``dynid.bench.MAKE_BENCH`` (the registry's suites, one after the other), prints their
+summaries and writes ``bench/results/<date>-<robot>.json`` (one entry per suite).
 """
 
 from __future__ import annotations
@@ -23,20 +24,8 @@ import sys
 from pathlib import Path
 
 from dynid._files import atomic_write, to_builtin
-from dynid.bench import (
-    DEFAULT_REPEAT,
-    DEFAULT_SIZES,
-    format_bench,
-    format_compare,
-    format_consistency,
-    format_identification,
-    format_pipeline,
-    run_bench,
-    run_compare_bench,
-    run_consistency_bench,
-    run_identification_bench,
-    run_pipeline_bench,
-)
+from dynid.bench import MAKE_BENCH, SUITES, run_suite, summary
+from dynid.bench.dynamics import DEFAULT_REPEAT, DEFAULT_SIZES
 
 
 def main() -> int:
@@ -49,16 +38,12 @@ def main() -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    result = run_bench(robot=args.robot, sizes=args.sizes, repeat=args.repeat, progress=say)
-    result["identification"] = run_identification_bench(robot=args.robot, progress=say)
-    result["consistency"] = run_consistency_bench(robot=args.robot, progress=say)
-    result["pipeline"] = run_pipeline_bench(robot=args.robot, progress=say)
-    result["compare"] = run_compare_bench(robot=args.robot, progress=say)
-    print(format_bench(result))
-    print(format_identification(result["identification"]))
-    print(format_consistency(result["consistency"]))
-    print(format_pipeline(result["pipeline"]))
-    print(format_compare(result["compare"]))
+    result = {}
+    for name in MAKE_BENCH:
+        options = {"sizes": args.sizes, "repeat": args.repeat} if name == "dynamics" else {}
+        robot = args.robot if SUITES[name].robot else None
+        result[name] = run_suite(name, robot=robot, progress=say, **options)
+        print(summary(name, result[name]))
     folder = Path(__file__).resolve().parent / "results"
     folder.mkdir(exist_ok=True)
     path = folder / f"{datetime.date.today().isoformat()}-{args.robot}.json"

@@ -97,8 +97,8 @@ def gaz_reverse_engineered_model():
     import dataclasses
 
     from dynid.friction.models import NoFriction
-    from dynid.identification.base_parameters import robot_base_parameters
-    from dynid.identification.model import LinearModel
+    from dynid.model.base_parameters import robot_base_parameters
+    from dynid.model.linear_model import LinearModel
     from dynid.robot import load_robot
 
     panda = load_robot("panda")

@@ -9,6 +9,7 @@ interpreter, so a dependency hidden in a function body counts as much as one at 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,10 @@ import dynid
 SOURCE = Path(dynid.__file__).resolve().parent
 
 # Lowest first. A module may import from its own layer and the layers before it, never after.
-# friction sits below robot: a robot description carries its friction model. identification
-# sits below excitation: the excitation optimises the conditioning of the base parameters.
+# friction sits below robot: a robot description carries its friction model. model (the
+# identified model, its base parameters and consistency) sits below every estimator: excitation
+# optimises the conditioning of the base parameters, evaluation reads models, and neither
+# imports an estimator. identification's comparison of methods validates each fit.
 LAYERS = [
     ("dynid._validation", "dynid._files", "dynid._reading", "dynid._lazy", "dynid._progress",
      "dynid._parallel", "dynid._version", "dynid._jit", "dynid.metrics"),
@@ -29,14 +32,15 @@ LAYERS = [
     ("dynid.robot",),
     ("dynid.data",),
     ("dynid.dynamics",),
+    ("dynid.model",),
     ("dynid.simulate",),
-    ("dynid.identification",),
     ("dynid.excitation",),
-    ("dynid.calibration",),
     ("dynid.evaluation",),
+    ("dynid.identification",),
+    ("dynid.calibration",),
     ("dynid.export", "dynid.codegen", "dynid.monitor"),
-    ("dynid.demo", "dynid.bench", "dynid.bench_scale", "dynid.bench_codegen",
-     "dynid.benchmark", "dynid.bench_benchmark"),
+    ("dynid.workflow",),
+    ("dynid.bench", "dynid.benchmark"),
     ("dynid",),  # the top-level API (__init__)
     ("dynid.cli",),
 ]
@@ -184,7 +188,7 @@ def test_every_module_is_in_a_layer():
 
 def _loaded_after(code: str) -> list[str]:
     heavy = ("numba", "cvxpy", "sympy", "matplotlib", "pinocchio", "scipy", "dynid.bench",
-             "dynid.demo", "dynid.cli")
+             "dynid.workflow.demo", "dynid.cli")
     script = (f"import sys\n{code}\n"
               f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -204,7 +208,7 @@ def test_workflow_names_load_no_solver_plotting_or_symbolic_library():
         "identify", "identify_constrained", "identify_nls", "retrieve_sdp", "symbolic_regrouping",
         "validate_model", "compare_methods", "write_report", "export_robot", "save_model"))
     loaded = _loaded_after(f"import dynid\n{names}")
-    assert not {"cvxpy", "sympy", "matplotlib", "dynid.bench", "dynid.demo"} & set(loaded)
+    assert not {"cvxpy", "sympy", "matplotlib", "dynid.bench", "dynid.workflow.demo"} & set(loaded)
 
 
 def test_the_top_level_api_resolves_every_name():
@@ -222,3 +226,45 @@ def test_subpackages_export_what_they_list(package):
     assert module.__all__, package
     for name in module.__all__:
         assert getattr(module, name) is not None, f"dynid.{package}.{name}"
+
+
+def test_the_stages_after_identification_read_models_and_run_no_estimator():
+    """evaluation, export, codegen and monitor read identified models (``dynid.model``); none
+    imports an estimator (``dynid.identification``)."""
+    graph = _graph()
+    readers = ("dynid.evaluation", "dynid.export", "dynid.codegen", "dynid.monitor")
+    leaks = [f"{module} imports {target}" for module, targets in sorted(graph.items())
+             if module.startswith(readers) for target in sorted(targets)
+             if target.startswith("dynid.identification")]
+    assert not leaks, "\n".join(leaks)
+    assert "dynid.model.linear_model" in graph["dynid.evaluation.validate"]
+
+
+def test_the_measuring_instruments_live_in_one_package():
+    """Nothing loose in the package root but the public face and leaf helpers: the benchmark
+    suites are ``dynid.bench``'s modules, each listed in its registry, and the library never
+    imports them."""
+    from dynid.bench import SUITES
+
+    root = sorted(path.stem for path in SOURCE.glob("*.py"))
+    assert [name for name in root if not name.startswith("_") and name != "metrics"] == [], root
+    suite_modules = {suite.module for suite in SUITES.values() if suite.module}
+    for module in suite_modules:
+        assert (SOURCE / "bench" / f"{module}.py").is_file(), module
+    users = [module for module, targets in _graph().items()
+             if any(t.startswith("dynid.bench") for t in targets)
+             and not module.startswith(("dynid.bench", "dynid.cli"))]
+    assert users == []
+
+
+def test_the_readme_layout_lists_every_package_in_layer_order():
+    """The README's Layout table is the drawing of LAYERS: every sub-package once, lowest
+    first."""
+    readme = (SOURCE.parents[1] / "README.md").read_text()
+    layout = readme[readme.index("## Layout"):]
+    listed = re.findall(r"^\| `(dynid\.[a-z_]+)` \|", layout, flags=re.M)
+    packages = {f"dynid.{path.parent.name}" for path in SOURCE.glob("*/__init__.py")}
+    assert set(listed) == packages | {"dynid.metrics"}
+    assert len(listed) == len(set(listed))
+    layers = [_layer(name) for name in listed]
+    assert layers == sorted(layers), listed

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dynid.identification import default_friction
-from dynid.identification.base_parameters import (
+from dynid.model.base_parameters import (
     STRUCTURAL_RTOL,
     base_parameters,
     processing_order,
@@ -210,8 +210,8 @@ def test_rank_does_not_depend_on_the_friction_columns_units():
     scale = np.ones(w.shape[1])
     scale[30:] = 1e-6
     assert base_parameters(w * scale, rtol=STRUCTURAL_RTOL).rank < base.rank  # plain rule
-    from dynid.identification._compress import triangular_factor
-    from dynid.identification.base_parameters import group_scale
+    from dynid.model._compress import triangular_factor
+    from dynid.model.base_parameters import group_scale
 
     factor = triangular_factor(w * scale)
     again = base_parameters(w * scale, rtol=STRUCTURAL_RTOL, order=processing_order(arm, 39),
@@ -231,7 +231,7 @@ def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
     """The structural regressor stops growing with n^3 rows: at least 4 rows per column
     beyond 10 joints (structural_samples), built block by block; a chain over
     dynid.robot.MAX_JOINTS is refused by name before any work."""
-    from dynid.identification.base_parameters import structural_samples
+    from dynid.model.base_parameters import structural_samples
     from dynid.robot import MAX_JOINTS
 
     assert structural_samples(7) == 280 and structural_samples(100) == 60

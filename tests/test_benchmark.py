@@ -222,7 +222,7 @@ def test_noisy_log_carries_the_profiles_noise():
 
 
 def test_full_protocol_estimate_counts_one_fit_per_profile_for_start_free_methods():
-    from dynid.bench_benchmark import full_protocol_estimate
+    from dynid.bench.benchmark import full_protocol_estimate
 
     measured = {"seconds": 10.0, "jobs": 2, "per_method": {
         "ols": {"fits": 2, "fit_seconds": 1.0}, "cls3": {"fits": 4, "fit_seconds": 8.0}}}

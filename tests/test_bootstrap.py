@@ -17,20 +17,18 @@ from scipy.signal import butter, lfilter
 
 from dynid.cli import main
 from dynid.data import write_dataset
-from dynid.evaluation import compare_methods
 from dynid.excitation import random_fourier
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification import (
     Bootstrap,
     BootstrapWarning,
     bootstrap,
-    bootstrap_table,
+    compare_methods,
     identify,
     identify_constrained,
     identify_nls,
-    load_model,
-    save_model,
 )
+from dynid.model import bootstrap_table, load_model, save_model
 from dynid.robot import LinkBounds, ParameterBounds, load_robot
 from dynid.robot.inertia import to_com
 from dynid.simulate import SensorModel, simulate_open_loop

@@ -9,7 +9,7 @@ import pytest
 from conftest import assert_close, reference_path, table3_value
 
 from dynid.friction.models import Arctan, Sigmoid
-from dynid.identification.base_parameters import robot_base_parameters
+from dynid.model.base_parameters import robot_base_parameters
 from dynid.robot import builtin_robots, load_robot
 from dynid.robot.inertia import inertia_matrix, to_com
 

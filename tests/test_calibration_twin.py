@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dynid.calibration import twin_study
+from dynid.bench.calibration import twin_study
 from dynid.robot import load_robot
 
 

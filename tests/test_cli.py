@@ -87,10 +87,10 @@ def test_bench_options_a_suite_does_not_take_are_refused(capsys, monkeypatch):
                        (["--suite", "benchmark", "--sizes", "10"], "--sizes")):
         assert main(["bench", *argv]) == 2
         assert f"`{flag}` is for --suite" in capsys.readouterr().err
-    import dynid.bench_benchmark as bench_benchmark
+    import dynid.bench.benchmark as bench_benchmark
 
     seen = []
-    monkeypatch.setattr(bench_benchmark, "benchmark_seconds",
+    monkeypatch.setattr(bench_benchmark, "run",
                         lambda robot, **options: seen.append(robot) or {})
     monkeypatch.setattr("dynid.cli.bench.print_json", lambda result: None)
     assert main(["bench", "--suite", "benchmark-quick", "--json"]) == 0
@@ -100,13 +100,13 @@ def test_bench_options_a_suite_does_not_take_are_refused(capsys, monkeypatch):
 
 def test_bench_scale_options_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
     assert main(["bench", "--samples", "100000"]) == 2
-    assert "`--samples` and `--folder` are for --suite scale" in capsys.readouterr().err
+    assert "`--samples` is for --suite scale" in capsys.readouterr().err
     assert main(["bench", "--suite", "scale", "--folder", str(tmp_path / "nowhere")]) == 2
     assert "is not a folder" in capsys.readouterr().err
     import shutil
     from collections import namedtuple
 
-    from dynid.bench_scale import run_scale_bench
+    from dynid.bench.scale import run_scale_bench
 
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda _path: usage(2**40, 2**40 - 2**30, 2**30))
@@ -139,7 +139,7 @@ def test_base_json_and_symbolic(capsys):
 def test_identify_from_csv_writes_a_loadable_model(capsys, tmp_path):
     from dynid.data import write_dataset
     from dynid.excitation import random_fourier
-    from dynid.identification import load_model
+    from dynid.model import load_model
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_open_loop
 
@@ -174,7 +174,7 @@ def test_identify_static_json(capsys, tmp_path):
     assert payload["rank"] == 43 and payload["n_samples"] == 200
     assert payload["relative_error_percent"] < 1e-9
     assert 10 < payload["condition_number"] < 1e4
-    from dynid.identification import load_model
+    from dynid.model import load_model
 
     model = load_model(tmp_path / "coefficients.yaml")
     assert_close = np.testing.assert_allclose
@@ -333,21 +333,23 @@ def test_version(capsys):
 def test_literal_choices_and_defaults_are_the_library_s():
     """The parser's choice lists and defaults are literals (`--help` imports nothing heavy):
     each equals the library's own."""
-    from dynid import bench, demo
+    from dynid.bench import dynamics as bench
     from dynid.cli import bench as bench_command
     from dynid.cli import compare as compare_command
     from dynid.cli import demo as demo_command
     from dynid.cli import excite as excite_command
     from dynid.cli._common import LINEAR_FRICTION, NONLINEAR_FRICTION
     from dynid.cli.identify import BESPOKE_METHODS, IDENTIFY_METHODS
-    from dynid.evaluation import COMPARE_METHODS, DEFAULT_METHODS
     from dynid.excitation import CRITERIA
     from dynid.identification import (
+        COMPARE_METHODS,
         CONSTRAINED_METHODS,
+        DEFAULT_METHODS,
         ESTIMATORS,
         IDENTIFICATION_METHODS,
         NLS_FRICTION_MODELS,
     )
+    from dynid.workflow import demo
 
     assert set(BESPOKE_METHODS) == {*ESTIMATORS, "iv", *CONSTRAINED_METHODS, "nls"}
     # every registered method is reachable from `dynid identify`

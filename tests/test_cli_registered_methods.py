@@ -12,7 +12,7 @@ import pytest
 from dynid.cli import main
 from dynid.data import write_dataset
 from dynid.excitation import random_fourier
-from dynid.identification import check_consistency, load_model
+from dynid.model import check_consistency, load_model
 from dynid.robot import load_robot
 from dynid.simulate import SensorModel, simulate_open_loop
 

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-HEAVY = ("numba", "pinocchio", "cvxpy", "sympy", "matplotlib", "dynid.bench", "dynid.demo")
+HEAVY = ("numba", "pinocchio", "cvxpy", "sympy", "matplotlib", "dynid.bench.dynamics",
+         "dynid.workflow.demo")
 
 
 def _loaded_heavy(argv: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:

@@ -30,8 +30,8 @@ from dynid.friction.models import (
     Stribeck,
     ViscousCoulomb,
 )
-from dynid.identification import save_model
 from dynid.identification.linear.idim import linear_template
+from dynid.model import save_model
 from dynid.robot import load_robot, load_urdf
 
 CC = shutil.which("cc")
@@ -587,9 +587,9 @@ def test_bench_times_the_generated_code_beside_pinocchio():
     bench` reports, never asserted here (it depends on the machine)."""
     import math
 
-    from dynid.bench_codegen import codegen_bench, format_codegen_bench
+    from dynid.bench.codegen import run, summary
 
-    result = codegen_bench(calls=2000, repeat=1, pinocchio_calls=200)
+    result = run(calls=2000, repeat=1, pinocchio_calls=200)
     keys = [f"codegen_{f}_ns" for f in ("inverse_dynamics", "mass_matrix", "gravity", "coriolis",
                                         "coriolis_matrix", "inverse_dynamics_ctypes",
                                         "mass_matrix_ctypes")]
@@ -597,9 +597,9 @@ def test_bench_times_the_generated_code_beside_pinocchio():
         assert isinstance(result[key], float) and math.isfinite(result[key]), key
         assert result[key] > 0, key  # a measured loop, not a placeholder
     assert (result["calls"], result["pinocchio_calls"], result["repeat"]) == (2000, 200, 1)
-    lines = format_codegen_bench(result)
+    lines = summary(result)
     for key in keys[:2]:  # each figure reported as measured
         assert f"{result[key]:.1f}" in lines, key
     assert "pinocchio rnea from Python" in lines
     with pytest.raises(ValueError, match="`calls`"):
-        codegen_bench(calls=0)
+        run(calls=0)

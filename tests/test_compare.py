@@ -12,9 +12,9 @@ import pytest
 
 from dynid.cli import main
 from dynid.data.io import write_dataset
-from dynid.evaluation.compare import compare_methods
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
+from dynid.identification.compare import compare_methods
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 
@@ -112,17 +112,17 @@ def test_compare_bench_on_a_robot_without_cad():
     """The bench leaves out what the robot cannot do (no CAD twin: no prior; arm3's bounds are
     derived from its description, so the constrained methods run) and runs the demo for the
     Panda only."""
-    from dynid.bench import format_compare, run_compare_bench
+    from dynid.bench.compare import run, summary
 
-    result = run_compare_bench(robot="arm3", n_logs=2, n_samples=14_001)
+    result = run(robot="arm3", n_logs=2, n_samples=14_001)
     assert result["compare_methods"] == ["cad", "ols", "wls", "cls1", "cls2", "cls3",
                                          "log-cholesky", "nls"]
     assert result["compare_prior"] is None and "demo_seconds" not in result
-    assert result["compare_seconds"] > 0 and "arm3, 2 logs" in format_compare(result)
+    assert result["compare_seconds"] > 0 and "arm3, 2 logs" in summary(result)
 
 
 def _small_table():
-    from dynid.evaluation.compare import CRITERIA, Comparison
+    from dynid.identification.compare import CRITERIA, Comparison
 
     rng = np.random.default_rng(0)
     w = rng.uniform(0.1, 1.0, (2, 2, 2))
@@ -135,7 +135,7 @@ def test_every_format_names_its_metric_and_explains_the_criteria(tmp_path):
     """The table says what its numbers are (w [N m] and w_r [-] of the Jaco2 paper's eq. 9,
     on the identification or a validation trajectory) and what each criteria row checks:
     under the Markdown table, as fields in JSON, in a `metric` column in CSV."""
-    from dynid.evaluation.compare import CRITERIA, write_table
+    from dynid.identification.compare import CRITERIA, write_table
 
     table = _small_table()
     write_table(table, tmp_path / "t.md")
@@ -197,7 +197,7 @@ def test_friction_is_spelt_as_in_identify(poor_logs, monkeypatch, capsys, tmp_pa
     """One spelling across commands (issue 23): `--friction` names the NLS row's model as it
     does for `identify --method nls`; a nonlinear one leaves the linear methods their default
     columns; the old `--nls-friction` is refused with the new spelling."""
-    import dynid.evaluation
+    import dynid.identification
     from dynid.friction import ViscousCoulomb
 
     _, logs = poor_logs
@@ -211,7 +211,7 @@ def test_friction_is_spelt_as_in_identify(poor_logs, monkeypatch, capsys, tmp_pa
         seen.update(options)
         raise ValueError("captured")
 
-    monkeypatch.setattr(dynid.evaluation, "compare_methods", capture)
+    monkeypatch.setattr(dynid.identification, "compare_methods", capture)
     for model, columns in (("sigmoid", ViscousCoulomb), ("viscous-coulomb", ViscousCoulomb)):
         assert main(["compare", "panda", *paths, "--methods", "ols", "nls", "--friction",
                      model, "--quiet"]) == 2
@@ -232,7 +232,7 @@ def test_a_fit_that_stopped_on_its_iteration_limit_is_flagged(poor_logs, monkeyp
     """Every table says which methods met their own stopping rule: an iterative method that
     converged reads Yes, one stopped on its iteration limit reads No (with a line saying its
     errors are its last iterate's), the closed forms '-'."""
-    from dynid.evaluation.compare import fit_method
+    from dynid.identification.compare import fit_method
     from dynid.identification.linear import robust
 
     truth, logs = poor_logs

@@ -6,7 +6,7 @@ import numpy as np
 from conftest import assert_close, random_link_parameters
 
 from dynid.evaluation.validate import mass_matrix_check
-from dynid.identification.consistency import check_consistency
+from dynid.model.consistency import check_consistency
 from dynid.robot import load_robot
 from dynid.robot.inertia import (
     from_com,

@@ -240,7 +240,7 @@ def test_a_refinement_cut_short_warns(arm, twin, monkeypatch):
 
 
 def test_a_consistent_model_from_currents_round_trips(arm, twin, tmp_path):
-    from dynid.identification import load_model, save_model
+    from dynid.model import load_model, save_model
 
     logs, payload_log, _ = twin
     stated = arm.with_drive_gains([1.5, 0.8, 1.1], [[1.0, 2.0], [0.5, 1.0], [1.0, 2.0]])

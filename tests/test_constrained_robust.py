@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from dynid.excitation.optimize import random_fourier
-from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.constrained.robust import METHODS, identify_consistent
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.idim import identify
 from dynid.identification.linear.regularised import ElasticNet, Ridge
 from dynid.identification.linear.robust import IRLS, TLS
+from dynid.model.consistency import check_consistency
 from dynid.robot import load_robot
 from dynid.robot.inertia import from_com, to_com
 from dynid.simulate.twin import SensorModel, simulate_open_loop

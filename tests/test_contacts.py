@@ -13,7 +13,6 @@ from conftest import assert_close, random_table_robot
 
 from dynid.cli import main
 from dynid.data import read_dataset
-from dynid.demo import DAMPING, STIFFNESS
 from dynid.dynamics import rnea
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._kernels import _poses
@@ -24,6 +23,7 @@ from dynid.robot import load_robot, to_pinocchio
 from dynid.simulate import Contact, external_torques, parse_contact
 from dynid.simulate.contacts import contact_table, external_torques_given_poses
 from dynid.simulate.twin import simulate_closed_loop, simulate_open_loop
+from dynid.workflow.demo import DAMPING, STIFFNESS
 
 
 def _pinocchio_external(robot, q, link: int, point, wrench) -> np.ndarray:

@@ -254,7 +254,7 @@ def test_a_torque_model_on_a_current_log_says_it_has_no_gains(arm, current_logs,
                                                                capsys):
     from dynid.evaluation.validate import validate_model
     from dynid.identification.linear.idim import identify
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
 
     _, _, check = current_logs
     model = identify(arm, [simulate_open_loop(arm, random_fourier(arm, seed=seed),
@@ -275,7 +275,7 @@ def test_a_torque_model_on_a_current_log_says_it_has_no_gains(arm, current_logs,
 
 def test_validate_and_report_commands_on_a_current_log(current_model, current_logs, tmp_path,
                                                        capsys):
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
 
     _, _, check = current_logs
     save_model(current_model, tmp_path / "model.yaml")
@@ -364,7 +364,7 @@ def test_torque_code_has_no_current_dynamics_and_a_torque_model_is_refused(
         current_model, arm, tmp_path, capsys):
     from dynid.codegen import generate
     from dynid.identification.linear.idim import robot_model
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
 
     torques = generate(current_model)
     assert torques.effort == "torque" and "inverse_dynamics_current" not in torques.functions
@@ -432,7 +432,7 @@ def test_noise_free_current_replicates_are_the_point_estimate(arm):
 
 def test_bootstrap_of_current_logs_gives_the_gains_spread(arm, tmp_path):
     from dynid.identification.bootstrap import bootstrap, bootstrap_table
-    from dynid.identification.model import load_model, save_model
+    from dynid.model.linear_model import load_model, save_model
 
     logs, payload_log = _short_logs(arm, 0.02)
     spread = bootstrap(arm, logs, method="ols", replicates=16, seed=5,
@@ -480,7 +480,7 @@ def test_bootstrap_of_current_logs_refuses_what_cannot_work(arm):
 def test_compare_current_logs_with_ols(arm):
     from concurrent.futures import ThreadPoolExecutor
 
-    from dynid.evaluation.compare import compare_methods
+    from dynid.identification.compare import compare_methods
 
     logs, payload_log = _short_logs(arm, 0.02)
     payload = KnownPayload(PAYLOAD_MASS, PAYLOAD_COM)

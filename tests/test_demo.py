@@ -11,10 +11,10 @@ import pytest
 
 from dynid.cli import main
 from dynid.data.io import read_dataset
-from dynid.demo import DEMO_METHODS, DemoResult, format_summary, run_demo
 from dynid.excitation.trajectory import load_trajectory
-from dynid.identification.model import load_model
+from dynid.model.linear_model import load_model
 from dynid.robot import load_urdf
+from dynid.workflow.demo import DEMO_METHODS, DemoResult, format_summary, run_demo
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import assert_close, random_urdf
 
-from dynid.identification.consistency import check_consistency
+from dynid.model.consistency import check_consistency
 from dynid.robot import derive_bounds, load_robot, load_urdf
 from dynid.robot._geometry import mesh_bounds
 from dynid.robot.derived_bounds import (
@@ -220,8 +220,8 @@ def test_builtins_without_written_bounds_get_derived_ones(name, tmp_path):
 
 
 def test_the_constrained_methods_accept_a_builtin_without_written_bounds():
-    from dynid.identification.base_parameters import robot_base_parameters
     from dynid.identification.retrieval.retrieve import retrieve_sdp
+    from dynid.model.base_parameters import robot_base_parameters
 
     robot = load_robot("arm3")  # "has no parameter bounds; give them" before issue 22
     base = robot_base_parameters(robot)

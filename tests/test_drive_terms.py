@@ -10,14 +10,8 @@ import pytest
 from dynid.dynamics import mass_matrix, regressor, rnea, rotor_regressor
 from dynid.excitation import random_fourier
 from dynid.friction import ViscousCoulomb
-from dynid.identification import (
-    WLS,
-    KnownPayload,
-    identify,
-    identify_drive_gains,
-    load_model,
-    save_model,
-)
+from dynid.identification import WLS, KnownPayload, identify, identify_drive_gains
+from dynid.model import load_model, save_model
 from dynid.robot import load_robot, robot_from_dict, robot_to_dict, to_pinocchio
 from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate import SensorModel, simulate_open_loop

@@ -13,7 +13,7 @@ from dynid.cli import main
 from dynid.dynamics import regressor, rnea
 from dynid.excitation.optimize import CRITERIA, criterion_value, optimize_excitation, random_fourier
 from dynid.excitation.trajectory import load_trajectory
-from dynid.identification.base_parameters import robot_base_parameters
+from dynid.model.base_parameters import robot_base_parameters
 from dynid.robot import load_robot
 
 

@@ -59,7 +59,7 @@ def test_export_command_from_a_model(tmp_path, capsys):
     from dynid.excitation.optimize import random_fourier
     from dynid.identification.constrained.cls import identify_constrained
     from dynid.identification.linear.idim import identify
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
     from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     panda = load_robot("panda")

@@ -28,7 +28,8 @@ from dynid.cli import main
 from dynid.data import Dataset, read_dataset, read_static, write_dataset
 from dynid.excitation import FourierTrajectory, load_poses, load_trajectory
 from dynid.friction import NoFriction
-from dynid.identification import identify, load_model, save_model
+from dynid.identification import identify
+from dynid.model import load_model, save_model
 from dynid.robot import load_robot, load_robot_file, load_urdf, save_robot
 
 EXAMPLES = int(os.environ.get("DYNID_FUZZ_EXAMPLES", "12"))

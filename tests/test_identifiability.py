@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_close, random_table_robot
 
-from dynid.identification.base_parameters import (
+from dynid.model.base_parameters import (
     base_parameters,
     robot_base_parameters,
     structural_regressor,

@@ -14,7 +14,7 @@ from dynid.friction.models import NoFriction, ViscousCoulomb
 from dynid.identification.linear.estimators import OLS, WLS
 from dynid.identification.linear.idim import identify
 from dynid.identification.linear.reverse_engineering import identify_static
-from dynid.identification.model import load_model, save_model
+from dynid.model.linear_model import load_model, save_model
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 
@@ -230,7 +230,7 @@ def test_sub_millimetre_offsets_keep_their_terms(rng):
     and the static and torque regressors agree on them."""
     import dataclasses
 
-    from dynid.identification.base_parameters import robot_base_parameters, structural_regressor
+    from dynid.model.base_parameters import robot_base_parameters, structural_regressor
     from dynid.robot import Robot
 
     panda = load_robot("panda")

@@ -29,7 +29,8 @@ import pytest
 
 from dynid.data import write_dataset
 from dynid.excitation import FourierTrajectory
-from dynid.identification import identify, save_model
+from dynid.identification import identify
+from dynid.model import save_model
 from dynid.robot import load_robot
 from dynid.simulate import simulate_open_loop
 

@@ -11,9 +11,9 @@ import pytest
 
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.constrained.log_cholesky import BoundedLogCholesky, fit_log_cholesky
+from dynid.model.consistency import check_consistency
 from dynid.robot import load_robot
 from dynid.robot.bounds import LinkBounds, ParameterBounds
 from dynid.robot.inertia import MASS, from_com, pseudo_inertia, to_com

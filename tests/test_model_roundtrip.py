@@ -26,7 +26,7 @@ from dynid.evaluation import validate_model
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification.linear.estimators import OLS, WLS
 from dynid.identification.linear.idim import identify
-from dynid.identification.model import load_model, save_model
+from dynid.model.linear_model import load_model, save_model
 from dynid.robot import (
     RevoluteDH,
     RevoluteMDH,

@@ -15,10 +15,10 @@ from conftest import assert_close
 from dynid.cli import main
 from dynid.data import Dataset, write_dataset
 from dynid.data.preprocess import prepare
-from dynid.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS, user_robot
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification import identify, robot_model, save_model
+from dynid.identification import identify, robot_model
+from dynid.model import save_model
 from dynid.monitor import (
     Detection,
     FrictionlessModelWarning,
@@ -34,6 +34,7 @@ from dynid.monitor import (
 from dynid.robot import load_robot
 from dynid.simulate import Contact, SensorModel, external_torques, simulate_closed_loop
 from dynid.simulate.twin import simulate_open_loop
+from dynid.workflow.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS, user_robot
 
 # ten 10 N pulses of 50 ms at the tool, along the base axes and diagonals, 1.5 s apart
 DIRECTIONS = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (-1, 0, 0), (0, -1, 0), (0, 0, -1), (1, 1, 0),

@@ -9,8 +9,8 @@ import pytest
 from dynid.evaluation.validate import mass_matrix_check
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import LuGre, Stribeck
-from dynid.identification.model import load_model, save_model
 from dynid.identification.nonlinear.nls import compare_friction, identify_nls
+from dynid.model.linear_model import load_model, save_model
 from dynid.robot import load_robot
 from dynid.robot.inertia import to_com
 from dynid.simulate.twin import SensorModel, simulate_open_loop

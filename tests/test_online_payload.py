@@ -1,6 +1,6 @@
 """Online payload estimation on the Panda twin: a 2 kg payload picked up mid-run is found
 within 0.5 s to 5 % of its mass; blocks give the one-sample estimate; bad input refused.
-(A shorter run than ``dynid.bench_online``'s, the same targets.)"""
+(A shorter run than ``dynid.bench.online``'s, the same targets.)"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
-from dynid.bench_online import (
+from dynid.bench.online import (
     PAYLOAD_COM,
     PAYLOAD_MASS,
     online_bench,

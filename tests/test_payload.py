@@ -14,8 +14,8 @@ from dynid.data.io import write_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification.linear.idim import identify
-from dynid.identification.model import save_model
 from dynid.identification.payload import identify_payload, in_tool_frame
+from dynid.model.linear_model import save_model
 from dynid.robot import load_robot
 from dynid.robot.inertia import from_com, transform_parameters
 from dynid.simulate.twin import SensorModel, simulate_open_loop

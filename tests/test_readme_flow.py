@@ -21,7 +21,7 @@ import yaml
 from conftest import with_physical_margin
 
 from dynid.cli import main
-from dynid.identification.model import load_model
+from dynid.model.linear_model import load_model
 from dynid.robot import RoundedInertiaWarning, load_robot
 from dynid.robot.inertia import physical_margin
 

@@ -16,12 +16,12 @@ from conftest import (
     table3_rows,
 )
 
-from dynid.identification.base_parameters import (
+from dynid.model.base_parameters import (
     base_parameters,
     robot_base_parameters,
     structural_regressor,
 )
-from dynid.identification.symbolic import symbolic_regrouping
+from dynid.model.symbolic import symbolic_regrouping
 from dynid.robot import load_robot
 from dynid.robot.inertia import transform_parameters
 

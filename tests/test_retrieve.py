@@ -12,8 +12,6 @@ import pytest
 from conftest import assert_close, gaz_reverse_engineered_model
 
 from dynid.cli import main
-from dynid.identification.base_parameters import robot_base_parameters
-from dynid.identification.consistency import check_consistency
 from dynid.identification.retrieval.retrieve import (
     _PenaltyProblem,
     _search_box,
@@ -22,6 +20,8 @@ from dynid.identification.retrieval.retrieve import (
     retrieve_penalty,
     retrieve_sdp,
 )
+from dynid.model.base_parameters import robot_base_parameters
+from dynid.model.consistency import check_consistency
 from dynid.robot import load_robot
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import INERTIA
@@ -149,7 +149,7 @@ def test_retrieve_command(capsys, tmp_path):
     from dynid.data.dataset import StaticData
     from dynid.dynamics import gravity_torque, mass_matrix
     from dynid.identification.linear.reverse_engineering import identify_static
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
     from dynid.robot import load_robot_file
 
     panda = load_robot("panda")
@@ -166,7 +166,7 @@ def test_retrieve_command(capsys, tmp_path):
     retrieved = load_robot_file(tmp_path / "params.yaml")
     assert check_consistency(retrieved.parameters, retrieved.bounds).within_bounds
     # -o: a model every model-reading command takes, carried by the retrieved full set
-    from dynid.identification.model import load_model
+    from dynid.model.linear_model import load_model
 
     carried = load_model(tmp_path / "p.yaml")
     assert carried.report["method"] == "retrieve-sdp"

@@ -17,7 +17,7 @@ import pytest
 
 import dynid.robot._example_robot_data as erd
 from dynid.cli import main
-from dynid.identification.consistency import check_consistency
+from dynid.model.consistency import check_consistency
 from dynid.robot import URDFWarning, builtin_robots, load_robot
 
 needs_package = pytest.mark.skipif(

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dynid.bench_didim import noisy_log, ols_log, perturbed_start, relative_error
+from dynid.bench.didim import noisy_log, ols_log, perturbed_start, relative_error
 from dynid.data.dataset import Dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
-from dynid.identification.consistency import check_consistency
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.idim import identify
 from dynid.identification.simulation import didim, output_error
 from dynid.identification.simulation.didim import identify_didim
 from dynid.identification.simulation.output_error import identify_clie, identify_cloe
+from dynid.model.consistency import check_consistency
 from dynid.robot import load_robot
 from dynid.simulate import Controller, simulate_closed_loop
 

@@ -327,8 +327,8 @@ def cad_urdf(tmp_path_factory):
 
 @pytest.mark.parametrize("method", ["cls1", "cls2", "log-cholesky"])
 def test_every_constrained_method_runs_on_a_bare_urdf(cad_urdf, method, tmp_path):
-    from dynid.identification import load_model, save_model
     from dynid.identification.constrained.cls import identify_constrained
+    from dynid.model import load_model, save_model
 
     robot, data, _ = cad_urdf
     result = identify_constrained(robot, data, method=method)
@@ -369,8 +369,9 @@ def test_nls_runs_on_a_bare_urdf(cad_urdf):
 
 
 def test_retrieve_sdp_runs_on_a_bare_urdf_and_saves(cad_urdf, tmp_path, capsys):
-    from dynid.identification import identify, load_model, retrieve_sdp, save_model
-    from dynid.identification.consistency import check_consistency
+    from dynid.identification import identify, retrieve_sdp
+    from dynid.model import load_model, save_model
+    from dynid.model.consistency import check_consistency
 
     robot, data, folder = cad_urdf
     model = identify(robot, data)

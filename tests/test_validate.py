@@ -93,7 +93,7 @@ def test_validate_command(twin_models, capsys, tmp_path):
 
     from dynid.cli import main
     from dynid.data.io import write_dataset
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
 
     _, (_, check), _, cls3 = twin_models
     save_model(cls3, tmp_path / "model.yaml")
@@ -118,7 +118,7 @@ def test_a_log_of_zero_torques_keeps_its_rmse_and_says_why_relative_errors_are_u
     from dynid.data.dataset import Dataset
     from dynid.data.io import write_dataset
     from dynid.evaluation.validate import validate_model
-    from dynid.identification.model import save_model
+    from dynid.model.linear_model import save_model
 
     _, (_, check), _, cls3 = twin_models
     silent = Dataset(t=check.t, q=check.q, dq=check.dq, ddq=check.ddq, tau=0.0 * check.tau)

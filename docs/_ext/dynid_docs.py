@@ -41,11 +41,12 @@ API_MODULES = (
     "dynid.dynamics",
     "dynid.friction",
     "dynid.data",
+    "dynid.model",
     "dynid.excitation",
     "dynid.simulate",
+    "dynid.evaluation",
     "dynid.identification",
     "dynid.calibration",
-    "dynid.evaluation",
     "dynid.metrics",
     "dynid.export",
     "dynid.codegen",
@@ -53,8 +54,7 @@ API_MODULES = (
     "dynid.benchmark",
 )
 #: Top-level modules of ``dynid`` that are not API: the command line, the demo, the benchmarks.
-NOT_API = ("cli", "bench", "bench_scale", "bench_codegen", "bench_nls", "bench_didim",
-           "bench_estimators", "bench_online", "bench_benchmark", "demo")
+NOT_API = ("cli", "bench", "workflow")
 
 _KINDS = (
     ("class", "Classes"),
@@ -303,6 +303,82 @@ def note_missing_data(app, docname: str, source: list[str]) -> None:
     source[0] = f"{source[0][:at]}\n{app.config.dynid_missing_data_note}\n{source[0][at:]}"
 
 
+# -- the import drawing -------------------------------------------------------------------------
+
+
+def _package(name: str) -> str:
+    """The row of a first name under ``dynid``: the root's private modules share one."""
+    return "root helpers" if name.startswith("_") else name
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Each dynid package (first name under ``dynid``, or a root module) -> the other packages
+    its modules import, function-local imports included, read from the source."""
+    import ast
+
+    import dynid
+
+    root = Path(dynid.__file__).resolve().parent
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        package = _package(parts[0]) if len(parts) > 1 or parts[0] != "__init__" else "dynid"
+        found = graph.setdefault(package, set())
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            elif (isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_LAZY"):
+                names = [value.value for value in ast.walk(node.value)
+                         if isinstance(value, ast.Constant) and isinstance(value.value, str)]
+            else:
+                continue
+            for name in names:
+                if name.startswith("dynid."):
+                    target = _package(name.split(".")[1])
+                    if target != package:
+                        found.add(target)
+    return graph
+
+
+class ImportsDirective(SphinxDirective):
+    """``.. dynid-imports::``: a table of the packages in the order of the README's Layout,
+    each with the packages it imports (read from the source when the site is built)."""
+
+    has_content = False
+
+    def run(self):
+        graph = package_imports()
+        readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+        layout = readme[readme.index("## Layout"):]
+        order = [name.removeprefix("dynid.")
+                 for name in re.findall(r"^\| `(dynid\.[a-z_]+)` \|", layout, flags=re.M)]
+        rest = sorted(set(graph) - set(order) - {"dynid", "root helpers"})
+        order = ["root helpers", *order, *rest, "dynid"]
+        rank = {name: k for k, name in enumerate(order)}
+        table = nodes.table()
+        group = nodes.tgroup(cols=2)
+        table += group
+        for width in (20, 80):
+            group += nodes.colspec(colwidth=width)
+        head = nodes.thead()
+        body = nodes.tbody()
+        group += head
+        group += body
+        for row_cells, section in ((("package", "imports (from the stages before it)"), head),
+                                   *(((name, ", ".join(sorted(graph.get(name, ()),
+                                                              key=lambda t: rank.get(t, 0)))
+                                       or "—"), body) for name in order if name in graph)):
+            row = nodes.row()
+            for text in row_cells:
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=text)
+                row += entry
+            section += row
+        return [table]
+
+
 def setup(app):
     app.add_config_value("dynid_missing_data_note", "", "env")
     app.connect("source-read", note_missing_data)
@@ -312,4 +388,5 @@ def setup(app):
     app.connect("builder-inited", check_coverage)
     app.connect("missing-reference", resolve_top_level)
     app.add_directive("dynid-cli", CLIDirective)
+    app.add_directive("dynid-imports", ImportsDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

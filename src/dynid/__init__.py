@@ -8,12 +8,14 @@ a step needs them)::
     result   = dynid.optimize_excitation(robot, ...)           # dynid.excitation
     data     = dynid.prepare(dynid.read_dataset("log.csv"))    # dynid.data
     model    = dynid.identify(robot, data)                     # dynid.identification
+    dynid.save_model(model, "model.yaml")                      # dynid.model
     fixed    = dynid.calibrate(dynid.KinematicModel(robot), measurements).robot  # calibration
     report   = dynid.validate_model(model, validation_data)    # dynid.evaluation
     dynid.export_robot(dynid.identified_robot(model), "arm.urdf")  # dynid.export
 
-The subpackages hold the rest: ``robot``, ``dynamics``, ``friction``, ``data``, ``excitation``,
-``simulate``, ``identification``, ``calibration``, ``evaluation``, ``export``.
+The subpackages hold the rest: ``robot``, ``dynamics``, ``friction``, ``data``, ``model``,
+``excitation``, ``simulate``, ``evaluation``, ``identification``, ``calibration``, ``export``,
+``codegen``, ``monitor``; ``workflow`` runs them end to end (the demo) and ``bench`` measures them.
 """
 
 from dynid._lazy import lazy_exports
@@ -45,17 +47,19 @@ _LAZY = {
         "SensorModel", "simulate_open_loop", "simulate_closed_loop",
     ), "dynid.simulate"),
     **dict.fromkeys((
-        "BaseParameters", "robot_base_parameters", "symbolic_regrouping", "OLS", "WLS", "IV",
-        "identify", "identify_iv", "identify_static", "identify_constrained", "identify_nls",
-        "compare_friction", "retrieve_sdp", "retrieve_penalty", "identify_payload",
-        "check_consistency", "LinearModel", "save_model", "load_model", "bootstrap",
+        "BaseParameters", "robot_base_parameters", "symbolic_regrouping", "check_consistency",
+        "LinearModel", "save_model", "load_model",
+    ), "dynid.model"),
+    **dict.fromkeys((
+        "OLS", "WLS", "IV", "identify", "identify_iv", "identify_static", "identify_constrained",
+        "identify_nls", "compare_friction", "retrieve_sdp", "retrieve_penalty", "identify_payload",
+        "bootstrap", "compare_methods", "write_table",
     ), "dynid.identification"),
     **dict.fromkeys((
         "KinematicModel", "Measurements", "calibrate", "select_poses", "read_measurements",
     ), "dynid.calibration"),
     **dict.fromkeys((
-        "validate_model", "compare_methods", "write_table", "build_report", "write_report",
-        "plot_torques",
+        "validate_model", "build_report", "write_report", "plot_torques",
     ), "dynid.evaluation"),
     **dict.fromkeys((
         "rmse", "mae", "relative_error_percent",

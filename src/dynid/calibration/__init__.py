@@ -15,12 +15,11 @@ from dynid.calibration.model import Identifiability as Identifiability
 from dynid.calibration.model import KinematicModel as KinematicModel
 from dynid.calibration.poses import PoseSelection as PoseSelection
 from dynid.calibration.poses import select_poses as select_poses
-from dynid.calibration.study import twin_study as twin_study
 from dynid.calibration.twin import measure as measure
 from dynid.calibration.twin import perturbed as perturbed
 
 __all__ = ["Calibration", "Identifiability", "KinematicModel", "MeasurementGapWarning",
            "Measurements", "PoseSelection", "calibrate", "measure", "perturbed",
            "plot_calibration", "read_joint_positions", "read_measurement_bag",
-           "read_measurements", "select_poses", "twin_study", "write_joint_positions",
+           "read_measurements", "select_poses", "write_joint_positions",
            "write_measurements"]

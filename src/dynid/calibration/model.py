@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array
-from dynid.identification.base_parameters import BaseParameters, base_parameters
+from dynid.model.base_parameters import BaseParameters, base_parameters
 from dynid.robot import Robot
 from dynid.robot._joint import (
     Joint,

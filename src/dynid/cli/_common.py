@@ -592,7 +592,7 @@ def model_or_robot(path: str, tip: str | None = None):
     """A ``dynid-model/1`` file as a LinearModel; anything else (a built-in name, a robot file,
     a URDF) as a robot, its chain ending at ``tip`` (--tip: a tree URDF's) when given."""
     from dynid._reading import load_yaml
-    from dynid.identification import MODEL_SCHEMA, load_model
+    from dynid.model import MODEL_SCHEMA, load_model
     from dynid.robot import load_robot
 
     file = Path(path)

@@ -37,7 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _base(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dynid.identification import joint1_gravity_is_zero, robot_base_parameters
+    from dynid.identification import joint1_gravity_is_zero
+    from dynid.model import robot_base_parameters
 
     robot = loaded_robot(args)
     kind = "static" if args.static else "torque"
@@ -73,7 +74,7 @@ def _base(args: argparse.Namespace) -> int:
     if kind == "static":
         payload["joint1_gravity_dropped"] = drop
     if args.symbolic:
-        from dynid.identification import symbolic_regrouping
+        from dynid.model import symbolic_regrouping
 
         symbolic = symbolic_regrouping(robot, base, progress=stderr_progress(args), **options)
         for row, text in zip(rows, symbolic.strings(), strict=True):

@@ -64,7 +64,7 @@ def _beside(args: argparse.Namespace) -> dict[str, Path]:
 def _codegen(args: argparse.Namespace) -> int:
     """Generate the model's code and write it."""
     from dynid.codegen import generate
-    from dynid.identification import load_model
+    from dynid.model import load_model
 
     model = load_model(args.model)
     if args.effort == "current" and model.drive_gains is None:

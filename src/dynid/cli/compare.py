@@ -28,7 +28,7 @@ from dynid.cli._common import (
 )
 from dynid.cli.identify import bootstrap_options, check_bootstrap_options
 
-# dynid.evaluation.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
+# dynid.identification.COMPARE_METHODS and DEFAULT_METHODS (literal: `--help` imports nothing heavy)
 COMPARE_CHOICES = ("cad", "ols", "wls", "iv", "cls1", "cls2", "cls3", "log-cholesky", "nls",
                    "irls-huber", "irls-tukey", "tls", "ridge", "elastic-net", "pc-irls-huber",
                    "pc-irls-tukey", "pc-ridge", "pc-elastic-net", "rls", "ekf", "srekf", "ukf",
@@ -81,7 +81,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     """The Jaco2 paper's Table 5 over the given logs."""
-    from dynid.evaluation import compare_methods, write_table
+    from dynid.identification import compare_methods, write_table
 
     check_bootstrap_options(args)
     robot = loaded_robot(args)

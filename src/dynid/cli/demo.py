@@ -1,4 +1,4 @@
-"""`dynid demo`: the whole workflow on the built-in Panda digital twin (``dynid.demo``)."""
+"""`dynid demo`: the whole workflow on the built-in Panda digital twin (``dynid.workflow.demo``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dynid.cli._common import (
     stderr_progress,
 )
 
-# dynid.demo's defaults (literal: `--help` does not import dynid.demo, which loads numba)
+# the demo's defaults (literal: `--help` does not import dynid.workflow.demo: it loads numba)
 DEFAULT_DURATION = 20.0
 DEFAULT_NOISE_STD = 0.1
 DEFAULT_ITERATIONS = 20
@@ -41,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from dynid.demo import format_summary, run_demo
+    from dynid.workflow.demo import format_summary, run_demo
 
     check_samples(args.duration, args.rate, "`--duration` and `--rate`")
     result = run_demo(output=args.output, duration=args.duration, rate=args.rate,

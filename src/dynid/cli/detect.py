@@ -68,7 +68,8 @@ def _thresholds(values: list[str]):
 def _detect(args: argparse.Namespace) -> int:
     from dynid.cli._common import contacts_from, model_or_robot
     from dynid.data import read_dataset
-    from dynid.identification import LinearModel, robot_model
+    from dynid.identification import robot_model
+    from dynid.model import LinearModel
     from dynid.monitor import detect_collisions, score_detection
     from dynid.monitor.events import DEFAULT_HOLD
     from dynid.monitor.observer import DEFAULT_GAIN

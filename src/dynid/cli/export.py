@@ -33,7 +33,7 @@ def _export(args: argparse.Namespace) -> int:
     import dataclasses
 
     from dynid.export import check_names, export_robot, identified_robot
-    from dynid.identification import LinearModel
+    from dynid.model import LinearModel
     from dynid.robot import save_robot
 
     source = model_or_robot(args.source, tip=args.tip)

@@ -78,7 +78,7 @@ def _friction(args: argparse.Namespace) -> int:
     else:
         if args.max_samples is not None:
             raise ValueError("`--max-samples` is for --method nls")
-        from dynid.identification import load_model
+        from dynid.model import load_model
 
         options = {"optimizer": args.optimizer or "least-squares",
                    "rigid": load_model(args.model) if args.model else None}
@@ -90,7 +90,7 @@ def _friction(args: argparse.Namespace) -> int:
     table = compare_friction(robot, data, check, models=args.models, method=args.method,
                              progress=stderr_progress(args), **options)
     if args.output is not None:
-        from dynid.identification import save_model
+        from dynid.model import save_model
 
         chosen = table.fitted[args.models.index(kept[0])]
         chosen.report["command"] = args.command_line

@@ -509,7 +509,7 @@ def _torque_band(spread, logs, checks, level: float = 0.95) -> dict:
 def _write(args, model, parameters=None) -> None:
     """The model (``-o``) and the link parameters (``--parameters-output``): both or neither."""
     from dynid._files import atomic_write_all
-    from dynid.identification import save_model
+    from dynid.model import save_model
     from dynid.robot import save_robot
 
     writes = []
@@ -727,7 +727,7 @@ def _identify_static(args: argparse.Namespace) -> int:
 
 
 def _coefficient_payload(model) -> dict:
-    from dynid.identification import bootstrap_table
+    from dynid.model import bootstrap_table
 
     report = dict(model.report)
     report["dropped"] = [model.base.base_names[k] for k in report.get("dropped", [])]
@@ -754,7 +754,7 @@ def _coefficient_lines(model, title: str) -> list[str]:
     dropped = [model.base.base_names[k] for k in report.get("dropped", [])]
     if dropped:
         lines.append(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
-    from dynid.identification import bootstrap_table
+    from dynid.model import bootstrap_table
 
     spread = bootstrap_table(model)
     if spread is None:

@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _report(args: argparse.Namespace) -> int:
     """A self-contained HTML report of a model validated on a log."""
     from dynid.evaluation import build_report, check_compatible, validate_model, write_report
-    from dynid.identification import load_model
+    from dynid.model import load_model
 
     model = load_model(args.model)
     data = prepared(args, args.data, model.robot)

@@ -72,7 +72,8 @@ def _is_yaml(path: str) -> bool:
 def _retrieve(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from dynid.identification import load_model, retrieve_penalty, retrieve_sdp, save_model
+    from dynid.identification import retrieve_penalty, retrieve_sdp
+    from dynid.model import load_model, save_model
     from dynid.robot import load_robot, save_robot
 
     if args.parameters_output and args.output and not _is_yaml(args.output):

@@ -60,7 +60,7 @@ def _robots(args: argparse.Namespace) -> int:
 
 def _robot_show(args: argparse.Namespace) -> int:
     from dynid.excitation.limits import excitation_limits
-    from dynid.identification import robot_base_parameters
+    from dynid.model import robot_base_parameters
     from dynid.robot import load_robot
     from dynid.robot.inertia import MASS
 

@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _validate(args: argparse.Namespace) -> int:
     """An identified model on a log: errors, residuals, consistency, M(q) > 0."""
     from dynid.evaluation import check_compatible, validate_model
-    from dynid.identification import load_model
+    from dynid.model import load_model
 
     model = load_model(args.model)
     data = prepared(args, args.data, model.robot)

@@ -30,7 +30,7 @@ from dynid.codegen import _friction, _rigid_body
 from dynid.codegen._expressions import Body, Value, Var, literal
 from dynid.dynamics._chain import chain_arrays
 from dynid.friction.models import FRICTION_MODELS, LuGre, NoFriction
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 
 __all__ = ["LANGUAGES", "SUFFIXES", "GeneratedCode", "generate", "output_files"]
 

@@ -1,13 +1,8 @@
-"""Evaluation: validation of a model on a dataset (``validate``), comparison of methods
-(``compare``), figures (``plots``) and the HTML report (``report``).
+"""Evaluation: validation of a model on a dataset (``validate``), figures (``plots``) and the
+HTML report (``report``). It reads identified models (``dynid.model``) and runs no estimator:
+the comparison of methods, which fits them, is ``dynid.identification.compare``.
 """
 
-from dynid.evaluation.compare import COMPARE_METHODS as COMPARE_METHODS
-from dynid.evaluation.compare import DEFAULT_METHODS as DEFAULT_METHODS
-from dynid.evaluation.compare import Comparison as Comparison
-from dynid.evaluation.compare import compare_methods as compare_methods
-from dynid.evaluation.compare import fit_method as fit_method
-from dynid.evaluation.compare import write_table as write_table
 from dynid.evaluation.plots import comparison_figure as comparison_figure
 from dynid.evaluation.plots import excitation_figure as excitation_figure
 from dynid.evaluation.plots import figure_png as figure_png
@@ -27,18 +22,13 @@ from dynid.evaluation.validate import model_mass_matrix_check as model_mass_matr
 from dynid.evaluation.validate import validate_model as validate_model
 
 __all__ = [
-    "COMPARE_METHODS",
-    "DEFAULT_METHODS",
-    "Comparison",
     "ValidationReport",
     "build_report",
     "check_compatible",
-    "compare_methods",
     "comparison_figure",
     "excitation_figure",
     "figure_html",
     "figure_png",
-    "fit_method",
     "friction_figure",
     "mass_matrix_check",
     "model_mass_matrix_check",
@@ -49,5 +39,4 @@ __all__ = [
     "torques_figure",
     "validate_model",
     "write_report",
-    "write_table",
 ]

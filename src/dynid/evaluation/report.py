@@ -31,9 +31,8 @@ from dynid.evaluation.plots import (
     torques_figure,
 )
 from dynid.evaluation.validate import ValidationReport
-from dynid.identification.bootstrap import bootstrap_table
-from dynid.identification.model import LinearModel
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, cell
+from dynid.model.linear_model import LinearModel, bootstrap_table
 from dynid.robot.inertia import to_com
 
 __all__ = ["build_report", "figure_html", "table_html", "write_report"]

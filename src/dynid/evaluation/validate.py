@@ -18,9 +18,9 @@ from numpy.typing import ArrayLike, NDArray
 from dynid.data.dataset import release_pages
 from dynid.dynamics import mass_matrix
 from dynid.excitation.trajectory import random_poses
-from dynid.identification.consistency import check_consistency
-from dynid.identification.model import LinearModel
 from dynid.metrics import NOT_FINITE_NOTE, ResidualSums, cell
+from dynid.model.consistency import check_consistency
+from dynid.model.linear_model import LinearModel
 
 # Samples predicted at a time: validation of a log of any length in constant memory
 VALIDATION_CHUNK = 1 << 16

@@ -38,7 +38,7 @@ from dynid.dynamics import regressor, regressor_vjp, rnea
 from dynid.excitation.limits import CONTINUOUS_RANGE, excitation_limits
 from dynid.excitation.trajectory import FourierTrajectory, rest_at_ends
 from dynid.friction.models import FrictionModel
-from dynid.identification.base_parameters import robot_base_parameters
+from dynid.model.base_parameters import robot_base_parameters
 from dynid.robot import JointLimits, Robot
 
 __all__ = [

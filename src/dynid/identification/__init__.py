@@ -16,40 +16,33 @@ The families (each sub-package's docstring lists its modules and papers):
   one sample or a block at a time, and the online payload (``OnlinePayload``).
 
 The contract (``estimate``): ``Problem`` in, ``Estimate`` out, each ``Method`` listed with its
-family, its needs and its paper. Shared by all:
+family, its needs and its paper. What every method writes — base parameters, the identified
+``LinearModel`` and its file, consistency checks — is ``dynid.model``, below every estimator.
+Shared by all:
 
-- ``base_parameters``: identifiable combinations by rref or pivoted QR (Szabó 2021 §4.1;
-  Gaz et al. 2019 eq. 5-8); ``symbolic``: the regroupings in the table lengths.
-- ``model``: the identified ``LinearModel`` and its file.
-- ``consistency``: physical consistency of link parameters (Jaco2 paper eq. 3-6).
 - ``drive_gains``: drive gains and dynamics from motor currents (Gautier & Briot 2014).
 - ``payload``: the payload on the last link with the arm frozen (Gilbert eq. 22).
 - ``bootstrap``: standard deviations and percentile intervals of any method's coefficients and
   predicted torques by a residual moving-block bootstrap (coloured noise, constraints).
 - ``_stream``: the logs folded into triangular factors chunk by chunk, locally or on Dask.
+- ``compare``: methods compared over identification/validation log pairs (Jaco2 Table 5), each
+  fit validated on the others.
 """
 
 from dynid.identification._stream import Factors as Factors
 from dynid.identification._stream import Layout as Layout
 from dynid.identification._stream import Moments as Moments
-from dynid.identification.base_parameters import LINK_ORDER as LINK_ORDER
-from dynid.identification.base_parameters import METHODS as METHODS
-from dynid.identification.base_parameters import BaseParameters as BaseParameters
-from dynid.identification.base_parameters import base_parameters as base_parameters
-from dynid.identification.base_parameters import model_columns as model_columns
-from dynid.identification.base_parameters import model_names as model_names
-from dynid.identification.base_parameters import processing_order as processing_order
-from dynid.identification.base_parameters import regrouping_for as regrouping_for
-from dynid.identification.base_parameters import robot_base_parameters as robot_base_parameters
-from dynid.identification.base_parameters import structural_regressor as structural_regressor
 from dynid.identification.bootstrap import BOOTSTRAP_METHODS as BOOTSTRAP_METHODS
 from dynid.identification.bootstrap import MAX_REPLICATES as MAX_REPLICATES
 from dynid.identification.bootstrap import Bootstrap as Bootstrap
 from dynid.identification.bootstrap import BootstrapWarning as BootstrapWarning
 from dynid.identification.bootstrap import bootstrap as bootstrap
-from dynid.identification.bootstrap import bootstrap_table as bootstrap_table
-from dynid.identification.consistency import ConsistencyReport as ConsistencyReport
-from dynid.identification.consistency import check_consistency as check_consistency
+from dynid.identification.compare import COMPARE_METHODS as COMPARE_METHODS
+from dynid.identification.compare import DEFAULT_METHODS as DEFAULT_METHODS
+from dynid.identification.compare import Comparison as Comparison
+from dynid.identification.compare import compare_methods as compare_methods
+from dynid.identification.compare import fit_method as fit_method
+from dynid.identification.compare import write_table as write_table
 from dynid.identification.constrained.cls import CONSTRAINED_METHODS as CONSTRAINED_METHODS
 from dynid.identification.constrained.cls import ConstrainedResult as ConstrainedResult
 from dynid.identification.constrained.cls import (
@@ -71,7 +64,6 @@ from dynid.identification.linear.estimators import OLS as OLS
 from dynid.identification.linear.estimators import WLS as WLS
 from dynid.identification.linear.estimators import IllConditionedWarning as IllConditionedWarning
 from dynid.identification.linear.estimators import RankDeficiencyWarning as RankDeficiencyWarning
-from dynid.identification.linear.estimators import relative_std_percent as relative_std_percent
 from dynid.identification.linear.idim import IVConvergenceWarning as IVConvergenceWarning
 from dynid.identification.linear.idim import default_friction as default_friction
 from dynid.identification.linear.idim import identify as identify
@@ -92,10 +84,6 @@ from dynid.identification.linear.robust import TLS as TLS
 from dynid.identification.linear.robust import IRLSConvergenceWarning as IRLSConvergenceWarning
 from dynid.identification.methods import IDENTIFICATION_METHODS as IDENTIFICATION_METHODS
 from dynid.identification.methods import find_method as find_method
-from dynid.identification.model import MODEL_SCHEMA as MODEL_SCHEMA
-from dynid.identification.model import LinearModel as LinearModel
-from dynid.identification.model import load_model as load_model
-from dynid.identification.model import save_model as save_model
 from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS as NLS_FRICTION_MODELS
 from dynid.identification.nonlinear.nls import FrictionComparison as FrictionComparison
 from dynid.identification.nonlinear.nls import NLSResult as NLSResult
@@ -124,32 +112,28 @@ from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
 from dynid.identification.simulation.didim import identify_didim as identify_didim
 from dynid.identification.simulation.output_error import identify_clie as identify_clie
 from dynid.identification.simulation.output_error import identify_cloe as identify_cloe
-from dynid.identification.symbolic import SymbolicRegrouping as SymbolicRegrouping
-from dynid.identification.symbolic import symbolic_regrouping as symbolic_regrouping
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "COMPARE_METHODS",
     "CONSTRAINED_METHODS",
+    "DEFAULT_METHODS",
     "ESTIMATORS",
     "FAMILIES",
     "IDENTIFICATION_METHODS",
     "ILL_CONDITIONED",
     "IRLS",
     "IV",
-    "LINK_ORDER",
     "MAX_REPLICATES",
-    "METHODS",
     "ML",
-    "MODEL_SCHEMA",
     "NLS_FRICTION_MODELS",
     "OLS",
     "RETRIEVAL_METHODS",
     "TLS",
     "WLS",
-    "BaseParameters",
     "Bootstrap",
     "BootstrapWarning",
-    "ConsistencyReport",
+    "Comparison",
     "ConstrainedResult",
     "ElasticNet",
     "ElasticNetConvergenceWarning",
@@ -164,7 +148,6 @@ __all__ = [
     "KalmanFilter",
     "KnownPayload",
     "Layout",
-    "LinearModel",
     "Method",
     "Moments",
     "NLSResult",
@@ -177,16 +160,14 @@ __all__ = [
     "RecursiveLeastSquares",
     "RetrievalResult",
     "Ridge",
-    "SymbolicRegrouping",
     "arm_torque",
-    "base_parameters",
     "bootstrap",
-    "bootstrap_table",
     "check_bounds",
-    "check_consistency",
     "compare_friction",
+    "compare_methods",
     "default_friction",
     "find_method",
+    "fit_method",
     "gaz2019_penalty_weights",
     "identify",
     "identify_clie",
@@ -203,18 +184,9 @@ __all__ = [
     "identify_static",
     "in_tool_frame",
     "joint1_gravity_is_zero",
-    "load_model",
-    "model_columns",
-    "model_names",
     "parameter_scale",
-    "processing_order",
-    "regrouping_for",
-    "relative_std_percent",
     "retrieve_penalty",
     "retrieve_sdp",
-    "robot_base_parameters",
     "robot_model",
-    "save_model",
-    "structural_regressor",
-    "symbolic_regrouping",
+    "write_table",
 ]

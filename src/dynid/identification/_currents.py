@@ -1,6 +1,6 @@
 """One fit from motor-current logs by any method that identifies drive gains: the dispatch that
 the bootstrap (``dynid.identification.bootstrap``) and the method comparison
-(``dynid.evaluation.compare``) share.
+(``dynid.identification.compare``) share.
 
 Every method takes the current logs and the same scale-fixing knowledge (a payload log with
 its known payload, or known gains) and returns a model in torque units with ``drive_gains``:
@@ -28,7 +28,7 @@ from dynid.identification.drive_gains import (
     identify_drive_gains,
     scale_knowledge,
 )
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import FIRST_MOMENT, INERTIA, N_LINK_PARAMETERS, PARAMETER_NAMES
 

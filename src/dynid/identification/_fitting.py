@@ -7,8 +7,8 @@ import warnings
 from collections.abc import Sequence
 
 from dynid.identification._stream import Factors
-from dynid.identification.base_parameters import base_parameters
 from dynid.identification.linear.estimators import RankDeficiencyWarning
+from dynid.model.base_parameters import base_parameters
 
 
 def check_rows(n_equations: int, n_unknowns: int, what: str) -> None:

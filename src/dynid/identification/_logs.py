@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset, release_pages
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 
 Offsets = Literal["per-log", "shared"]
 OFFSETS = ("per-log", "shared")

@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from dynid.data.dataset import Dataset, check_unchanged, release_pages
 from dynid.dynamics import regressor, rotor_regressor
-from dynid.identification.base_parameters import base_parameters
+from dynid.model.base_parameters import base_parameters
 
 # Samples per chunk: the chunk's regressor (CHUNK x n x p doubles, 3.5 MB for a Panda) stays in
 # cache, and the QR per joint is still tall enough to run at full speed

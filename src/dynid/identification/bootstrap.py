@@ -80,12 +80,12 @@ from dynid.identification.constrained.cls import CONSTRAINED_METHODS, identify_c
 from dynid.identification.drive_gains import KnownPayload
 from dynid.identification.linear.estimators import OLS, WLS
 from dynid.identification.linear.idim import identify, identify_iv
-from dynid.identification.model import LinearModel
 from dynid.identification.nonlinear.nls import identify_nls
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["BOOTSTRAP_METHODS", "MAX_REPLICATES", "Bootstrap", "BootstrapWarning",
-           "bootstrap", "bootstrap_table"]
+           "bootstrap"]
 
 BOOTSTRAP_METHODS = ("ols", "wls", "iv", *CONSTRAINED_METHODS, "nls")
 # more replicates than this is a typo (memory (B, r), and hours of refits), not a need
@@ -258,37 +258,6 @@ class Bootstrap:
             raise ValueError("`model` has other base parameters than the bootstrapped fit")
         return dataclasses.replace(model, report={**model.report,
                                                   "bootstrap": self.to_report(level)})
-
-
-def bootstrap_table(model: LinearModel) -> list[dict] | None:
-    """One row per base parameter from the model report's ``bootstrap`` entry (written by
-    ``Bootstrap.annotate``, kept by ``save_model``/``load_model``): ``name``, ``value`` (the
-    estimate), ``std`` (bootstrap), ``lower``, ``upper`` (the percentile interval at the
-    entry's ``level``); None for a model without one."""
-    entry = model.report.get("bootstrap")
-    if entry is None:
-        return None
-    rank = model.base.rank
-    if not isinstance(entry, dict):
-        raise ValueError(f"`report.bootstrap` must be a mapping, got {entry!r:.60}")
-    columns = {}
-    for key in ("std", "lower", "upper"):
-        value = entry.get(key)
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            array = np.zeros(0)
-        if array.shape != (rank,) or not np.isfinite(array).all():
-            raise ValueError(f"`report.bootstrap.{key}` must hold {rank} finite numbers (one "
-                             f"per base parameter), got {value!r:.60}")
-        columns[key] = array
-    if (columns["lower"] > columns["upper"]).any():
-        raise ValueError("`report.bootstrap`: a lower bound above its upper bound")
-    return [{"name": name, "value": float(value), "std": float(std), "lower": float(low),
-             "upper": float(high)}
-            for name, value, std, low, high in zip(
-                model.base.base_names, model.coefficients, columns["std"], columns["lower"],
-                columns["upper"], strict=True)]
 
 
 def bootstrap(robot: Robot, data: Dataset | Sequence[Dataset], *,

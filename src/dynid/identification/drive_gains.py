@@ -33,7 +33,6 @@ from dynid._validation import as_vector
 from dynid.data.dataset import Dataset
 from dynid.dynamics import regressor
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import triangular_factor
 from dynid.identification._fitting import check_rows, fit_base
 from dynid.identification._logs import (
     Offsets,
@@ -43,15 +42,16 @@ from dynid.identification._logs import (
     log_offsets,
 )
 from dynid.identification._stream import deviation_block, from_arrays
-from dynid.identification.base_parameters import (
+from dynid.identification.linear.estimators import OLS
+from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.model._compress import triangular_factor
+from dynid.model.base_parameters import (
     STRUCTURAL_RTOL,
     Method,
     base_parameters,
     structural_regressor,
 )
-from dynid.identification.linear.estimators import OLS
-from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import FIRST_MOMENT, INERTIA, MASS, N_LINK_PARAMETERS, PARAMETER_NAMES
 

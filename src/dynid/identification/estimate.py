@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["FAMILIES", "NEEDS", "Estimate", "Method", "Problem"]

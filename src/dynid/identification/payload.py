@@ -21,11 +21,11 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.dynamics import regressor, rnea
-from dynid.identification._compress import triangular_factor
 from dynid.identification._sdp import link_pseudo_inertia, solve
-from dynid.identification.consistency import ConsistencyReport, check_consistency
-from dynid.identification.model import LinearModel
 from dynid.metrics import rmse
+from dynid.model._compress import triangular_factor
+from dynid.model.consistency import ConsistencyReport, check_consistency
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import (
     FIRST_MOMENT,

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_vector
 from dynid.data.dataset import Dataset
 from dynid.evaluation.validate import check_compatible
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.monitor.events import DEFAULT_HOLD, Event, find_events
 from dynid.monitor.observer import DEFAULT_GAIN, momentum_residual
 from dynid.monitor.thresholds import DEFAULT_MARGIN, DEFAULT_QUANTILE, calibrate_thresholds

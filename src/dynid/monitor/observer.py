@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._jit import kernel
 from dynid._validation import as_vector
 from dynid.data.dataset import Dataset
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 
 __all__ = ["CHUNK", "DEFAULT_GAIN", "momentum_residual"]
 

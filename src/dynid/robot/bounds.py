@@ -1,6 +1,6 @@
 """Parameter bounds: the region in which each link's physical parameters lie (mass, CoM box,
 inertia about the CoM, a bounding ellipsoid) and the total-mass range, as a robot description
-gives them. The checks that use them live in ``dynid.identification.consistency``.
+gives them. The checks that use them live in ``dynid.model.consistency``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Jaco2 comparison paper's CLS-1/2/3; Rucker & Wensing's log-Cholesky least squares).
 
 The data enter compressed: the triangular factor ``[[R, z], [0, rho]]`` of ``[Y_b tau]``
-(``dynid.identification._compress``) turns ``|Y_b pi_b - tau|^2`` into
+(``dynid.model._compress``) turns ``|Y_b pi_b - tau|^2`` into
 ``|R pi_b - z|^2 + rho^2`` — an (r, r) problem whatever the number of samples. Since
 ``pi_b = G [pi; f]`` (standard link parameters and friction coefficients), the unknowns are the
 full ``pi`` (10 n) and ``f``:
@@ -52,8 +52,6 @@ from dynid.identification._logs import (
 )
 from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.identification._stream import fold_logs
-from dynid.identification.base_parameters import BaseParameters
-from dynid.identification.consistency import ConsistencyReport, check_consistency
 from dynid.identification.constrained.log_cholesky import CurrentGains, fit_log_cholesky
 from dynid.identification.drive_gains import (
     KnownPayload,
@@ -64,8 +62,10 @@ from dynid.identification.drive_gains import (
     joint_noise,
 )
 from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.model import LinearModel
 from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
+from dynid.model.base_parameters import BaseParameters
+from dynid.model.consistency import ConsistencyReport, check_consistency
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot._robot import check_drive_gains
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix

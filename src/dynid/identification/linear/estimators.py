@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, as_vector
 from dynid.identification._stream import Factors, Moments, from_arrays
+from dynid.model.linear_model import relative_std_percent
 
 __all__ = [
     "ESTIMATORS",
@@ -49,7 +50,6 @@ __all__ = [
     "WLS",
     "IllConditionedWarning",
     "RankDeficiencyWarning",
-    "relative_std_percent",
 ]
 
 
@@ -94,12 +94,6 @@ def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
             "(record more samples)"
         )
     return w, y.reshape(-1), n
-
-
-def relative_std_percent(coef: NDArray, std: NDArray) -> NDArray:
-    """``100 std / |coef|``; inf where a coefficient is zero (dropped, or exactly zero)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(coef != 0, 100.0 * std / np.abs(coef), np.inf)
 
 
 class _LinearEstimator:

@@ -35,9 +35,9 @@ from dynid.identification._logs import (
     per_log,
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
-from dynid.identification.base_parameters import Method, robot_base_parameters
 from dynid.identification.linear.estimators import IV, OLS, WLS
-from dynid.identification.model import LinearModel
+from dynid.model.base_parameters import Method, robot_base_parameters
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate.controller import Controller
 from dynid.simulate.twin import closed_loop_pieces

@@ -15,9 +15,9 @@ from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import NoFriction
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, from_arrays
-from dynid.identification.base_parameters import Method, check_regrouping, robot_base_parameters
 from dynid.identification.linear.estimators import OLS
-from dynid.identification.model import LinearModel
+from dynid.model.base_parameters import Method, check_regrouping, robot_base_parameters
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["identify_static", "joint1_gravity_is_zero"]

@@ -52,11 +52,8 @@ from dynid.data.dataset import Dataset, concatenate
 from dynid.dynamics import regressor, rotor_regressor
 from dynid.friction.fit import FITTABLE_MODELS, fit_friction, friction_line, line_start
 from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
-from dynid.identification._compress import triangular_factor
 from dynid.identification._logs import Offsets, as_logs
 from dynid.identification._stream import deviation_block
-from dynid.identification.base_parameters import robot_base_parameters
-from dynid.identification.consistency import ConsistencyReport, check_consistency
 from dynid.identification.constrained.cls import gain_bounds, identify_constrained
 from dynid.identification.drive_gains import (
     KnownPayload,
@@ -66,8 +63,11 @@ from dynid.identification.drive_gains import (
     scale_knowledge,
 )
 from dynid.identification.linear.idim import identify
-from dynid.identification.model import LinearModel
 from dynid.metrics import mae, rmse
+from dynid.model._compress import triangular_factor
+from dynid.model.base_parameters import robot_base_parameters
+from dynid.model.consistency import ConsistencyReport, check_consistency
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import (

@@ -76,10 +76,10 @@ from dynid.dynamics._chain import chain_arrays
 from dynid.friction.models import Arctan, FrictionModel, NoFriction, ViscousCoulomb
 from dynid.identification.estimate import Estimate
 from dynid.identification.linear.idim import linear_template
-from dynid.identification.model import LinearModel
 from dynid.identification.recursive import _kalman_kernel as kernels
 from dynid.identification.recursive._threads import one_blas_thread
 from dynid.identification.recursive.rls import joint_block
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["KALMAN_METHODS", "KalmanDivergedError", "KalmanFilter", "friction_law",

@@ -21,9 +21,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_vector
 from dynid.dynamics import regressor, rnea
-from dynid.identification.model import LinearModel
 from dynid.identification.payload import in_tool_frame
 from dynid.identification.recursive.rls import RecursiveLeastSquares, joint_block
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import MASS, N_LINK_PARAMETERS, to_com
 

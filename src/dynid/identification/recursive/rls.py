@@ -44,9 +44,9 @@ from dynid.friction.models import FrictionModel
 from dynid.identification._logs import as_logs
 from dynid.identification.estimate import Estimate
 from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.model import LinearModel
 from dynid.identification.recursive import _rls_kernel
 from dynid.identification.recursive._threads import one_blas_thread
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["OnlineRLS", "RecursiveLeastSquares", "check_forgetting", "identify_rls",

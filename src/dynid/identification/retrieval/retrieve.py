@@ -32,8 +32,8 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._parallel import run_parallel
 from dynid._validation import as_link_table, as_vector
 from dynid.identification._sdp import link_pseudo_inertia, solve
-from dynid.identification.base_parameters import BaseParameters
-from dynid.identification.consistency import ConsistencyReport, check_consistency
+from dynid.model.base_parameters import BaseParameters
+from dynid.model.consistency import ConsistencyReport, check_consistency
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds, ellipsoid_matrix
 from dynid.robot.inertia import (

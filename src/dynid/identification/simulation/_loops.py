@@ -25,7 +25,7 @@ from dynid.data.preprocess import uniform_step
 from dynid.friction.models import FrictionModel
 from dynid.identification._logs import per_log
 from dynid.identification.linear.idim import default_friction, linear_template
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS
 from dynid.simulate import ClosedLoopError, Controller

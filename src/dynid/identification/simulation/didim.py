@@ -33,7 +33,6 @@ from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
 from dynid.identification._fitting import fit_base
 from dynid.identification._stream import fold_logs
-from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import InconsistentPriorWarning, identify_constrained
 from dynid.identification.estimate import Estimate, Method, Problem
 from dynid.identification.linear.estimators import OLS
@@ -44,6 +43,7 @@ from dynid.identification.simulation._loops import (
     check_iterations,
     within_std,
 )
+from dynid.model.consistency import check_consistency
 from dynid.robot import Robot
 
 __all__ = ["CONSISTENT_FITS", "METHODS", "identify_didim"]

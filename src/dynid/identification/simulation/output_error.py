@@ -38,13 +38,13 @@ from dynid.data.dataset import Dataset
 from dynid.dynamics import mass_matrix
 from dynid.friction.models import FrictionModel
 from dynid.identification.estimate import Estimate, Method, Problem
-from dynid.identification.model import LinearModel
 from dynid.identification.simulation._loops import (
     NEGLIGIBLE_STEP,
     ClosedLoops,
     check_iterations,
     within_std,
 )
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["METHODS", "identify_clie", "identify_cloe"]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["NLS_BENCH_MODELS", "format_nls", "run_nls_suite"]
+__all__ = ["NLS_BENCH_MODELS", "run", "summary"]
 
 NLS_BENCH_MODELS = ("sigmoid", "stribeck", "lugre")
 TORQUE_NOISE_STD = 0.05  # N m, on every joint
@@ -31,8 +31,8 @@ def _panda_log(n_samples: int, seed: int):
     return robot, data
 
 
-def run_nls_suite(*, n_samples: int = 10_000, seed: int = 0,
-                  progress: Callable[[str], None] | None = None) -> dict:
+def run(*, robot: str = "panda", n_samples: int = 10_000, seed: int = 0,
+        progress: Callable[[str], None] | None = None) -> dict:
     """Wall time of ``identify_nls`` on ``n_samples`` of the Panda twin (torque noise
     ``TORQUE_NOISE_STD``) for each of ``NLS_BENCH_MODELS``, after a warm-up fit of each on a
     short piece (numba compiles there, not in the timings).
@@ -40,7 +40,9 @@ def run_nls_suite(*, n_samples: int = 10_000, seed: int = 0,
     Keys: ``nls_seconds_<model>``; ``nls_converged`` (every fit stopped on its tolerances);
     ``nls_status``, ``nls_iterations``, ``nls_rmse`` (mean over the joints, N m) per model;
     ``nls_linear_rmse``, the mean RMSE of the linear start (cls3 with viscous + Coulomb +
-    offset friction) on the same samples; ``n_samples``."""
+    offset friction) on the same samples; ``n_samples``; and the drive gains a consistent method
+    identifies from ``robot``'s twin currents (``gains_*``, ``consistent_gains_bench``)."""
+    from dynid.bench.identification import consistent_gains_bench
     from dynid.friction.models import ViscousCoulomb
     from dynid.identification.constrained.cls import identify_constrained
     from dynid.identification.nonlinear.nls import identify_nls
@@ -72,11 +74,12 @@ def run_nls_suite(*, n_samples: int = 10_000, seed: int = 0,
         say(f"NLS {name}: {seconds:.2f} s, {result.iterations} iterations, {result.status}, "
             f"mean RMSE {np.mean(result.rmse):.5f} N m")
     out["nls_converged"] = converged
+    out.update(consistent_gains_bench(robot))
     return out
 
 
-def format_nls(result: dict) -> str:
-    """A few readable lines of ``run_nls_suite``'s result."""
+def summary(result: dict) -> str:
+    """A few readable lines of ``run``'s result."""
     lines = [f"NLS on {result['n_samples']} samples of the Panda twin "
              f"(linear start cls3 + viscous-Coulomb: mean RMSE "
              f"{result['nls_linear_rmse']:.5f} N m)"]
@@ -85,4 +88,10 @@ def format_nls(result: dict) -> str:
                      f"{result['nls_iterations'][name]:4d} iterations  mean RMSE "
                      f"{result['nls_rmse'][name]:.5f} N m  {result['nls_status'][name]}")
     lines.append(f"  converged on tolerances: {'yes' if result['nls_converged'] else 'no'}")
+    if "gains_method" in result:
+        lines.append(f"drive gains from motor currents by {result['gains_method']} "
+                     f"({result['gains_n_samples']} samples of the twin, a payload log among "
+                     f"them): within {100 * result['gains_max_relative_error']:.2f} %, "
+                     f"{result['gains_seconds']:.2f} s, consistent: "
+                     f"{'yes' if result['gains_consistent'] else 'no'}")
     return "\n".join(lines)

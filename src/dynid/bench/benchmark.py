@@ -1,10 +1,10 @@
 """The wall time of ``dynid benchmark`` (BIRDy's protocol, ``dynid.benchmark``) on the TX40 with
-every registered method: ``benchmark_seconds`` runs a protocol in a temporary folder and times
+every registered method: ``run`` runs a protocol in a temporary folder and times
 it; ``full_protocol_estimate`` extrapolates a measured run to the full protocol (25 draws x 6
 profiles x every method) from its per-fit times. The target: the full protocol within 15
 minutes on 2 cores.
 
-``python -m dynid.bench_benchmark [--quick]`` prints the JSON.
+``python -m dynid.bench.benchmark [--quick]`` prints the JSON.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["QUICK", "benchmark_seconds", "full_protocol_estimate"]
+__all__ = ["QUICK", "full_protocol_estimate", "run", "summary"]
 
 #: the quick variant: every method and profile, 2 draws, 10 s logs
 QUICK = {"draws": 2, "duration": 10.0}
 
 
-def benchmark_seconds(robot: str = "tx40", *, draws: int = 25, duration: float = 10.0,
-                      profiles: Sequence[str] | None = None, methods: Sequence[str] | None = None,
-                      jobs: int = 2, progress: Callable[[str], None] | None = None) -> dict:
+def run(*, robot: str = "tx40", draws: int = 25, duration: float = 10.0,
+        profiles: Sequence[str] | None = None, methods: Sequence[str] | None = None,
+        jobs: int = 2, progress: Callable[[str], None] | None = None) -> dict:
     """Run the protocol (``draws`` x ``profiles`` (default all six) x ``methods`` (default
     every registered one), ``jobs`` workers) from scratch in a temporary folder; its wall time
     (``seconds``), the closed-loop simulation's part, each method's fits and their total time,
@@ -36,12 +36,12 @@ def benchmark_seconds(robot: str = "tx40", *, draws: int = 25, duration: float =
     chosen = tuple(methods) if methods else tuple(IDENTIFICATION_METHODS)
     noise = tuple(profile(p) for p in profiles) if profiles else PROFILES
     with tempfile.TemporaryDirectory(prefix="dynid-benchmark-") as folder:
-        run = BenchmarkRun(load_robot(robot), chosen, noise, draws=draws, duration=duration,
-                           out=Path(folder))
+        protocol = BenchmarkRun(load_robot(robot), chosen, noise, draws=draws,
+                                duration=duration, out=Path(folder))
         began = time.perf_counter()
-        records = run_benchmark(run, jobs=jobs, progress=progress)
+        records = run_benchmark(protocol, jobs=jobs, progress=progress)
         fitted = time.perf_counter() - began
-        write_outputs(run, records)
+        write_outputs(protocol, records)
         seconds = time.perf_counter() - began
     per_method = {}
     for name in chosen:
@@ -59,7 +59,7 @@ def benchmark_seconds(robot: str = "tx40", *, draws: int = 25, duration: float =
 
 
 def full_protocol_estimate(measured: dict, *, draws: int = 25, profiles: int = 6) -> dict:
-    """The full protocol's wall time extrapolated from ``measured`` (``benchmark_seconds``):
+    """The full protocol's wall time extrapolated from ``measured`` (``run``):
     each method's mean time per fit times the fits the full protocol needs (one per profile for
     a start-free family, one per draw and profile otherwise), over the workers, plus the
     measured run's fixed part (simulation, outputs). An estimate, labelled as such."""
@@ -86,5 +86,13 @@ if __name__ == "__main__":  # pragma: no cover
     import sys
 
     options = QUICK if "--quick" in sys.argv else {}
-    print(json.dumps(benchmark_seconds(**options, progress=lambda line: print(
+    print(json.dumps(run(**options, progress=lambda line: print(
         line, file=sys.stderr, flush=True)), indent=2))
+
+
+def summary(result: dict) -> str:
+    estimate = result["full_protocol_estimate"]
+    return (f"dynid benchmark {result['robot']}: {result['draws']} draws x "
+            f"{result['profiles']} profiles x {len(result['methods'])} methods, "
+            f"{result['jobs']} workers: {result['seconds']:.1f} s; the full protocol "
+            f"(extrapolated): {estimate['seconds']:.0f} s")

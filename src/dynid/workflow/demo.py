@@ -144,9 +144,9 @@ def run_demo(*, output: str | Path = "dynid-demo", duration: float = DEFAULT_DUR
     from dynid.friction.models import ViscousCoulomb
     from dynid.identification.constrained.cls import identify_constrained
     from dynid.identification.linear.idim import identify
-    from dynid.identification.model import save_model
     from dynid.identification.retrieval.retrieve import retrieve_sdp
     from dynid.metrics import rmse
+    from dynid.model.linear_model import save_model
     from dynid.robot.inertia import N_LINK_PARAMETERS
     from dynid.simulate.twin import SensorModel, simulate_closed_loop
 

@@ -2,7 +2,7 @@
 
 ``tau = Y_b(q, dq, ddq) coefficients`` where ``Y_b`` is the robot's torque regressor with the
 rotor-inertia columns (when identified) and the friction model's columns appended
-(``dynid.identification.base_parameters.model_columns``), reduced to the representative
+(``dynid.model.base_parameters.model_columns``), reduced to the representative
 columns of ``base``. The same coefficients rebuild ``M(q)`` (rotor inertias on its diagonal),
 ``g(q)`` and ``c(q, dq)``. A friction model with fitted values (sigmoid, Stribeck, LuGre, ...:
 on the residuals or jointly) adds on top. A model identified from motor currents carries the
@@ -31,17 +31,17 @@ from dynid.data.dataset import Dataset
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
 from dynid.dynamics._inputs import joint_arrays
 from dynid.friction.models import FrictionModel, NoFriction, friction_from_dict
-from dynid.identification._compress import BLOCK_ROWS
-from dynid.identification.base_parameters import (
+from dynid.model._compress import BLOCK_ROWS
+from dynid.model.base_parameters import (
     BaseParameters,
     check_regrouping,
     model_columns,
     model_names,
 )
-from dynid.identification.linear.estimators import relative_std_percent
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
 
-__all__ = ["MODEL_SCHEMA", "LinearModel", "load_model", "save_model"]
+__all__ = ["MODEL_SCHEMA", "LinearModel", "bootstrap_table", "load_model", "relative_std_percent",
+           "save_model"]
 
 MODEL_SCHEMA = "dynid-model/1"
 _CHUNK = BLOCK_ROWS  # samples per regressor block: bounds the memory of the full regressor
@@ -481,3 +481,40 @@ def _check_regrouping(robot: Robot, friction: FrictionModel, base: BaseParameter
     # a static model's rows regroup the torque regressor too (identify_static checks it)
     check_regrouping(robot, base, friction=friction, rotor_inertia=rotor_inertia,
                      what="`base_parameters.coefficients`")
+
+
+def relative_std_percent(coef: NDArray, std: NDArray) -> NDArray:
+    """``100 std / |coef|``; inf where a coefficient is zero (dropped, or exactly zero)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(coef != 0, 100.0 * std / np.abs(coef), np.inf)
+
+
+def bootstrap_table(model: LinearModel) -> list[dict] | None:
+    """One row per base parameter from the model report's ``bootstrap`` entry (written by
+    ``Bootstrap.annotate``, kept by ``save_model``/``load_model``): ``name``, ``value`` (the
+    estimate), ``std`` (bootstrap), ``lower``, ``upper`` (the percentile interval at the
+    entry's ``level``); None for a model without one."""
+    entry = model.report.get("bootstrap")
+    if entry is None:
+        return None
+    rank = model.base.rank
+    if not isinstance(entry, dict):
+        raise ValueError(f"`report.bootstrap` must be a mapping, got {entry!r:.60}")
+    columns = {}
+    for key in ("std", "lower", "upper"):
+        value = entry.get(key)
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            array = np.zeros(0)
+        if array.shape != (rank,) or not np.isfinite(array).all():
+            raise ValueError(f"`report.bootstrap.{key}` must hold {rank} finite numbers (one "
+                             f"per base parameter), got {value!r:.60}")
+        columns[key] = array
+    if (columns["lower"] > columns["upper"]).any():
+        raise ValueError("`report.bootstrap`: a lower bound above its upper bound")
+    return [{"name": name, "value": float(value), "std": float(std), "lower": float(low),
+             "upper": float(high)}
+            for name, value, std, low, high in zip(
+                model.base.base_names, model.coefficients, columns["std"], columns["lower"],
+                columns["upper"], strict=True)]

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-__all__ = ["estimators_bench"]
+__all__ = ["run", "summary"]
 
 
-def estimators_bench(*, draws: int = 1,
-                     profiles: Sequence[str] = ("standardNoise", "highTorqueNoise"),
-                     progress: Callable[[str], None] | None = None) -> dict:
+def run(*, draws: int = 1,
+        profiles: Sequence[str] = ("standardNoise", "highTorqueNoise"),
+        progress: Callable[[str], None] | None = None) -> dict:
     """The suite's figures (see the module); ``draws`` and ``profiles``: the measured run the
     full protocol's time is extrapolated from."""
-    from dynid.bench_benchmark import benchmark_seconds
-    from dynid.bench_didim import didim_bench
-    from dynid.bench_online import online_bench
+    from dynid.bench.benchmark import benchmark_seconds
+    from dynid.bench.didim import didim_bench
+    from dynid.bench.online import online_bench
 
     say = progress or (lambda line: None)
     say("estimators: DIDIM, PC-DIDIM and CLOE on the Panda twin")
@@ -43,3 +43,17 @@ def estimators_bench(*, draws: int = 1,
                                          for name, figures in measured["per_method"].items()
                                          if figures["fits"]})
     return result
+
+
+def summary(result: dict) -> str:
+    return "\n".join([
+        f"DIDIM: {result['didim_fit_seconds']:.2f} s, parameter error "
+        f"{result['didim_parameter_error_ratio']:.2f} x OLS's (PC-DIDIM "
+        f"{result['pc_didim_parameter_error_ratio']:.2f} x, CLOE "
+        f"{result['cloe_parameter_error_ratio']:.2f} x in {result['cloe_fit_seconds']:.2f} s)",
+        f"online payload: settled in {result['online_payload_settle_seconds']:.2f} s, "
+        f"mass error {100 * result['online_payload_mass_error']:.2f} %, "
+        f"{result['online_samples_per_second']:.0f} samples/s one at a time",
+        f"BIRDy's full protocol on the TX40 (extrapolated from "
+        f"{result['benchmark_measured']}): {result['benchmark_seconds']:.0f} s",
+    ])

@@ -20,13 +20,13 @@ from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
 from dynid.data.preprocess import prepare
-from dynid.identification.model import LinearModel
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import from_com, inertia_vector, to_com
 
 __all__ = ["didim_bench", "noisy_log", "ols_log", "perturbed_start", "relative_error"]
 
-# the bench's twin: Franka's joint-impedance example gains (as dynid.demo)
+# the bench's twin: Franka's joint-impedance example gains (as dynid.workflow.demo)
 STIFFNESS = (600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0)
 DAMPING = (30.0, 30.0, 20.0, 30.0, 8.0, 6.0, 2.0)
 POSITION_NOISE_DEG = 1e-3

@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 
 from dynid._progress import Progress
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import triangular_factor
-from dynid.identification.base_parameters import (
+from dynid.model._compress import triangular_factor
+from dynid.model.base_parameters import (
     BaseParameters,
     regrouping_for,
     structural_regressor,

@@ -49,7 +49,6 @@ from dynid.evaluation.validate import check_compatible
 from dynid.friction.models import FrictionModel, NoFriction
 from dynid.identification._currents import CURRENT_METHODS, current_scale, fit_currents
 from dynid.identification.bootstrap import Bootstrap, bootstrap
-from dynid.identification.consistency import check_consistency
 from dynid.identification.constrained.cls import identify_constrained
 from dynid.identification.drive_gains import KnownPayload
 from dynid.identification.estimate import Problem
@@ -61,9 +60,10 @@ from dynid.identification.linear.idim import (
     robot_model,
 )
 from dynid.identification.methods import find_method
-from dynid.identification.model import LinearModel
 from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, any_not_finite, cell, w_errors
+from dynid.model.consistency import check_consistency
+from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.bounds import ParameterBounds
 

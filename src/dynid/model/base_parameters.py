@@ -75,7 +75,7 @@ from dynid._validation import as_float_array, frozen_copy
 from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel
-from dynid.identification._compress import BLOCK_ROWS, triangular_factor
+from dynid.model._compress import BLOCK_ROWS, triangular_factor
 from dynid.robot import STANDARD_GRAVITY, Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
 

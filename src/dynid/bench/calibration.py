@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from dynid.calibration.twin import measure, perturbed
 from dynid.robot import Robot
 from dynid.robot._joint import translation
 
-__all__ = ["TOOL_POINT", "calibrate_then_identify", "twin_study"]
+__all__ = ["TOOL_POINT", "calibrate_then_identify", "run", "summary", "twin_study"]
 
 # A tool point ~0.1 m off the flange, off the last joint's axis (on the axis that joint's
 # offset could not be seen by position measurements).
@@ -169,3 +170,38 @@ def calibrate_then_identify(robot: Robot, *, poses: int = 50, sigma: float = 1e-
         out[f"heldout_torque_error_{key}_percent"] = relative_error_percent(
             model_k.measured_torque(held), predicted)
     return out
+
+
+def run(*, robot: str = "panda", progress: Callable[[str], None] | None = None) -> dict:
+    """The suite (``dynid bench --suite calibration``): ``twin_study`` and
+    ``calibrate_then_identify`` of the built-in ``robot``."""
+    from dynid.robot import load_robot
+
+    say = progress or (lambda _line: None)
+    arm = load_robot(robot)
+    say(f"calibration twin study of {robot}")
+    result = twin_study(arm)
+    say("calibrated, then identified")
+    result.update(calibrate_then_identify(arm))
+    result["robot"] = robot
+    return result
+
+
+def summary(result: dict) -> str:
+    return "\n".join([
+        f"{result['robot']}: {result['n_identifiable']} of {result['n_parameters']} kinematic "
+        f"parameters identifiable from {result['poses']} optimised poses at "
+        f"{1e3 * result['sigma_m']:g} mm",
+        f"  joint offsets within {result['offset_error_mrad']:.3f} mrad (largest "
+        f"std {result['offset_std_mrad']:.3f}), lengths within "
+        f"{result['length_error_mm']:.3f} mm (largest std {result['length_std_mm']:.3f})",
+        f"  held-out error {result['heldout_before_over_noise']:.1f} x the noise "
+        f"-> {result['heldout_error_over_noise']:.2f} x",
+        f"  20 optimised poses / 50 random: parameter error "
+        f"{result['optimised20_over_random50']:.2f} x (Cramer-Rao: "
+        f"{result['optimised20_over_random50_expected']:.2f} x)",
+        f"  dynamics on held-out torques: nominal kinematics "
+        f"{result['heldout_torque_error_nominal_percent']:.3f} %, corrected "
+        f"{result['heldout_torque_error_corrected_percent']:.3f} %, true "
+        f"{result['heldout_torque_error_true_percent']:.3f} %",
+    ])

@@ -18,11 +18,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["codegen_bench", "format_codegen_bench"]
+__all__ = ["run", "summary"]
 
 _FUNCTIONS = ("inverse_dynamics", "mass_matrix", "gravity", "coriolis", "coriolis_matrix")
 
@@ -137,8 +138,8 @@ def _ctypes_loops(library, q, dq, ddq, calls: int, repeat: int) -> dict:
             "codegen_mass_matrix_ctypes_ns": _best_ns(mass_loop, calls, repeat)}
 
 
-def codegen_bench(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int = 20_000,
-                  compiler: str = "cc") -> dict:
+def run(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int = 20_000,
+        compiler: str = "cc", progress: Callable[[str], None] | None = None) -> dict:
     """ns per call of the generated Panda functions (a C loop) and of pinocchio's ``rnea`` and
     ``crba`` from a Python loop; ValueError when there is no C compiler."""
     import pinocchio as pin
@@ -154,6 +155,7 @@ def codegen_bench(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int
     if cc is None:
         raise ValueError(f"`compiler`: no C compiler {compiler!r} on PATH (the generated code "
                          "is timed compiled)")
+    say = progress or (lambda _line: None)
     model = panda_model()
     with tempfile.TemporaryDirectory(prefix="dynid-codegen-bench-") as folder:
         root = Path(folder)
@@ -163,6 +165,7 @@ def codegen_bench(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int
         _run([cc, "-O2", "-std=c99", "-fPIC", "-c", str(root / "panda.c"), "-o",
               str(root / "panda.o")])
         compile_seconds = time.perf_counter() - start
+        say(f"generated and compiled the Panda's C in {compile_seconds:.1f} s")
         _run([cc, "-O2", "-std=c99", "-o", str(root / "bench"), str(root / "driver.c"),
               str(root / "panda.o"), "-lm"])
         _run([cc, "-shared", "-o", str(root / "libpanda.so"), str(root / "panda.o"), "-lm"])
@@ -191,6 +194,7 @@ def codegen_bench(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int
         for k in range(pinocchio_calls):
             pin.crba(pin_model, data, q[k & 1023])
 
+    say("timing pinocchio from Python")
     for name, loop in (("rnea", rnea_loop), ("crba", crba_loop)):
         result[f"pinocchio_{name}_python_ns"] = _best_ns(loop, pinocchio_calls, repeat)
     result.update({
@@ -203,7 +207,7 @@ def codegen_bench(*, calls: int = 200_000, repeat: int = 5, pinocchio_calls: int
     return result
 
 
-def format_codegen_bench(result: dict) -> str:
+def summary(result: dict) -> str:
     """Lines for ``dynid bench``."""
     return "\n".join([
         f"generated C (Panda, {result['compiler']}, -O2, one core), ns per call:",

@@ -24,8 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["closed_loop_bench", "format_scale", "run_scale_bench", "run_scale_suite",
-           "write_twin_log"]
+__all__ = [
+    "closed_loop_bench",
+    "run",
+    "run_scale_bench",
+    "summary",
+    "write_twin_log",
+]
 
 # samples per piece the twin writes (one piece in memory at a time)
 _PIECE = 200_000
@@ -38,10 +43,10 @@ def _closed_loop_run(task: tuple[float, int | None]) -> tuple[float, int]:
     seconds, substeps = task
     import numba
 
-    from dynid.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS
     from dynid.excitation.optimize import random_fourier
     from dynid.robot import load_robot
     from dynid.simulate import SensorModel, simulate_closed_loop
+    from dynid.workflow.demo import DAMPING, ENCODER_RESOLUTION, STIFFNESS
 
     numba.set_num_threads(1)
     robot = load_robot("panda")
@@ -217,7 +222,7 @@ def _closed_loop_line(result: dict) -> str:
             f"{result['closed_loop_busy_slowdown']:.2f}x slower beside a busy process per CPU")
 
 
-def format_scale(result: dict) -> str:
+def summary(result: dict) -> str:
     lines = []
     if "closed_loop_realtime_factor" in result:
         lines.append(_closed_loop_line(result))
@@ -238,13 +243,13 @@ def format_scale(result: dict) -> str:
     return "\n".join(lines)
 
 
-def run_scale_suite(*, n_samples: int = 10_000_000, folder: str | Path | None = None,
-                    progress: Callable[[str], None] | None = None) -> dict:
+def run(*, n_samples: int = 10_000_000, folder: str | Path | None = None,
+        progress: Callable[[str], None] | None = None) -> dict:
     """Every figure of the module docstring, measured in this run."""
-    from dynid.bench import run_bench
-    from dynid.demo import run_demo
+    from dynid.bench.dynamics import run as run_dynamics
     from dynid.excitation.optimize import optimize_excitation
     from dynid.robot import load_robot
+    from dynid.workflow.demo import run_demo
 
     say = progress or (lambda _line: None)
     _check_disk(n_samples, load_robot("panda").n_joints, folder)
@@ -262,7 +267,7 @@ def run_scale_suite(*, n_samples: int = 10_000_000, folder: str | Path | None = 
         run_demo(output=Path(work) / "demo")
         result["demo_seconds"] = time.perf_counter() - start
     say(f"dynid demo: {result['demo_seconds']:.1f} s")
-    dynamics = run_bench(sizes=(100_000,), repeat=3)
+    dynamics = run_dynamics(sizes=(100_000,), repeat=3)
     result["regressor_speedup"] = dynamics["regressor_speedup"]
     result["rnea_speedup"] = dynamics["rnea_speedup"]
     say(f"regressor {dynamics['regressor_speedup']:.1f}x and RNEA "
