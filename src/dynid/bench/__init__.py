@@ -35,8 +35,8 @@ class Suite:
 
 
 SUITES: Mapping[str, Suite] = MappingProxyType({
-    "dynamics": Suite("regressor, RNEA and forward dynamics against pinocchio in a Python loop "
-                      "(default)", "dynamics", robot="panda"),
+    "dynamics": Suite("regressor, RNEA and forward dynamics against pinocchio in a Python loop",
+                      "dynamics", robot="panda"),
     "identification": Suite("OLS from 1e5 samples, reverse engineering from 1010 poses, drive "
                             "gains from motor currents", "identification", robot="panda"),
     "consistency": Suite("CLS-3, NLS, SDP and penalty retrieval", "consistency", robot="panda"),
