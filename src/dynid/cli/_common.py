@@ -21,7 +21,7 @@ LINEAR_FRICTION = ("none", "viscous-coulomb", "arctan")
 # Nonlinear: fitted by `dynid identify --method nls` or `dynid friction`.
 NONLINEAR_FRICTION = ("sigmoid", "stribeck", "lugre")
 
-ROBOT_HELP = "built-in robot name, or a .yaml / .urdf file"
+ROBOT_HELP = "built-in robot name, or a .yaml / .urdf / .urdf.xacro file"
 
 # a written or simulated time series: at most this many samples from the command line (10^7:
 # 2.8 h at 1 kHz, ~2 GB for 7 joints)
@@ -342,8 +342,55 @@ def dask_client(args: argparse.Namespace):
         yield client
 
 
+def _pair(text: str, separators: tuple[str, ...], form: str) -> tuple[str, str]:
+    for separator in separators:
+        name, found, value = text.partition(separator)
+        if found and name.strip():
+            return name.strip(), value
+    raise argparse.ArgumentTypeError(f"expected {form}, got {text!r}")
+
+
+def _package_path(text: str) -> tuple[str, str]:
+    return _pair(text, ("=",), "NAME=DIR")
+
+
+def _xacro_arg(text: str) -> tuple[str, str]:
+    return _pair(text, (":=", "="), "NAME:=VALUE")
+
+
+def description_options(parser: argparse.ArgumentParser) -> None:
+    """How a URDF or xacro robot is read: --package-path, --xacro-arg (see `description`)."""
+    parser.add_argument("--package-path", action="append", type=_package_path,
+                        metavar="NAME=DIR",
+                        help="where ROS package NAME is, for a xacro's $(find NAME) and "
+                             "package://NAME meshes (repeatable; looked for first, before a "
+                             "folder NAME above the file, ROS_PACKAGE_PATH and "
+                             "AMENT_PREFIX_PATH)")
+    parser.add_argument("--xacro-arg", action="append", type=_xacro_arg, metavar="NAME:=VALUE",
+                        help="an argument of the robot's xacro (repeatable; NAME=VALUE too), "
+                             "e.g. ur_type:=ur5e; one the xacro does not have is an error")
+
+
+def description(args: argparse.Namespace, *, main: bool = True) -> dict:
+    """``load_robot``'s ``packages`` and ``xacro_args`` from --package-path and --xacro-arg:
+    the packages for every robot a command reads, the xacro arguments for its ROBOT argument
+    (``main``; a --prior or --controller xacro takes its arguments from a robot file)."""
+    out = {}
+    for option, dest, key in (("--package-path", "package_path", "packages"),
+                              ("--xacro-arg", "xacro_arg", "xacro_args")):
+        pairs = getattr(args, dest, None) or []
+        names = [name for name, _ in pairs]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"`{option}` gives {', '.join(twice)} more than once")
+        if key == "packages" or main:
+            out[key] = dict(pairs)
+    return out
+
+
 def robot_options(parser: argparse.ArgumentParser) -> None:
-    """How the robot argument is read: --tip, --gravity (see `loaded_robot`)."""
+    """How the robot argument is read: --tip, --gravity, --package-path, --xacro-arg (see
+    `loaded_robot`)."""
     parser.add_argument("--tip", metavar="LINK",
                         help="a tree URDF (an arm with a gripper): the link where the arm "
                              "ends; the joints off its chain are locked")
@@ -352,14 +399,16 @@ def robot_options(parser: argparse.ArgumentParser) -> None:
                         help="gravity: a magnitude [m/s^2] along the robot's own gravity "
                              "direction (e.g. 9.80665, local g), or the vector X Y Z in the "
                              "base frame (a tilted mounting); default: the robot file's")
+    description_options(parser)
 
 
 def loaded_robot(args: argparse.Namespace, path: str | None = None):
-    """The robot named by ``path`` (default ``args.robot``) with the --tip and --gravity
-    options."""
+    """The robot named by ``path`` (default ``args.robot``) with the --tip, --gravity,
+    --package-path and --xacro-arg options (``description``)."""
     from dynid.robot import load_robot
 
-    robot = load_robot(path if path is not None else args.robot, tip=getattr(args, "tip", None))
+    robot = load_robot(path if path is not None else args.robot, tip=getattr(args, "tip", None),
+                       **description(args, main=path is None))
     return with_gravity(robot, getattr(args, "gravity", None))
 
 
@@ -588,9 +637,11 @@ def linear_friction(robot, args: argparse.Namespace):
     return Arctan.template(n, k_v=k_v, delta=delta)
 
 
-def model_or_robot(path: str, tip: str | None = None):
+def model_or_robot(path: str, tip: str | None = None, *, xacro_args: dict | None = None,
+                   packages: dict | None = None):
     """A ``dynid-model/1`` file as a LinearModel; anything else (a built-in name, a robot file,
-    a URDF) as a robot, its chain ending at ``tip`` (--tip: a tree URDF's) when given."""
+    a URDF, a xacro) as a robot, its chain ending at ``tip`` (--tip: a tree URDF's) when given,
+    a xacro read with ``xacro_args`` and ``packages`` (``description``)."""
     from dynid._reading import load_yaml
     from dynid.model import MODEL_SCHEMA, load_model
     from dynid.robot import load_robot
@@ -599,11 +650,12 @@ def model_or_robot(path: str, tip: str | None = None):
     if file.is_file() and file.suffix.lower() in (".yaml", ".yml"):
         spec = load_yaml(file, what="robot or model file")
         if isinstance(spec, dict) and spec.get("schema") == MODEL_SCHEMA:
-            if tip is not None:
-                raise ValueError(f"`--tip` picks a URDF robot's chain; {path} is a model file, "
-                                 "whose robot is already chosen")
+            for option, value in (("--tip", tip), ("--xacro-arg", xacro_args)):
+                if value:
+                    raise ValueError(f"`{option}` reads a URDF or xacro robot; {path} is a "
+                                     "model file, whose robot is already chosen")
             return load_model(file)
-    return load_robot(path, tip=tip)
+    return load_robot(path, tip=tip, xacro_args=xacro_args, packages=packages)
 
 
 def contacts_from(specs: list[str], robot) -> list:

@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import SEED, Range, output_options, print_json, stderr_progress
+from dynid.cli._common import (
+    SEED,
+    Range,
+    description,
+    description_options,
+    output_options,
+    print_json,
+    stderr_progress,
+)
 
 # dynid.benchmark.protocol's defaults (literal: `--help` imports nothing heavy)
 DEFAULT_DRAWS = 25
@@ -19,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "benchmark", help="BIRDy's Monte-Carlo benchmark of every identification method")
     bench.add_argument("robot", nargs="?", default="tx40",
                        help="built-in robot name (default %(default)s; tx40 and rv2sq carry "
-                            "BIRDy's PD gains), a .yaml robot file or a .urdf file")
+                            "BIRDy's PD gains), a .yaml robot file, a .urdf or a .urdf.xacro")
     bench.add_argument("--methods", nargs="+", metavar="METHOD",
                        help="methods of the registry (default: every registered method)")
     bench.add_argument("--profiles", nargs="+", metavar="PROFILE",
@@ -39,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "%(default)s)")
     bench.add_argument("--seed", type=SEED, default=0,
                        help="seed of the trajectory, the noise and the draws (default 0)")
+    description_options(bench)
     output_options(bench, quiet=True)
     bench.set_defaults(handler=_benchmark)
 
@@ -68,7 +77,7 @@ def _benchmark(args: argparse.Namespace) -> int:
         raise ValueError(f"`--out`: {args.out!r} is a file; give a folder (new or one of an "
                          "earlier benchmark to resume)")
     try:
-        robot = load_robot(args.robot)
+        robot = load_robot(args.robot, **description(args))
     except ValueError as error:
         raise ValueError(f"ROBOT: {error}") from None
     run = BenchmarkRun(robot, methods, profiles, draws=args.draws, duration=args.duration,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from dynid.cli._common import (
+    description_options,
     loaded_robot,
     output_options,
     preprocessing_options,
@@ -48,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     prepare.add_argument("--tip", metavar="LINK",
                          help="with --robot a tree URDF (an arm with a gripper): the link where "
                               "the arm ends")
+    description_options(prepare)
     output_options(prepare, quiet=True)
     prepare.set_defaults(handler=_data_prepare, output_suffixes={"-o": (".npz",)})
 

@@ -7,6 +7,7 @@ import argparse
 from dynid.cli._common import (
     FIGURE_SUFFIXES,
     Range,
+    description_options,
     output_options,
     print_json,
     renamed_option,
@@ -19,7 +20,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     detect.add_argument("model", metavar="MODEL",
                         help="a model file with friction (from `dynid identify ... --friction "
                              "...`), or a robot whose own parameters and friction to use (a "
-                             "built-in name or robot file)")
+                             "built-in name, robot file, URDF or xacro)")
     detect.add_argument("log", metavar="LOG", help="the log to monitor (.csv, .npz, ...)")
     detect.add_argument("--threshold", nargs="+", default=["auto"], metavar="auto|VALUE",
                         help="per-joint thresholds on |r| [N m], one value or one per joint; "
@@ -47,6 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     detect.add_argument("--plot", metavar="FILE",
                         help="the residuals, thresholds, events and contacts (.png, .pdf, "
                              ".svg)")
+    description_options(detect)
     output_options(detect)
     detect.set_defaults(handler=_detect, output_suffixes={"--plot": FIGURE_SUFFIXES})
 
@@ -66,7 +68,7 @@ def _thresholds(values: list[str]):
 
 
 def _detect(args: argparse.Namespace) -> int:
-    from dynid.cli._common import contacts_from, model_or_robot
+    from dynid.cli._common import contacts_from, description, model_or_robot
     from dynid.data import read_dataset
     from dynid.identification import robot_model
     from dynid.model import LinearModel
@@ -84,7 +86,7 @@ def _detect(args: argparse.Namespace) -> int:
     for flag, value in (("--quantile", args.quantile), ("--margin", args.margin)):
         if value is not None and thresholds != "auto":
             raise ValueError(f"`{flag}` is for --threshold auto")
-    source = model_or_robot(args.model)
+    source = model_or_robot(args.model, **description(args))
     model = source if isinstance(source, LinearModel) else robot_model(source)
     joints = list(model.robot.joint_names)
     data = read_dataset(args.log, joint_names=joints)

@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import model_or_robot, output_options, print_json
+from dynid.cli._common import (
+    description,
+    description_options,
+    model_or_robot,
+    output_options,
+    print_json,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,6 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--tip", metavar="LINK",
                         help="a URDF robot's tip link (where its arm ends; a URDF with a "
                              "gripper needs one)")
+    description_options(export)
     output_options(export)
     export.set_defaults(handler=_export, output_suffixes={
         "-o": (".urdf", ".xml", ".mjcf", ".yaml", ".yml")})
@@ -36,7 +43,7 @@ def _export(args: argparse.Namespace) -> int:
     from dynid.model import LinearModel
     from dynid.robot import save_robot
 
-    source = model_or_robot(args.source, tip=args.tip)
+    source = model_or_robot(args.source, tip=args.tip, **description(args))
     robot = identified_robot(source) if isinstance(source, LinearModel) else source
     if args.name is not None:
         if not args.name.strip():

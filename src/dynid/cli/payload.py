@@ -8,6 +8,7 @@ import argparse
 from dynid.cli._common import (
     ROBOT_HELP,
     Range,
+    description,
     loaded_robot,
     model_or_robot,
     output_options,
@@ -40,7 +41,7 @@ def _payload(args: argparse.Namespace) -> int:
     from dynid.identification import identify_payload
 
     robot = loaded_robot(args)
-    arm = model_or_robot(args.arm, tip=args.tip)
+    arm = model_or_robot(args.arm, tip=args.tip, **description(args, main=False))
     data = prepared(args, args.data, robot)
     result = identify_payload(robot, arm, data,
                               mass=tuple(args.mass) if args.mass is not None else None)

@@ -11,6 +11,8 @@ from dynid.cli._common import (
     Range,
     bounds_file,
     dask_client,
+    description,
+    description_options,
     output_options,
     print_json,
     scheduler_option,
@@ -21,8 +23,9 @@ from dynid.cli._common import (
 def register(commands: argparse._SubParsersAction) -> None:
     retrieve = commands.add_parser(
         "retrieve", help="feasible link parameters from identified base coefficients")
-    retrieve.add_argument("robot", help="built-in robot name, a .yaml robot file or a .urdf "
-                                        "(bounds: the file's, else derived from a URDF)")
+    retrieve.add_argument("robot", help="built-in robot name, a .yaml robot file, a .urdf or "
+                                        "a .urdf.xacro (bounds: the file's, else derived from "
+                                        "a URDF)")
     retrieve.add_argument("--tip", metavar="LINK",
                           help="a URDF robot's tip link (where its arm ends; a URDF with a "
                                "gripper needs one)")
@@ -56,6 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="write the robot with the retrieved parameters: a dynid robot "
                                "file (.yaml; a URDF robot's points at its URDF), or URDF / "
                                "MJCF (.urdf, .xml)")
+    description_options(retrieve)
     scheduler_option(retrieve, "run the penalty restarts")
     output_options(retrieve, quiet=True)
     retrieve.set_defaults(handler=_retrieve, output_suffixes={
@@ -79,7 +83,7 @@ def _retrieve(args: argparse.Namespace) -> int:
     if args.parameters_output and args.output and not _is_yaml(args.output):
         raise ValueError("`-o` names a robot export (.urdf, .xml) and `--parameters-output` "
                          "another: give one of them")
-    robot = load_robot(args.robot, tip=args.tip)
+    robot = load_robot(args.robot, tip=args.tip, **description(args))
     model = load_model(args.coefficients)
     if model.robot.n_joints != robot.n_joints:
         raise ValueError(f"`COEFFS` is a model of {model.robot.n_joints} joints, `ROBOT` has "
@@ -88,7 +92,8 @@ def _retrieve(args: argparse.Namespace) -> int:
     total_mass = tuple(args.total_mass) if args.total_mass else None
     # coefficients dropped at identification (high relative std) are not fitted
     exclude = [int(k) for k in model.report.get("dropped", [])]
-    prior = load_robot(args.prior).parameters if args.prior else None
+    prior = (load_robot(args.prior, **description(args, main=False)).parameters if args.prior
+             else None)
     if args.prior_weight is not None and (args.method != "penalty" or prior is None):
         raise ValueError("`--prior-weight` weighs --prior in --method penalty")
     if args.method == "sdp":

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 
-from dynid.cli._common import ROBOT_HELP, output_options, print_json
+from dynid.cli._common import (
+    ROBOT_HELP,
+    description,
+    description_options,
+    output_options,
+    print_json,
+)
 
 # the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
 # literal here: `dynid robots` imports nothing it does not need)
@@ -27,6 +33,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "show", help="joints, convention, limits, mass, base count, bounds and priors")
     show.add_argument("robot", help=ROBOT_HELP)
     show.add_argument("--tip", metavar="LINK", help=TIP_HELP)
+    description_options(show)
     output_options(show)
     show.set_defaults(handler=_robot_show)
 
@@ -64,7 +71,7 @@ def _robot_show(args: argparse.Namespace) -> int:
     from dynid.robot import load_robot
     from dynid.robot.inertia import MASS
 
-    robot = load_robot(args.robot, tip=args.tip)
+    robot = load_robot(args.robot, tip=args.tip, **description(args))
     base = robot_base_parameters(robot)
     joints = _joint_rows(robot)
     completed = excitation_limits(robot)  # what `dynid excite` fills in
@@ -88,7 +95,8 @@ def _robot_show(args: argparse.Namespace) -> int:
             "derived": {key: [robot.joint_names[j] for j in joints_filled]
                         for key, joints_filled in completed.derived.items()}},
         "source": {"citation": robot.source.citation, "url": robot.source.url,
-                   "notes": robot.source.notes},
+                   "notes": robot.source.notes, "xacro_args": dict(robot.source.xacro_args),
+                   "packages": dict(robot.source.packages)},
     }
     if args.json:
         print_json(payload)
@@ -119,6 +127,9 @@ def _robot_show(args: argparse.Namespace) -> int:
         print(f"  source: {' '.join(robot.source.citation.split())}")
     if robot.convention == "urdf" and robot.source.url:
         print(f"  urdf: {robot.source.url}")
+        if robot.source.xacro_args:
+            print("    xacro arguments: " + ", ".join(
+                f"{name}:={value}" for name, value in robot.source.xacro_args))
     for note in filter(None, robot.source.notes.split("; ")) if robot.convention == "urdf" \
             else []:
         print(f"    {note}")

@@ -16,7 +16,6 @@ parameter's terms), the coefficients with their standard deviations, and the fit
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import yaml
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._files import atomic_write, to_builtin
-from dynid._reading import check_keys, load_yaml, read_bytes
+from dynid._reading import check_keys, load_yaml
 from dynid._validation import as_vector, frozen_copy
 from dynid.data.dataset import Dataset
 from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
@@ -39,6 +38,7 @@ from dynid.model.base_parameters import (
     model_names,
 )
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
+from dynid.robot._urdf_tree import description_digest
 
 __all__ = ["MODEL_SCHEMA", "LinearModel", "bootstrap_table", "load_model", "relative_std_percent",
            "save_model"]
@@ -327,7 +327,8 @@ def _urdf_reference(robot: Robot, folder: str | Path | None) -> dict:
     the file's), plus the absolute path (the fallback) and the file's hash."""
     path = Path(robot.source.url).resolve()
     return {**robot_to_dict(robot, folder=folder), "urdf_absolute": str(path),
-            "sha256": hashlib.sha256(read_bytes(path, what="URDF")).hexdigest()}
+            "sha256": description_digest(path, xacro_args=dict(robot.source.xacro_args),
+                                         packages=dict(robot.source.packages))}
 
 
 def _load_urdf_reference(spec: dict, folder: Path) -> Robot:
@@ -345,9 +346,12 @@ def _load_urdf_reference(spec: dict, folder: Path) -> Robot:
     if path is None:
         raise ValueError("the model's URDF is at none of "
                          + ", ".join(repr(str(candidate)) for candidate in tried))
-    if hashlib.sha256(read_bytes(path, what="URDF")).hexdigest() != digest:
+    packages = spec.get("packages") or {}
+    if isinstance(packages, dict):  # relative to the model file's folder, as the urdf
+        packages = {name: str(folder / str(value)) for name, value in packages.items()}
+    if description_digest(path, xacro_args=spec.get("xacro_args"), packages=packages) != digest:
         raise ValueError(f"the model's URDF {str(path)!r} changed since the model was saved "
-                         "(its sha256 differs)")
+                         "(its sha256 differs; a xacro's: of every file it reads)")
     return robot_from_dict({**spec, "urdf": str(path.resolve())}, physical=False,
                            folder=folder)
 

@@ -3,6 +3,7 @@ robots by name from the optional example-robot-data (``dynid.robot._example_robo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -33,14 +34,18 @@ def _builtin(name: str) -> Robot:
         return load_robot_file(path)
 
 
-def load_robot(name_or_path: str | Path, *, tip: str | None = None) -> Robot:
+def load_robot(name_or_path: str | Path, *, tip: str | None = None,
+               xacro_args: Mapping[str, object] | None = None,
+               packages: Mapping[str, str | Path] | None = None) -> Robot:
     """A robot by name or from a file.
 
-    In this order: a built-in robot (``dynid robots`` lists them), a ``.yaml`` robot file or a
-    ``.urdf`` file, an arm of example-robot-data (``ur10``, ``kinova``, ...;
-    ``example-robot-data:NAME`` always; the optional extra ``pip install 'dynid[robots]'``).
-    ``tip``: the link where a URDF robot's arm ends (see ``load_urdf``; a robot file's ``tip``
-    and a catalog arm's are overridden).
+    In this order: a built-in robot (``dynid robots`` lists them), a ``.yaml`` robot file, a
+    ``.urdf`` file or a xacro (``.urdf.xacro``, ``.xacro``), an arm of example-robot-data
+    (``ur10``, ``kinova``, ...; ``example-robot-data:NAME`` always; the optional extra
+    ``pip install 'dynid[robots]'``). ``tip``: the link where a URDF robot's arm ends (see
+    ``load_urdf``; a robot file's ``tip`` and a catalog arm's are overridden). ``xacro_args``
+    and ``packages``: a xacro's arguments and where ROS packages are (see ``load_urdf``; over a
+    robot file's own); a robot by name takes no xacro arguments and needs no packages.
     """
     if not isinstance(name_or_path, (str, Path)):
         raise TypeError(f"`name_or_path` must be a str or Path, got {type(name_or_path).__name__}")
@@ -51,16 +56,18 @@ def load_robot(name_or_path: str | Path, *, tip: str | None = None) -> Robot:
         if tip is not None:
             raise ValueError(f"`tip` picks the arm's chain of a URDF robot; {text!r} is a "
                              "built-in table robot")
+        _no_xacro_args(xacro_args, text)
         return _builtin(text)
     path = Path(text)
     if path.is_file():
-        if path.suffix.lower() == ".urdf":
+        if path.suffix.lower() in (".urdf", ".xacro"):
             from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
 
-            return load_urdf(path, tip=tip)
-        return load_robot_file(path, tip=tip)
+            return load_urdf(path, tip=tip, xacro_args=xacro_args, packages=packages)
+        return load_robot_file(path, tip=tip, xacro_args=xacro_args, packages=packages)
     entry = example_robot(text)
     if entry is not None:
+        _no_xacro_args(xacro_args, text)
         name = PREFIX + entry.name if entry.name in builtin_robots() else entry.name
         return load_example_robot(entry, name=name, tip=tip)
     installed = [name for name, _ in example_robots(builtin_robots())]
@@ -71,3 +78,9 @@ def load_robot(name_or_path: str | Path, *, tip: str | None = None) -> Robot:
         f"`name_or_path`: {text!r} is neither a built-in robot ({', '.join(builtin_robots())}), "
         f"{others} nor an existing file"
     )
+
+
+def _no_xacro_args(xacro_args: Mapping[str, object] | None, name: str) -> None:
+    if xacro_args:
+        raise ValueError(f"`xacro_args` are a xacro description's; {name!r} is a robot by "
+                         "name")

@@ -7,16 +7,17 @@ regular files within ``dynid._reading.MAX_TEXT_BYTES``; other formats (COLLADA `
 and files that cannot be found or read are named in the result and the link falls back (its
 visual geometry, then the segment between joint origins: ``dynid.robot.derived_bounds``).
 
-Mesh files are found from their ``filename``: ``package://NAME/rest`` in a folder ``NAME``
-above the URDF (or ``NAME`` beside one of those folders, or in ``ROS_PACKAGE_PATH``),
-``file://`` paths, and paths relative to the URDF's folder. Nothing is downloaded.
+Mesh files are found from their ``filename``: ``package://NAME/rest`` in package ``NAME`` (the
+folders given by name, a folder ``NAME`` above the URDF, ``ROS_PACKAGE_PATH``, ...:
+``dynid.robot._packages``), ``file://`` paths, and paths relative to the URDF's folder. Nothing
+is downloaded.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,10 +25,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid._reading import FileError, read_bytes
+from dynid.robot._packages import PREFIX, resolve_package_url
 
 __all__ = ["LinkGeometry", "link_geometry", "mesh_bounds"]
 
-_ANCESTORS = 8  # folders above the URDF searched for a package://NAME
 _ASCII_VERTEX = re.compile(rb"vertex\s+(\S+)\s+(\S+)\s+(\S+)")
 _OBJ_VERTEX = re.compile(rb"^v\s+(\S+)\s+(\S+)\s+(\S+)", re.MULTILINE)
 
@@ -103,20 +104,13 @@ def _parse_rows(rows: list[tuple[bytes, ...]], what: str) -> NDArray:
         raise _Unreadable(f"{what} has a vertex that is not three numbers") from None
 
 
-def _resolve(filename: str, folder: Path) -> Path:
-    if filename.startswith("package://"):
-        rest = filename[len("package://"):]
-        package, _, inside = rest.partition("/")
-        roots = [folder, *list(folder.parents)[:_ANCESTORS]]
-        extra = [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
-        for root in [*roots, *extra]:
-            for candidate in (root / inside if root.name == package else None,
-                              root / package / inside):
-                if candidate is not None and candidate.is_file():
-                    return candidate
-        raise _Unreadable(f"package {package!r} of {filename!r} is not found above the URDF "
-                          "or in ROS_PACKAGE_PATH")
-    if filename.startswith("file://"):
+def _resolve(filename: str, folder: Path, packages: Mapping[str, str | Path] | None) -> Path:
+    if filename.startswith(PREFIX):
+        try:
+            path = resolve_package_url(filename, folder, packages)
+        except ValueError as error:
+            raise _Unreadable(str(error)) from None
+    elif filename.startswith("file://"):
         path = Path(filename[len("file://"):])
     else:
         path = Path(filename)
@@ -137,7 +131,8 @@ def _numbers(text: str | None, count: int, what: str) -> NDArray:
     return values
 
 
-def _shape_corners(geometry: ET.Element, folder: Path) -> NDArray:
+def _shape_corners(geometry: ET.Element, folder: Path,
+                   packages: Mapping[str, str | Path] | None) -> NDArray:
     """The corners of one ``<geometry>``'s bounding box in its element's frame."""
     shapes = [child for child in geometry if isinstance(child.tag, str)]
     if len(shapes) != 1:
@@ -160,7 +155,7 @@ def _shape_corners(geometry: ET.Element, folder: Path) -> NDArray:
         filename = shape.get("filename")
         if not filename:
             raise _Unreadable("a <mesh> has no filename")
-        lower, upper = _mesh_bounds(_resolve(filename, folder))
+        lower, upper = _mesh_bounds(_resolve(filename, folder, packages))
         scale = (_numbers(shape.get("scale"), 3, "mesh scale")
                  if shape.get("scale") is not None else np.ones(3))
         corners = _box_corners(lower, upper) * scale
@@ -168,9 +163,11 @@ def _shape_corners(geometry: ET.Element, folder: Path) -> NDArray:
     raise _Unreadable(f"<{tag}> geometry is not read")
 
 
-def link_geometry(link: ET.Element, folder: Path, origin_matrix) -> LinkGeometry:
+def link_geometry(link: ET.Element, folder: Path, origin_matrix,
+                  packages: Mapping[str, str | Path] | None = None) -> LinkGeometry:
     """The corners of ``link``'s collision geometry (else its visual geometry) in the link
-    frame; ``origin_matrix(element, where)`` reads an ``<origin>``."""
+    frame; ``origin_matrix(element, where)`` reads an ``<origin>``; ``packages``: ROS package
+    folders by name, for ``package://`` meshes."""
     problems: list[str] = []
     name = link.get("name", "?")
     for tag in ("collision", "visual"):
@@ -183,7 +180,7 @@ def link_geometry(link: ET.Element, folder: Path, origin_matrix) -> LinkGeometry
             try:
                 if geometry is None:
                     raise _Unreadable(f"a <{tag}> has no <geometry>")
-                local = _shape_corners(geometry, folder)
+                local = _shape_corners(geometry, folder, packages)
                 placement = origin_matrix(element.find("origin"), f"link {name!r} {tag}")
             except (_Unreadable, ValueError) as error:
                 problems.append(f"{name} {tag}: {error}")

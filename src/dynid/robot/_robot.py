@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -119,11 +119,21 @@ class JointLimits:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a robot's numbers come from."""
+    """Where a robot's numbers come from. A URDF robot's ``url`` is its file; a xacro's also
+    records how it was read: its ``xacro_args`` and the ROS ``packages`` folders given by name
+    (each a mapping, kept as sorted ``(name, value)`` pairs), so that it is read again alike."""
 
     citation: str = ""
     url: str = ""
     notes: str = ""
+    xacro_args: tuple[tuple[str, str], ...] = ()
+    packages: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("xacro_args", "packages"):
+            value = getattr(self, name)
+            pairs = value.items() if isinstance(value, Mapping) else value
+            object.__setattr__(self, name, tuple(sorted((str(k), str(v)) for k, v in pairs)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,9 +1,9 @@
 """Serial chains from URDF, parsed by pinocchio (urdfdom); fixed joints merged into parents.
 
-dynid reads the file itself first (``dynid.robot._urdf_tree``): safe XML, the arm's chain (a
-``tip`` link for a tree such as an arm with a gripper), the drives' priors (``<dynamics>``,
-``<transmission>``) and each link's geometry, from which the parameter bounds are derived
-(``dynid.robot.derived_bounds``).
+dynid reads the file itself first (``dynid.robot._urdf_tree``): safe XML, a xacro expanded
+(``dynid.robot._xacro``), the arm's chain (a ``tip`` link for a tree such as an arm with a
+gripper), the drives' priors (``<dynamics>``, ``<transmission>``) and each link's geometry,
+from which the parameter bounds are derived (``dynid.robot.derived_bounds``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import contextlib
 import dataclasses
 import os
 import tempfile
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from dynid.robot._robot import MAX_JOINTS, STANDARD_GRAVITY, JointLimits, Robot,
 from dynid.robot._urdf_tree import (
     DERIVED_NOTE,
     URDFTree,
+    URDFWarning,
     locked_document,
     origin_matrix,
     read_priors,
@@ -76,8 +78,18 @@ def _finite_or_inf(values: np.ndarray) -> np.ndarray:
 
 def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | None = None,
               gravity: tuple[float, float, float] = STANDARD_GRAVITY,
-              physical: bool = True, tip: str | None = None) -> Robot:
+              physical: bool = True, tip: str | None = None,
+              xacro_args: Mapping[str, object] | None = None,
+              packages: Mapping[str, str | Path] | None = None) -> Robot:
     """A Robot from a URDF file of a fixed-base chain of revolute/prismatic joints.
+
+    A xacro (``arm.urdf.xacro``, or a URDF that uses xacro elements) is expanded first, with
+    ``xacro_args`` ({name: value}; an argument it does not have is an error).
+    ``packages`` ({name: folder}) says where ROS packages are, for ``$(find NAME)`` and
+    ``package://NAME`` meshes, before a folder NAME above the file, ``ROS_PACKAGE_PATH`` and
+    ``AMENT_PREFIX_PATH`` (``dynid.robot._packages``). Both are kept in ``source``
+    (``xacro_args``, ``packages``), so a robot or model file written from the robot reads it
+    again alike.
 
     Link frames are the URDF joint (child link) frames; inertias of links attached by fixed
     joints are merged into the moving link before them. ``tip`` names the link where the arm
@@ -90,10 +102,15 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     (default: the tip's frame, else the last link's).
 
     What the URDF says of the drives becomes the robot's priors: ``<dynamics damping
-    friction>`` the friction model (viscous-Coulomb, no offset), transmissions' rotor inertias
-    (Drake's ``drake:rotor_inertia`` times ``drake:gear_ratio`` squared) ``rotor_inertia``;
-    reductions, locked joints and the geometry used are listed in ``source.notes``; anything
-    else in ``<dynamics>`` or ``<transmission>`` is named in a ``URDFWarning``. ``bounds`` are
+    friction>`` the friction model (viscous-Coulomb, no offset: damping the viscous ``fv``
+    [N m s/rad], friction the Coulomb ``fc`` [N m]; on a joint that gives one of them only as
+    franka_description's ``mu_viscous`` / ``mu_coulomb``, that one; the standard attribute
+    wins where both are given), transmissions' rotor inertias (Drake's
+    ``drake:rotor_inertia`` times ``drake:gear_ratio`` squared) ``rotor_inertia``; reductions,
+    locked joints, the geometry used and the friction attributes read are listed in
+    ``source.notes`` (franka_description's ``D`` and ``K`` noted there as not read); anything
+    else in ``<dynamics>`` or ``<transmission>`` is named in a ``URDFWarning``, as are xacro's
+    own warnings. A robot file's ``friction:`` replaces the URDF's prior. ``bounds`` are
     derived from the description (``dynid.robot.derived_bounds``; ``bounds.derived`` is True).
 
     Raises ValueError for a file that cannot be parsed (or is not a regular file within
@@ -104,7 +121,10 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     margin (``dynid.robot.inertia.ROUNDING_RTOL``) load with one ``RoundedInertiaWarning``.
     """
     path = Path(path)
-    tree = read_tree(path)
+    tree = read_tree(path, xacro_args=xacro_args, packages=packages)
+    if tree.xacro_warnings:
+        warnings.warn(f"{path.name}: xacro says: {'; '.join(tree.xacro_warnings)}", URDFWarning,
+                      stacklevel=2)
     arm, locked = select_chain(tree, tip)
     if len(arm) > MAX_JOINTS:  # before pinocchio builds them
         raise ValueError(f"`path`: URDF {str(path)!r} has {len(arm)} arm joints, more than "
@@ -220,7 +240,7 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
             name=name or model.name or path.stem, joints=tuple(joints),
             parameters=np.array(params), limits=limits, gravity=np.asarray(gravity, dtype=float),
             tool=tool, convention="urdf", link_names=tuple(link_names), friction=friction,
-            rotor_inertia=rotor, source=Source(url=str(path)),
+            rotor_inertia=rotor, source=_source(tree),
         )
     except ValueError as error:  # a value beyond what the dynamics hold: name the file
         raise ValueError(f"{path.name}: {error}") from None
@@ -231,8 +251,15 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
                      f"{problems[0]}{', ...' if len(problems) > 1 else ''}): those links fall "
                      "back to their visual geometry or the segment between joint origins")
     notes.append(f"{DERIVED_NOTE} (none written): dynid.robot.derived_bounds")
-    return dataclasses.replace(robot, bounds=bounds,
-                               source=Source(url=str(path), notes="; ".join(notes)))
+    return dataclasses.replace(robot, bounds=bounds, source=_source(tree, "; ".join(notes)))
+
+
+def _source(tree: URDFTree, notes: str = "") -> Source:
+    """Where the robot comes from: the file, and how a xacro was read (its arguments, the
+    packages given)."""
+    return Source(url=str(tree.path), notes=notes, xacro_args=tree.xacro_args,
+                  packages=tree.packages)
+
 
 
 def _frame(model, name: str):
@@ -262,7 +289,8 @@ def _extents(model, tree: URDFTree, n: int) -> tuple[list[LinkExtent], list[str]
         for frame in frames:
             if frame.type != pin.FrameType.BODY or frame.name not in tree.links:
                 continue
-            geometry = link_geometry(tree.links[frame.name], folder, read_origin)
+            geometry = link_geometry(tree.links[frame.name], folder, read_origin,
+                                     tree.packages)
             problems += geometry.problems
             if geometry.basis:
                 placement = frame.placement.homogeneous

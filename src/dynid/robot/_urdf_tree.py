@@ -11,16 +11,21 @@ What this adds to pinocchio's parser:
   limit nearest zero) and carried, as a fixed body, by the link it hangs from. A mimic joint, or
   a trailing joint named like an end effector (gripper, finger, jaw, claw, hand), is never taken
   as an arm joint without a tip;
+- **xacro**: a ``.xacro`` description (or a URDF that uses xacro elements) is expanded first
+  (``dynid.robot._xacro``), with its arguments and the ROS packages given by name;
 - **priors** the URDF states for the drives: ``<dynamics damping friction>`` (viscous and
-  Coulomb friction) and ``<transmission>`` reductions and rotor inertias;
+  Coulomb friction; Franka's ``mu_viscous`` and ``mu_coulomb`` where those are absent) and
+  ``<transmission>`` reductions and rotor inertias;
 - **geometry** per link (``<collision>``, else ``<visual>``), for derived bounds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
@@ -30,8 +35,9 @@ from numpy.typing import NDArray
 
 from dynid._reading import read_bytes
 from dynid.robot._robot import MAX_LENGTH
+from dynid.robot._xacro import check_packages, check_xacro_args, expand_xacro, is_xacro
 
-__all__ = ["URDFTree", "URDFWarning", "read_tree"]
+__all__ = ["URDFTree", "URDFWarning", "description_digest", "read_tree"]
 
 MOVABLE = ("revolute", "continuous", "prismatic", "floating", "planar")
 JOINT_TYPES = (*MOVABLE, "fixed")
@@ -137,7 +143,7 @@ class URDFJoint:
 
 @dataclass
 class URDFTree:
-    """The links and joints of a URDF, as the file states them."""
+    """The links and joints of a URDF, as the file states them (a xacro's as expanded)."""
 
     path: Path
     root_element: ET.Element
@@ -147,6 +153,10 @@ class URDFTree:
     parent_joint: dict[str, URDFJoint]  # link -> the joint that carries it
     children: dict[str, list[URDFJoint]]  # link -> the joints it carries
     root: str
+    packages: dict[str, str] = field(default_factory=dict)  # ROS package folders given by name
+    xacro_args: dict[str, str] = field(default_factory=dict)  # a xacro's arguments, as given
+    digest: str = ""  # sha256 of the file (of every file a xacro read: dynid.robot._xacro)
+    xacro_warnings: tuple[str, ...] = ()
 
     def fail(self, message: str) -> ValueError:
         return ValueError(f"`path`: cannot parse URDF {str(self.path)!r}: {message}")
@@ -214,23 +224,48 @@ def origin_matrix(element: ET.Element | None, where: str, fail) -> NDArray:
     return out
 
 
-def read_tree(path: str | Path) -> URDFTree:
-    """The URDF at ``path`` as a tree (ValueError for an unsafe or malformed file, a link with
-    two parents, or no single root)."""
-    path = Path(path)
-    data = read_bytes(path, what="URDF")
-
-    def fail(message: str) -> ValueError:
-        return ValueError(f"`path`: cannot parse URDF {str(path)!r}: {message}")
-
+def _parse(data: bytes, fail) -> ET.Element:
     refused = _check_declarations(data)
     if refused is not None:
         raise fail(f"it holds {refused}, which dynid refuses (no DTDs, entities or deep "
                    "nesting in a URDF)")
     try:
-        root = ET.fromstring(data)
+        return ET.fromstring(data)
     except ET.ParseError as error:
         raise fail(f"{error} (not well-formed XML)") from None
+
+
+def _uses_xacro(root: ET.Element) -> bool:
+    return any("xacro" in element.tag.partition("}")[0] for element in root.iter()
+               if isinstance(element.tag, str) and element.tag.startswith("{"))
+
+
+def read_tree(path: str | Path, *, xacro_args: Mapping[str, object] | None = None,
+              packages: Mapping[str, str | Path] | None = None) -> URDFTree:
+    """The URDF at ``path`` as a tree (ValueError for an unsafe or malformed file, a link with
+    two parents, or no single root). A xacro (``.xacro``, or a URDF that uses xacro elements)
+    is expanded with ``xacro_args``; ``packages`` maps ROS package names to folders, for
+    ``$(find NAME)`` and ``package://NAME`` (``dynid.robot._packages``)."""
+    path = Path(path)
+    xacro_args, packages = check_xacro_args(xacro_args), check_packages(packages)
+
+    def fail(message: str) -> ValueError:
+        return ValueError(f"`path`: cannot parse URDF {str(path)!r}: {message}")
+
+    expansion = None
+    if is_xacro(path):
+        expansion = expand_xacro(path, args=xacro_args, packages=packages)
+        root = _parse(expansion.text.encode("utf-8"), fail)
+    else:
+        data = read_bytes(path, what="URDF")
+        root = _parse(data, fail)
+        if _uses_xacro(root):  # a xacro named .urdf: expanded as it is meant to be
+            expansion = expand_xacro(path, args=xacro_args, packages=packages)
+            root = _parse(expansion.text.encode("utf-8"), fail)
+        elif xacro_args:
+            raise ValueError(f"`xacro_args`: {str(path)!r} is a URDF, not a xacro; it takes "
+                             "no arguments")
+    digest = expansion.digest if expansion else hashlib.sha256(data).hexdigest()
     if local(root.tag) != "robot":
         raise fail(f"the document element must be <robot>, got <{local(root.tag)}>")
     links: dict[str, ET.Element] = {}
@@ -297,7 +332,15 @@ def read_tree(path: str | Path) -> URDFTree:
                    "one parent joint per link, no loops)")
     return URDFTree(path=path, root_element=root, name=root.get("name") or path.stem,
                     links=links, joints=joints, parent_joint=parent_joint, children=children,
-                    root=roots[0])
+                    root=roots[0], packages=packages, xacro_args=xacro_args, digest=digest,
+                    xacro_warnings=expansion.warnings if expansion else ())
+
+
+def description_digest(path: str | Path, *, xacro_args: Mapping[str, object] | None = None,
+                       packages: Mapping[str, str | Path] | None = None) -> str:
+    """The sha256 a model file checks its robot's description by: of the URDF file, or of
+    every file a xacro reads (includes, YAML), in order (``dynid.robot._xacro``)."""
+    return read_tree(path, xacro_args=xacro_args, packages=packages).digest
 
 
 def _listing(names: list[str]) -> str:
@@ -432,7 +475,14 @@ def locked_document(tree: URDFTree, locked: list[URDFJoint]) -> tuple[str, list[
 
 # --- priors: <dynamics>, <transmission> --------------------------------------------------------
 
-_DYNAMICS_READ = ("damping", "friction")
+# <dynamics> attributes read as the friction prior, by what they become: the URDF standard's
+# (damping: viscous fv [N m s/rad; N s/m prismatic], friction: Coulomb fc [N m; N]) and, where
+# a joint lacks one, franka_description's (FR3, FER, FP3 write both; Franka documents neither
+# mu_*, and its mu_viscous of 16 N m s/rad beside damping 0.003 is no joint's viscous friction:
+# the standard attribute wins wherever both are given)
+_DYNAMICS_FRICTION = {"fv": ("damping", "mu_viscous"), "fc": ("friction", "mu_coulomb")}
+# franka_description's other <dynamics> attributes: not friction, no use to rigid joints
+_DYNAMICS_NOTED = ("D", "K")
 
 
 @dataclass
@@ -466,43 +516,79 @@ def _value(element: ET.Element, where: str, tree: URDFTree) -> float:
 
 
 def read_priors(tree: URDFTree, arm: list[URDFJoint]) -> Priors:
-    """``<dynamics damping friction>`` of the arm joints, and the transmissions' reductions and
-    rotor inertias (``<actuator><mechanicalReduction>``; Drake's ``drake:rotor_inertia`` and
-    ``drake:gear_ratio``: reflected inertia ``gear_ratio^2 rotor_inertia``)."""
+    """The arm joints' friction prior from ``<dynamics>`` (``_DYNAMICS_FRICTION``), and the
+    transmissions' reductions and rotor inertias (``<actuator><mechanicalReduction>``; Drake's
+    ``drake:rotor_inertia`` and ``drake:gear_ratio``: reflected inertia
+    ``gear_ratio^2 rotor_inertia``)."""
     n = len(arm)
     index = {j.name: k for k, j in enumerate(arm)}
-    damping, friction = np.zeros(n), np.zeros(n)
+    values = {"fv": np.zeros(n), "fc": np.zeros(n)}
     notes: list[str] = []
     ignored: list[str] = []
     has_dynamics = False
     unknown: dict[str, list[str]] = {}
+    # (attribute read, attribute passed over, its value, what it became) -> joints
+    read_by: dict[tuple[str, ...], list[str]] = {}
+    noted: dict[str, list[str]] = {}
+    known = {a for pair in _DYNAMICS_FRICTION.values() for a in pair}
     for k, joint in enumerate(arm):
         element = joint.element.find("dynamics")
         if element is None:
             continue
         has_dynamics = True
         for attribute in element.attrib:
-            if attribute not in _DYNAMICS_READ:
+            if attribute in _DYNAMICS_NOTED:
+                noted.setdefault(attribute, []).append(joint.name)
+            elif attribute not in known:
                 unknown.setdefault(attribute, []).append(joint.name)
-        for attribute, out in (("damping", damping), ("friction", friction)):
-            if element.get(attribute) is not None:
-                out[k] = _number(element.get(attribute), f"joint {joint.name!r} dynamics "
-                                 f"{attribute}", tree)
-    by_joints: dict[tuple[str, ...], list[str]] = {}
-    for attribute, names in unknown.items():
-        by_joints.setdefault(tuple(names), []).append(attribute)
-    for names, attributes in by_joints.items():
-        ignored.append(f"<dynamics> attribute{'s' if len(attributes) > 1 else ''} "
-                       f"{', '.join(attributes)} (joint{'s' if len(names) > 1 else ''} "
-                       f"{', '.join(names)})")
+        for key, (standard, franka) in _DYNAMICS_FRICTION.items():
+            given = {a: _number(element.get(a), f"joint {joint.name!r} dynamics {a}", tree)
+                     for a in (standard, franka) if element.get(a) is not None}
+            if not given:
+                continue
+            chosen = standard if standard in given else franka
+            values[key][k] = given[chosen]
+            if chosen == franka:
+                read_by.setdefault((franka, key), []).append(joint.name)
+            elif franka in given and given[franka] != given[standard]:
+                read_by.setdefault((standard, franka, f"{given[franka]:g}",
+                                    f"{given[standard]:g}"), []).append(joint.name)
+    every = [j.name for j in arm]
+    ignored += _by_joints(unknown, every)
     if has_dynamics:
-        notes.append("friction prior from <dynamics>: damping as viscous fv, friction as "
-                     "Coulomb fc")
+        notes.append("friction prior from <dynamics>: damping as viscous fv [N m s/rad], "
+                     "friction as Coulomb fc [N m]")
+    for key, names in read_by.items():
+        joints = _joints(names, every)
+        if len(key) == 2:
+            notes.append(f"Franka's {key[0]} as {key[1]} ({joints}: no "
+                         f"{_DYNAMICS_FRICTION[key[1]][0]} given)")
+        else:
+            standard, franka, passed, used = key
+            notes.append(f"{standard} {used} read, not Franka's {franka} {passed} ({joints}: "
+                         "the URDF standard's attribute first)")
+    notes += [f"{line} not read: franka_description's, not friction"
+              for line in _by_joints(noted, every)]
     reduction, rotor = np.full(n, np.nan), np.full(n, np.nan)
     for element in tree.root_element.findall("transmission"):
         _read_transmission(element, tree, index, reduction, rotor, notes, ignored)
-    return Priors(damping=damping, friction=friction, has_dynamics=has_dynamics,
+    return Priors(damping=values["fv"], friction=values["fc"], has_dynamics=has_dynamics,
                   reduction=reduction, rotor_inertia=rotor, notes=notes, ignored=ignored)
+
+
+def _joints(names: list[str], every: list[str]) -> str:
+    if len(names) > 1 and names == every:
+        return f"all {len(names)} arm joints"
+    return f"joint{'s' if len(names) > 1 else ''} {', '.join(names)}"
+
+
+def _by_joints(attributes: dict[str, list[str]], every: list[str]) -> list[str]:
+    """``{attribute: joints}`` as lines, attributes of the same joints in one."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for attribute, names in attributes.items():
+        groups.setdefault(tuple(names), []).append(attribute)
+    return [f"<dynamics> attribute{'s' if len(group) > 1 else ''} {', '.join(group)} "
+            f"({_joints(list(names), every)})" for names, group in groups.items()]
 
 
 _KNOWN_INTERFACE = ("hardwareInterface", "role")

@@ -47,7 +47,12 @@ priors (see ``dynid.robot.load_urdf``), and the file adds or overrides the rest:
 ```yaml
 schema: dynid-robot/1
 name: arm                     # optional; default the URDF's robot name
-urdf: arm.urdf                # relative to this file's folder (or absolute)
+urdf: arm.urdf                # relative to this file's folder (or absolute); or a xacro,
+                              #   arm.urdf.xacro, expanded with:
+xacro_args: {ur_type: ur5e}   # optional: its arguments (an unknown one is an error)
+packages: {my_arm: ../my_arm} # optional: ROS package folders, for $(find NAME) and
+                              #   package://NAME (relative to this file's folder; see
+                              #   dynid.robot.load_urdf for where else they are looked for)
 tip: flange                   # optional: the link where the arm ends (a tree URDF needs one)
 tool: [[...], ...]            # optional 4 x 4 tool frame on the last link (default the tip's)
 gravity: [0.0, 0.0, -9.81]
@@ -84,6 +89,7 @@ import dataclasses
 import os
 import re
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -272,13 +278,17 @@ _KEYS = ("schema", "name", "description", "source", "kinematics", "gravity", "li
 
 
 def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | None = None,
-                    tip: str | None = None, file_name: str = "robot file") -> Robot:
+                    tip: str | None = None, file_name: str = "robot file",
+                    xacro_args: Mapping[str, object] | None = None,
+                    packages: Mapping[str, str | Path] | None = None) -> Robot:
     """A Robot from the parsed ``dynid-robot/1`` mapping (ValueError naming any bad field).
 
     ``physical``: every link's inertia must be physically valid (a robot file's claim); a
     model file's equivalent parameters need not be. ``folder``: where a ``urdf:`` path is
     relative to (default the working folder); ``tip``: the arm's tip link of a ``urdf:`` robot
-    (overrides the file's ``tip``); ``file_name``: how warnings name the file.
+    (overrides the file's ``tip``); ``xacro_args`` and ``packages``: a ``urdf:`` xacro's
+    arguments and ROS package folders, each entry over the file's; ``file_name``: how warnings
+    name the file.
 
     Links whose inertia misses physical consistency by rounding (``inertia.ROUNDING_RTOL``)
     load with one ``RoundedInertiaWarning``; a gross miss raises ValueError naming the link
@@ -288,10 +298,13 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         raise ValueError(f"a robot file must hold a mapping, got {type(spec).__name__}")
     if "urdf" in spec:
         return _robot_from_urdf(spec, physical=physical, folder=folder, tip=tip,
-                                file_name=file_name)
+                                file_name=file_name, xacro_args=xacro_args, packages=packages)
     if tip is not None:
         raise ValueError("`tip` picks the arm's chain of a URDF robot; this robot file gives "
                          "a kinematics table")
+    if xacro_args:
+        raise ValueError("`xacro_args` are a xacro description's; this robot file gives a "
+                         "kinematics table")
     check_keys(spec, _KEYS, "robot")
     schema = spec.get("schema", SCHEMA)
     if schema != SCHEMA:
@@ -349,12 +362,16 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
     return robot
 
 
-def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
-    """Read a ``dynid-robot/1`` YAML file (``tip``: see ``robot_from_dict``)."""
+def load_robot_file(path: str | Path, *, tip: str | None = None,
+                    xacro_args: Mapping[str, object] | None = None,
+                    packages: Mapping[str, str | Path] | None = None) -> Robot:
+    """Read a ``dynid-robot/1`` YAML file (``tip``, ``xacro_args``, ``packages``: see
+    ``robot_from_dict``)."""
     path = Path(path)
     spec = load_yaml(path, what="robot file")
     try:
-        return robot_from_dict(spec, folder=path.parent, tip=tip, file_name=path.name)
+        return robot_from_dict(spec, folder=path.parent, tip=tip, file_name=path.name,
+                               xacro_args=xacro_args, packages=packages)
     except (ValueError, TypeError) as error:
         text = str(error)  # named once: some messages name the file themselves
         raise ValueError(text if text.startswith(f"{path.name}: ") else
@@ -363,12 +380,29 @@ def load_robot_file(path: str | Path, *, tip: str | None = None) -> Robot:
 
 # --- robot files that point at a URDF ------------------------------------------------------------
 
-_URDF_KEYS = ("schema", "name", "description", "source", "urdf", "tip", "tool", "gravity",
-              "limits", "inertia", "rotor_inertia", "friction", "bounds", "drive_gains")
+_URDF_KEYS = ("schema", "name", "description", "source", "urdf", "xacro_args", "packages",
+              "tip", "tool", "gravity", "limits", "inertia", "rotor_inertia", "friction",
+              "bounds", "drive_gains")
+
+
+def _string_mapping(spec: Any, key: str) -> dict[str, str]:
+    """A ``name: value`` mapping of the file (``xacro_args``, ``packages``) as text."""
+    if spec is None:
+        return {}
+    out = {}
+    for name, value in _mapping(spec, key).items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if not isinstance(name, str) or not isinstance(value, (str, int, float)):
+            raise ValueError(f"`{key}.{name}` must be text or a number, got {value!r:.60}")
+        out[name] = str(value)
+    return out
 
 
 def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
-                     tip: str | None, file_name: str) -> Robot:
+                     tip: str | None, file_name: str,
+                     xacro_args: Mapping[str, object] | None = None,
+                     packages: Mapping[str, str | Path] | None = None) -> Robot:
     """The URDF the file points at, with the file's additions (see the module docstring)."""
     from dynid.robot._urdf import load_urdf  # pinocchio loads with the first URDF
 
@@ -396,9 +430,14 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         if not isinstance(claimed, bool):
             raise ValueError(f"`inertia.physical` must be true or false, got {claimed!r:.40}")
     gravity = _numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity")
+    given_packages = {name: str(Path(folder) / value if folder is not None else value)
+                      for name, value in _string_mapping(spec.get("packages"), "packages").items()}
     robot = load_urdf(path, name=_text(spec["name"], "name") if spec.get("name") else None,
                       tip=tip, gravity=tuple(gravity),
-                      physical=physical and claimed and not overrides)
+                      physical=physical and claimed and not overrides,
+                      xacro_args={**_string_mapping(spec.get("xacro_args"), "xacro_args"),
+                                  **(xacro_args or {})},
+                      packages={**given_packages, **(packages or {})})
     n = robot.n_joints
     changes: dict[str, Any] = {"limits": _limit_overrides(spec.get("limits"), robot.limits)}
     if overrides:
@@ -426,8 +465,9 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         "bounds" in changes and note.startswith(DERIVED_NOTE))]
     if "bounds" in changes:
         notes.append("bounds as written in the robot file")
-    changes["source"] = Source(citation=_text(source.get("citation", ""), "source.citation"),
-                               url=robot.source.url, notes="; ".join(notes))
+    changes["source"] = dataclasses.replace(
+        robot.source, citation=_text(source.get("citation", ""), "source.citation"),
+        notes="; ".join(notes))
     return dataclasses.replace(robot, **changes)
 
 
@@ -496,21 +536,23 @@ def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
         raise ValueError(f"`robot`: {robot.name!r} is a URDF robot whose file "
                          f"{robot.source.url!r} is not found; it cannot be referenced")
     path = path.resolve()
-    reference = str(path)
-    if folder is not None:  # relative beside or below the robot file, absolute from afar
-        relative = os.path.relpath(path, Path(folder).resolve())
-        if not relative.startswith(os.path.join(os.pardir, os.pardir)):
-            reference = relative
-    tip, tool = _tip_and_tool(read_tree(path), robot)
+    read = {"xacro_args": dict(robot.source.xacro_args), "packages": dict(robot.source.packages)}
+    tip, tool = _tip_and_tool(read_tree(path, **read), robot)
     with warnings.catch_warnings():  # the URDF's own warnings were given when it was loaded
         warnings.simplefilter("ignore")
-        described = load_urdf(path, tip=tip, physical=False)
+        described = load_urdf(path, tip=tip, physical=False, **read)
     out: dict[str, Any] = {"schema": SCHEMA, "name": robot.name}
     if robot.description:
         out["description"] = robot.description
     if robot.source.citation:
         out["source"] = {"citation": robot.source.citation}
-    out.update({"urdf": reference, "tip": tip})
+    out["urdf"] = _reference(path, folder)
+    if read["xacro_args"]:
+        out["xacro_args"] = read["xacro_args"]
+    if read["packages"]:
+        out["packages"] = {name: _reference(Path(value), folder)
+                           for name, value in read["packages"].items()}
+    out["tip"] = tip
     if tool is not None:
         out["tool"] = tool.tolist()
     out["gravity"] = robot.gravity.tolist()
@@ -543,6 +585,17 @@ def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
     if robot.bounds is not None:
         out["bounds"] = robot.bounds.to_dict()
     return out
+
+
+def _reference(path: Path, folder: str | Path | None) -> str:
+    """``path`` as a robot file at ``folder`` refers to it: relative beside or below the file,
+    absolute from afar."""
+    path = path.resolve()
+    if folder is not None:
+        relative = os.path.relpath(path, Path(folder).resolve())
+        if not relative.startswith(os.path.join(os.pardir, os.pardir)):
+            return relative
+    return str(path)
 
 
 def _tip_and_tool(tree, robot: Robot) -> tuple[str, np.ndarray | None]:
