@@ -32,7 +32,7 @@ from dynid.evaluation.plots import (
 )
 from dynid.evaluation.validate import ValidationReport
 from dynid.identification.bootstrap import bootstrap_table
-from dynid.identification.model import LinearModel
+from dynid.identification.model import STD_KINDS, LinearModel
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, cell
 from dynid.robot.inertia import to_com
 
@@ -164,9 +164,12 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         rows.append([f"{k}", row["name"], row["expression"], cell(row["value"], ".6g"),
                      cell(row["std"], ".3g", nonnegative=True),
                      (cell(relative if valid else None, ".3g"), flag)])
+    sigma = "σ (lower bound)" if model.std_kind == "lower bound" else "σ"
+    kind = STD_KINDS.get(model.std_kind, "")  # none for a file written before it was recorded
     parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
-                 "(above 30 % in red: Gaz et al. drop those).</p>")
-    parts.append(table_html(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
+                 f"(above 30 % in red: Gaz et al. drop those). {_e(kind[:1].upper() + kind[1:])}"
+                 "</p>")
+    parts.append(table_html(["#", "name", "regrouping", "value", sigma, f"{sigma} [%]"], rows,
                             text_columns=3))
     boot = bootstrap_table(model)
     if boot is not None:
@@ -177,7 +180,8 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
             f"deviations and {100 * float(entry.get('level', 0.95)):.0f} % percentile "
             "intervals that hold under coloured noise and constraints, beside the formula "
             "σ above (which assumes white noise).</p>")
-        parts.append(table_html(["#", "name", "value", "σ (formula)", "σ (bootstrap)",
+        formula = "σ (formula, lower bound)" if model.std_kind == "lower bound" else "σ (formula)"
+        parts.append(table_html(["#", "name", "value", formula, "σ (bootstrap)",
                                  "interval low", "interval high"], [
             [f"{k}", row["name"], cell(row["value"], ".6g"), cell(sigma, ".3g", nonnegative=True),
              cell(row["std"], ".3g", nonnegative=True), cell(row["lower"], ".6g"),
