@@ -164,13 +164,13 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         rows.append([f"{k}", row["name"], row["expression"], cell(row["value"], ".6g"),
                      cell(row["std"], ".3g", nonnegative=True),
                      (cell(relative if valid else None, ".3g"), flag)])
-    sigma = "σ (lower bound)" if model.std_kind == "lower bound" else "σ"
+    heading = "σ (lower bound)" if model.std_kind == "lower bound" else "σ"
     kind = STD_KINDS.get(model.std_kind, "")  # none for a file written before it was recorded
     parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
                  f"(above 30 % in red: Gaz et al. drop those). {_e(kind[:1].upper() + kind[1:])}"
                  "</p>")
-    parts.append(table_html(["#", "name", "regrouping", "value", sigma, f"{sigma} [%]"], rows,
-                            text_columns=3))
+    parts.append(table_html(["#", "name", "regrouping", "value", heading, f"{heading} [%]"],
+                            rows, text_columns=3))
     boot = bootstrap_table(model)
     if boot is not None:
         entry = report["bootstrap"]
