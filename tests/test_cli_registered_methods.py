@@ -41,14 +41,26 @@ def _json(capsys, argv):
 
 def test_robust_method_resists_spikes_that_move_ols(capsys, tmp_path, spiky_log):
     _, path, log, clean = spiky_log
-    errors = {}
+    errors, kinds = {}, {}
     for method in ("ols", "irls-tukey"):
         out = tmp_path / f"{method}.yaml"
-        _json(capsys, ["identify", "arm3", str(path), "--method", method, "--json",
-                       "-o", str(out)])
+        kinds[method] = _json(capsys, ["identify", "arm3", str(path), "--method", method,
+                                       "--json", "-o", str(out)])["std_kind"]
         predicted = load_model(out).predict(log.q, log.dq, log.ddq)
         errors[method] = np.sqrt(np.mean((predicted - clean) ** 2))
     assert errors["irls-tukey"] < 0.3 * errors["ols"], errors
+    # what each std is, in the JSON and the model file (tests/test_sigma_coverage.py)
+    assert kinds == {"ols": "covariance", "irls-tukey": "lower bound"}
+    assert load_model(tmp_path / "irls-tukey.yaml").std_kind == "lower bound"
+
+
+def test_the_summary_says_what_the_std_is(capsys, spiky_log):
+    _, path, _, _ = spiky_log
+    notes = {"tls": "std: the estimate's error covariance: it covers",
+             "ridge": "std: a lower bound on the error: its formula leaves out"}
+    for method, note in notes.items():
+        assert main(["identify", "arm3", str(path), "--method", method]) == 0
+        assert note in capsys.readouterr().out, method
 
 
 def test_consistent_penalised_method_writes_a_consistent_body(capsys, tmp_path, spiky_log):

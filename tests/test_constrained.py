@@ -42,6 +42,7 @@ def test_consistent_and_as_good_as_unconstrained(twin, method):
     result = identify_constrained(truth, fit, method=method,
                                   prior=load_robot("panda-cad").parameters)
     assert result.consistency.consistent
+    assert result.model.std_kind == "lower bound"  # the unconstrained formula
     assert mass_matrix_check(result.model.robot, n_samples=300)["positive"]
     assert (_validation(result.model, check) <= 1.05 * unconstrained).all()
     # the regulariser holds the unidentifiable directions: no drift to absurd masses

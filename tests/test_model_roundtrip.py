@@ -359,6 +359,29 @@ def test_a_file_without_the_recorded_rtol_still_loads(tmp_path):
         load_model(tmp_path / "bad.yaml")
 
 
+def test_what_the_std_is_round_trips_and_older_files_say_unknown(tmp_path):
+    """``report.std_kind`` (tests/test_sigma_coverage.py) is kept; a file written before it was
+    recorded loads with its std unlabelled ("unknown"), a value not in STD_KINDS is refused."""
+    robot = _example_arm("so100")
+    data = _log(robot, np.random.default_rng(4), None, n_samples=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = identify(robot, data, friction=ViscousCoulomb.zeros(robot.n_joints))
+    assert model.std_kind == "covariance"
+    save_model(model, tmp_path / "m.yaml")
+    assert load_model(tmp_path / "m.yaml").std_kind == "covariance"
+    spec = yaml.safe_load((tmp_path / "m.yaml").read_text())
+    del spec["report"]["std_kind"]
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    old = load_model(tmp_path / "old.yaml")
+    assert old.std_kind == "unknown"
+    assert_close(old.std, model.std, rtol=1e-12)
+    spec["report"]["std_kind"] = "exact"
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    with pytest.raises(ValueError, match=r"`report\.std_kind` must be one of"):
+        load_model(tmp_path / "bad.yaml")
+
+
 def test_huge_coefficients_are_never_validated_as_consistent(tmp_path, capsys):
     """Coefficients of 1e300 (issue 22: 'validates as inf and physically consistent: yes')."""
     from dynid.cli import main

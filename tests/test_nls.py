@@ -46,6 +46,7 @@ def test_noise_free_twin_gives_back_the_truth(friction):
     truth, data, start = _twin(friction, 0.0, seed=1)
     result = identify_nls(start, data, friction=friction.name)
     assert result.success, result.status
+    assert result.model.std_kind == "lower bound"  # the friction taken as known
     assert _base_error(result, truth) < 1e-5
     # relative, absolute near zero (the offsets fo, none in the truth)
     truth_table = friction.per_joint()

@@ -60,7 +60,8 @@ def test_rls_without_forgetting_is_ols_to_rounding(arm, noisy):
     estimate = METHODS[0].fit(Problem(robot, noisy))
     assert estimate.method == "rls" and estimate.converged
     assert_close(estimate.model.coefficients, ols.coefficients, rtol=1e-9, atol=1e-9)
-    assert_close(estimate.model.std, ols.std, rtol=1e-6)
+    assert_close(estimate.model.std, ols.std, rtol=1e-6)  # so it covers as OLS's does
+    assert estimate.model.std_kind == ols.std_kind == "covariance"
     history = estimate.details["history"]
     assert history["coefficients"].shape == (history["t"].size, ols.base.rank)
     assert np.all(np.diff(history["t"]) > 0)
@@ -191,6 +192,7 @@ def test_the_kalman_filters_agree_and_approach_the_truth(arm, closed_loop):
             truth)
         assert errors[name] < 0.1 * start_error, (name, errors[name], start_error)
         assert (estimate.model.std > 0).all()
+        assert estimate.model.std_kind == "lower bound"  # the filter's P
     assert_close(estimates["srekf"].model.coefficients, estimates["ekf"].model.coefficients,
                  rtol=1e-4, atol=1e-5)
     assert_close(estimates["srukf"].model.coefficients, estimates["ukf"].model.coefficients,

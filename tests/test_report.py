@@ -45,6 +45,7 @@ def test_report_is_self_contained_with_every_section(report):
     assert "dynid identify panda" in text and "dynid report" in text  # both commands
     assert "Ixx2 - Iyy2" in text  # the regroupings
     assert "Physically consistent: yes" in text
+    assert "<th>σ (lower bound)</th>" in text  # CLS-3's: the unconstrained formula
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs "

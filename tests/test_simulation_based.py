@@ -53,6 +53,7 @@ def test_noise_free_log_gives_the_truth(twin, fit, tolerance):
     truth, reference, controller, log, nominal, start = twin
     estimate = fit(nominal, log, reference, controller, start=start)
     assert estimate.converged, estimate.status
+    assert estimate.model.std_kind == "lower bound"  # the simulation's error left out
     assert relative_error(estimate.model, truth) < tolerance
     costs = estimate.details["costs"]
     assert np.isfinite(costs).all() and costs[-1] < 1e-3 * costs[0]

@@ -248,7 +248,8 @@ def test_a_robot_file_of_a_xacro_reads_it_again_with_its_arguments(checkout, tmp
 
 def test_a_model_of_a_xacro_robot_loads_and_notices_an_edited_include(checkout, tmp_path, rng):
     from dynid.data import Dataset
-    from dynid.identification import identify, load_model, save_model
+    from dynid.identification import identify
+    from dynid.model import load_model, save_model
 
     top, folder = checkout
     robot = load_robot(top, packages={"my_arm": folder}, xacro_args={"payload": 0.5})

@@ -736,7 +736,7 @@ def _coefficient_payload(model) -> dict:
     if spread is not None:  # each row's bootstrap std and interval beside the formula's std
         rows = [{**row, "bootstrap": {key: own[key] for key in ("std", "lower", "upper")}}
                 for row, own in zip(rows, spread, strict=True)]
-    return {**report, "coefficients": rows}
+    return {**report, "std_kind": model.std_kind, "coefficients": rows}
 
 
 def _coefficient_lines(model, title: str) -> list[str]:
@@ -755,6 +755,10 @@ def _coefficient_lines(model, title: str) -> list[str]:
     if dropped:
         lines.append(f"  dropped (relative std above the threshold): {', '.join(dropped)}")
     from dynid.model import bootstrap_table
+    from dynid.model.linear_model import STD_KINDS
+
+    if model.std_kind in STD_KINDS:  # none for a model file written before it was recorded
+        lines.append(f"  std: {STD_KINDS[model.std_kind]}")
 
     spread = bootstrap_table(model)
     if spread is None:

@@ -32,7 +32,7 @@ from dynid.evaluation.plots import (
 )
 from dynid.evaluation.validate import ValidationReport
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, cell
-from dynid.model.linear_model import LinearModel, bootstrap_table
+from dynid.model.linear_model import STD_KINDS, LinearModel, bootstrap_table
 from dynid.robot.inertia import to_com
 
 __all__ = ["build_report", "figure_html", "table_html", "write_report"]
@@ -163,10 +163,13 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         rows.append([f"{k}", row["name"], row["expression"], cell(row["value"], ".6g"),
                      cell(row["std"], ".3g", nonnegative=True),
                      (cell(relative if valid else None, ".3g"), flag)])
+    heading = "σ (lower bound)" if model.std_kind == "lower bound" else "σ"
+    kind = STD_KINDS.get(model.std_kind, "")  # none for a file written before it was recorded
     parts.append("<p class='note'>Base parameters: value, standard deviation, relative σ "
-                 "(above 30 % in red: Gaz et al. drop those).</p>")
-    parts.append(table_html(["#", "name", "regrouping", "value", "σ", "σ [%]"], rows,
-                            text_columns=3))
+                 f"(above 30 % in red: Gaz et al. drop those). {_e(kind[:1].upper() + kind[1:])}"
+                 "</p>")
+    parts.append(table_html(["#", "name", "regrouping", "value", heading, f"{heading} [%]"],
+                            rows, text_columns=3))
     boot = bootstrap_table(model)
     if boot is not None:
         entry = report["bootstrap"]
@@ -176,7 +179,8 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
             f"deviations and {100 * float(entry.get('level', 0.95)):.0f} % percentile "
             "intervals that hold under coloured noise and constraints, beside the formula "
             "σ above (which assumes white noise).</p>")
-        parts.append(table_html(["#", "name", "value", "σ (formula)", "σ (bootstrap)",
+        formula = "σ (formula, lower bound)" if model.std_kind == "lower bound" else "σ (formula)"
+        parts.append(table_html(["#", "name", "value", formula, "σ (bootstrap)",
                                  "interval low", "interval high"], [
             [f"{k}", row["name"], cell(row["value"], ".6g"), cell(sigma, ".3g", nonnegative=True),
              cell(row["std"], ".3g", nonnegative=True), cell(row["lower"], ".6g"),

@@ -65,6 +65,8 @@ def fit_report(estimator, **extra) -> dict:
         "relative_error_percent": estimator.relative_error_percent_,
         "sigma2": estimator.sigma2_, "n_equations": estimator.n_samples_,
         "dropped": estimator.dropped_.tolist(),
+        # what the std is (LinearModel.std_kind); an estimator of the caller's may not say
+        **({"std_kind": estimator.std_kind} if hasattr(estimator, "std_kind") else {}),
         **({"noise_std": estimator.noise_std_.tolist()} if hasattr(estimator, "noise_std_")
            else {}),
         **extra,

@@ -11,6 +11,8 @@ drive gains ``K`` (torque = K current) that turn a current log into torques.
 Model files (``save_model`` / ``load_model``) are YAML, schema ``dynid-model/1``: the robot (a
 ``dynid-robot/1`` mapping), the friction model, the regrouping (representatives and each base
 parameter's terms), the coefficients with their standard deviations, and the fit report.
+The report's ``std_kind`` says what the standard deviations are (``STD_KINDS``); a file
+written before it was recorded has none, and its σ reads as before, unlabelled ("unknown").
 """
 
 from __future__ import annotations
@@ -40,10 +42,19 @@ from dynid.model.base_parameters import (
 from dynid.robot import Robot, robot_from_dict, robot_to_dict
 from dynid.robot._urdf_tree import description_digest
 
-__all__ = ["MODEL_SCHEMA", "LinearModel", "bootstrap_table", "load_model", "relative_std_percent",
-           "save_model"]
+__all__ = ["MODEL_SCHEMA", "STD_KINDS", "LinearModel", "bootstrap_table", "load_model",
+           "relative_std_percent", "save_model"]
 
 MODEL_SCHEMA = "dynid-model/1"
+#: What a model's ``std`` is, as its report's ``std_kind`` records it, with the words the
+#: command line and the HTML report print beside it (``docs/workflow/estimators.md``; measured
+#: by ``tests/test_sigma_coverage.py``)
+STD_KINDS = {
+    "covariance": "the estimate's error covariance: it covers the error on the method's twin",
+    "lower bound": "a lower bound on the error: its formula leaves out the constraints, the "
+                   "penalty's shrinkage, or the simulation's or the filter's approximations "
+                   "(a bootstrap measures the spread)",
+}
 _CHUNK = BLOCK_ROWS  # samples per regressor block: bounds the memory of the full regressor
 
 
@@ -271,6 +282,12 @@ class LinearModel:
         """``c^(q, dq)`` ``(N, n)`` (the Christoffel terms of ``M^``)."""
         return coriolis_torque(self._geometry, q, dq, parameters=self._links)
 
+    @property
+    def std_kind(self) -> str:
+        """What ``std`` is: one of ``STD_KINDS``, or "unknown" (a model file written before
+        the report recorded it)."""
+        return str(self.report.get("std_kind", "unknown"))
+
     def table(self) -> list[dict]:
         """One row per base parameter: name, expression, value, std, relative std [%]."""
         relative = relative_std_percent(self.coefficients, self.std)
@@ -461,6 +478,10 @@ def _model_from_dict(spec: dict, folder: Path) -> LinearModel:
                           rtol=None if rtol is None else float(rtol))
     _check_regrouping(robot, friction, base, rotor)
     report = spec.get("report") or {}
+    kind = _mapping(report, "report").get("std_kind")  # absent in older files: "unknown"
+    if kind is not None and kind not in STD_KINDS:
+        raise ValueError(f"`report.std_kind` must be one of {list(STD_KINDS)}, got "
+                         f"{kind!r:.60}")
     fitted = spec.get("fitted_friction")
     return LinearModel(
         robot=robot, friction=friction, base=base, coefficients=np.array(values),

@@ -239,7 +239,9 @@ def constrained_result(method: str, robot: Robot, template: LinearModel,
     if rotor:
         body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
     base = template.base
-    report = {"method": method, "status": status, "rank": base.rank,
+    # the unconstrained formula at the constrained estimate: an active LMI or bound moves
+    # the estimate in ways it does not see (LinearModel.std_kind)
+    report = {"method": method, "status": status, "std_kind": "lower bound", "rank": base.rank,
               "condition_number": float(np.linalg.cond(r)),
               "relative_error_percent": relative_error, "prior_weight": float(weight),
               "n_samples": int(n_rows // n), "n_equations": int(n_rows), **extra}
@@ -576,7 +578,7 @@ def _identify_currents(robot: Robot, logs: list[Dataset], *, method: str,
     if rotor:
         body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
     report = {"method": method, "kind": "current", "status": status,
-              "rank": size + len(free), "condition_number": condition,
+              "std_kind": "lower bound", "rank": size + len(free), "condition_number": condition,
               "relative_error_percent": relative_error, "prior_weight": float(weight),
               "n_samples": int(system.current.shape[0]), "n_equations": n_equations,
               "gauss_newton": record, "drive_gains": system.gains_report(drive, drive_std)}

@@ -99,6 +99,9 @@ def _blocks(regressor: ArrayLike, torque: ArrayLike, *, need_blocks: bool):
 class _LinearEstimator:
     """Weighted least squares through the triangular factor, with optional dropping."""
 
+    #: its std is the estimate's covariance (``LinearModel.std_kind``), covering on its twin
+    std_kind = "covariance"
+
     def __init__(self, *, drop_above_percent: float | None = None) -> None:
         self.drop_above_percent = drop_above_percent
 

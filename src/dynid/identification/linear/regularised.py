@@ -127,6 +127,8 @@ class _Penalised:
     """Ridge and elastic net share the fit from factors (see the module)."""
 
     l1_ratio: float
+    #: the sandwich leaves out the penalty's shrinkage towards zero (``LinearModel.std_kind``)
+    std_kind = "lower bound"
 
     @property
     def regularises(self) -> bool:

@@ -1050,10 +1050,13 @@ def _linear_model(robot: Robot, parameters: NDArray, fitted: FrictionModel, used
     factor = triangular_factor(stacked)
     sigma2 = float(residual @ residual) / max(stacked.shape[0] - base.rank, 1)
     inverse = np.linalg.pinv(factor)
+    # the rigid body's least-squares std with the friction taken as known, the bounds left
+    # out: a lower bound (LinearModel.std_kind)
     std = np.sqrt(sigma2 * np.sum(inverse**2, axis=1))
     return LinearModel(robot=body, friction=NoFriction(n), base=base, coefficients=coefficients,
                        rotor_inertia=rotor,
-                       std=std, report={"method": "nls", "status": status, "rank": base.rank,
+                       std=std, report={"method": "nls", "status": status,
+                                        "std_kind": "lower bound", "rank": base.rank,
                                         "condition_number": float(np.linalg.cond(factor)),
                                         "relative_error_percent": float(
                                             100 * np.linalg.norm(residual)

@@ -294,7 +294,9 @@ class KalmanFilter:
     def model(self) -> LinearModel:
         return dataclasses.replace(
             self.template, coefficients=self.coefficients, std=self.std,
-            report={"method": self.method, "n_samples": self.n_samples})
+            # the filter's P: linearised, under the process noise it assumed
+            report={"method": self.method, "std_kind": "lower bound",
+                    "n_samples": self.n_samples})
 
     def update(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike | None, tau: ArrayLike, *,
                periods: ArrayLike | None = None, every: int = 0) -> tuple[NDArray, NDArray]:

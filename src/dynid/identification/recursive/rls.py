@@ -262,7 +262,7 @@ class OnlineRLS:
                    if forgetting < 1 else " (every joint must move, both ways)"))
         return dataclasses.replace(
             self.template, coefficients=self.coefficients, std=self.std,
-            report={"method": "rls", "n_samples": self.n_samples,
+            report={"method": "rls", "std_kind": "covariance", "n_samples": self.n_samples,
                     "forgetting": self.estimator.forgetting,
                     "max_trace": self.estimator.max_trace})
 

@@ -205,9 +205,10 @@ def _fit(loops: ClosedLoops, data: list[Dataset], consistent: str | None, full, 
 
 def _with_report(model, std, method: str, costs: list[float], converged: bool,
                  iterations: int):
-    report = {**model.report, "method": method, "iterations": iterations,
-              "converged": converged, "relative_error_percent": 100 * costs[-1],
-              "costs": costs}
+    # the inner fit's std, at the simulated states: it leaves out the simulation's error
+    report = {**model.report, "method": method, "std_kind": "lower bound",
+              "iterations": iterations, "converged": converged,
+              "relative_error_percent": 100 * costs[-1], "costs": costs}
     return dataclasses.replace(model, std=std, report=report)
 
 

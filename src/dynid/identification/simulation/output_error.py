@@ -232,7 +232,9 @@ def _output_error(method: str, output: str, robot: Robot, logs, references, cont
                       "coefficients' standard deviations (RMS)")
             break
     unit = "rad" if output == "position" else "N m"
-    report = {"method": method, "iterations": iterations, "converged": converged,
+    # Gauss-Newton's std at the last iterate (LinearModel.std_kind)
+    report = {"method": method, "std_kind": "lower bound", "iterations": iterations,
+              "converged": converged,
               f"rms_error_{'rad' if output == 'position' else 'nm'}": costs[-1],
               "costs": costs, "rank": model.base.rank}
     model = dataclasses.replace(model, std=std, report=report)
