@@ -2,13 +2,13 @@
 
 - ``benchmark_seconds``: BIRDy's full protocol on the TX40 (25 draws x 6 profiles x every
   registered method, 2 workers), extrapolated from a measured run of ``draws`` draws on
-  ``profiles`` (``bench_benchmark.full_protocol_estimate``: each method's mean time per fit
+  ``profiles`` (``benchmark.full_protocol_estimate``: each method's mean time per fit
   times the fits the full protocol needs); ``dynid bench --suite benchmark`` runs it whole;
 - ``didim_fit_seconds``, ``didim_parameter_error_ratio`` (and PC-DIDIM's, CLOE's): the Panda
-  twin, a 10 s 1 kHz closed-loop log at high torque noise (``bench_didim``);
+  twin, a 10 s 1 kHz closed-loop log at high torque noise (``didim``);
 - ``online_payload_settle_seconds``, ``online_payload_mass_error``,
   ``online_samples_per_second``: a 2 kg payload picked up mid-task on the Panda twin
-  (``bench_online``).
+  (``online``).
 """
 
 from __future__ import annotations
