@@ -113,6 +113,17 @@ def test_the_tip_picks_the_arm_and_the_gripper_is_carried(tmp_path, rng):
     assert_close(hand.tool[:3, 3], [0.0, 0.0, 0.13])
 
 
+def test_robot_show_prints_each_note_whole(tmp_path, capsys):
+    """`robot show --tip` lists what was read from the URDF one note a line: a note with a
+    semicolon in it stays one line, no sentence broken inside its parentheses."""
+    assert main(["robot", "show", str(_write(tmp_path, _arm())), "--tip", "hand"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("    locked (not arm joints; their links carried by the link they hang from): "
+            "finger_joint1 at 0, finger_joint2 at 0") in lines
+    for line in lines:
+        assert line.count("(") == line.count(")"), line
+
+
 def test_a_finger_is_an_arm_joint_only_when_the_tip_says_so(tmp_path):
     path = _write(tmp_path, _arm())
     robot = load_urdf(path, tip="left_finger")

@@ -119,7 +119,7 @@ def _robot_show(args: argparse.Namespace) -> int:
         print(f"  source: {' '.join(robot.source.citation.split())}")
     if robot.convention == "urdf" and robot.source.url:
         print(f"  urdf: {robot.source.url}")
-    for note in filter(None, robot.source.notes.split("; ")) if robot.convention == "urdf" \
+    for note in filter(None, robot.source.notes.splitlines()) if robot.convention == "urdf" \
             else []:
         print(f"    {note}")
     return 0

@@ -123,7 +123,7 @@ class Source:
 
     citation: str = ""
     url: str = ""
-    notes: str = ""
+    notes: str = ""  # one note a line (a URDF's: what was read, locked, derived)
 
 
 @dataclass(frozen=True, eq=False)

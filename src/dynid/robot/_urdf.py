@@ -232,7 +232,7 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
                      "back to their visual geometry or the segment between joint origins")
     notes.append(f"{DERIVED_NOTE} (none written): dynid.robot.derived_bounds")
     return dataclasses.replace(robot, bounds=bounds,
-                               source=Source(url=str(path), notes="; ".join(notes)))
+                               source=Source(url=str(path), notes="\n".join(notes)))
 
 
 def _frame(model, name: str):

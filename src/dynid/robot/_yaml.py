@@ -422,12 +422,12 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         raise ValueError(f"`source` must be a mapping (citation, notes), got {source!r:.60}")
     check_keys(source, ("citation", "notes"), "source")
     notes = [_text(source["notes"], "source.notes")] if source.get("notes") else []
-    notes += [note for note in robot.source.notes.split("; ") if note and not (
+    notes += [note for note in robot.source.notes.splitlines() if note and not (
         "bounds" in changes and note.startswith(DERIVED_NOTE))]
     if "bounds" in changes:
         notes.append("bounds as written in the robot file")
     changes["source"] = Source(citation=_text(source.get("citation", ""), "source.citation"),
-                               url=robot.source.url, notes="; ".join(notes))
+                               url=robot.source.url, notes="\n".join(notes))
     return dataclasses.replace(robot, **changes)
 
 
