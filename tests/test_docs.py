@@ -141,5 +141,9 @@ def test_pages_cover_the_workflow_and_formats(site):
         assert (site / f"{page}.html").is_file(), page
     walkthrough = (site / "walkthrough.html").read_text()
     assert "From your robot to a model" in walkthrough  # the README's section, included
+    # code in a table cell wraps inside it: the walkthrough's table fits furo's page (a wider
+    # one scrolls, its Python column cut off at the page's edge)
+    assert "_static/dynid.css" in walkthrough
+    assert "overflow-wrap: anywhere" in (site / "_static" / "dynid.css").read_text()
     cli = (site / "cli.html").read_text()
     assert "dynid identify" in cli and "--method" in cli  # read from the parser at build time
