@@ -57,6 +57,8 @@ def test_example_runs_and_draws(site, name):
     assert figure, f"{name}: no figure on its page"
     assert (site / figure.group(0)[5:-1].replace("../", "")).is_file()
     assert "Traceback" not in page, name
+    # no warning in what the reader sees run (a prior from dynid's own robots, say)
+    assert not re.search(r"\w+Warning: ", page), name
     assert "sphx-glr-script-out" in page, f"{name}: no printed output"
 
 
