@@ -86,6 +86,7 @@ sphinx_gallery_conf = {
 # -- HTML ---------------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = f"dynid {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["dynid.css"]  # long code in table cells wraps (the walkthrough's table)
 html_show_sourcelink = False
 html_theme_options = {"navigation_with_keys": True}

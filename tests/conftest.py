@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import os
 import re
+from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
 import pinocchio as pin
 import pytest
+import yaml
 
 from dynid.robot import (
     JointLimits,
@@ -20,6 +22,7 @@ from dynid.robot import (
     RevoluteMDH,
     Robot,
     load_urdf,
+    robot_from_dict,
 )
 from dynid.robot.inertia import (
     from_com,
@@ -118,6 +121,15 @@ def gaz_reverse_engineered_model():
                         coefficients=coefficients, std=np.zeros(base.rank),
                         report={"dropped": sorted(dropped)})
     return model, panda.friction
+
+
+def published_panda_cad() -> Robot:
+    """``panda-cad`` with Franka's inertials as published: its link 4 is no physical body (the
+    built-in loads the nearest one; ``inertia.physical: nearest``)."""
+    spec = yaml.safe_load((resources.files("dynid.robot") / "data" / "panda-cad.yaml")
+                          .read_text())
+    spec["inertia"]["physical"] = False
+    return robot_from_dict(spec)
 
 
 def reference_path(*parts: str) -> Path:

@@ -6,12 +6,21 @@ import csv
 
 import numpy as np
 import pytest
-from conftest import assert_close, reference_path, table3_value
+import yaml
+from conftest import assert_close, published_panda_cad, reference_path, table3_value
 
 from dynid.friction.models import Arctan, Sigmoid
 from dynid.model.base_parameters import robot_base_parameters
 from dynid.robot import builtin_robots, load_robot
-from dynid.robot.inertia import inertia_matrix, to_com
+from dynid.robot.inertia import (
+    INERTIA_ENTRIES,
+    PHYSICAL_RTOL,
+    from_com,
+    inertia_matrix,
+    nearest_physical,
+    physical_margin,
+    to_com,
+)
 
 
 def test_builtins_are_listed_and_cite_their_source():
@@ -24,6 +33,25 @@ def test_builtins_are_listed_and_cite_their_source():
         masses, _, inertias = to_com(robot.parameters)
         assert (masses > 0).all(), name
         assert (np.linalg.eigvalsh(inertias) > 0).all(), name
+        # bodies that can exist (the triangle inequality too): a prior, a twin's truth
+        assert physical_margin(robot.parameters).min() >= -PHYSICAL_RTOL, name
+
+
+def test_panda_cad_carries_franka_values_and_loads_link_4_as_the_nearest_body():
+    """The file holds franka_description's FER inertials exactly; link 4's break the triangle
+    inequality and load as the nearest physical body, the other links as published."""
+    spec = yaml.safe_load(reference_path("panda-franka-description", "fer",
+                                         "inertials.yaml").read_text())
+    franka = np.array([from_com(
+        spec[f"link{i}"]["mass"], [float(v) for v in spec[f"link{i}"]["origin"]["xyz"].split()],
+        [spec[f"link{i}"]["inertia"][entry] for entry in INERTIA_ENTRIES]) for i in range(1, 8)])
+    published = published_panda_cad().parameters
+    assert_close(published, franka, rtol=0, atol=0)
+    margins = physical_margin(published)
+    assert margins[3] < -1e-4 and (np.delete(margins, 3) >= 0).all()
+    loaded = load_robot("panda-cad").parameters
+    assert_close(loaded, nearest_physical(published), rtol=0, atol=0)
+    assert np.array_equal(np.delete(loaded, 3, axis=0), np.delete(published, 3, axis=0))
 
 
 def test_panda_has_43_base_parameters():

@@ -6,6 +6,7 @@ import argparse
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -248,9 +249,11 @@ def test_identify_constrained_command(capsys, tmp_path):
                               sensor=SensorModel(torque_noise_std=0.1), seed=4)
     write_dataset(tmp_path / "log.csv", data)
     params = tmp_path / "params.yaml"
-    payload = _json(capsys, ["identify", "panda", str(tmp_path / "log.csv"), "--method", "cls3",
-                             "--prior", "panda-cad", "--validate", "0.2", "--json",
-                             "--parameters-output", str(params)])
+    with warnings.catch_warnings():  # the README's prior is a body: no warning about it
+        warnings.simplefilter("error", UserWarning)
+        payload = _json(capsys, ["identify", "panda", str(tmp_path / "log.csv"), "--method",
+                                 "cls3", "--prior", "panda-cad", "--validate", "0.2", "--json",
+                                 "--parameters-output", str(params)])
     assert payload["constrained"]["consistent"] and payload["constrained"]["success"]
     assert max(payload["validation"]["rmse"]) < 0.5
     identified = load_robot(params)

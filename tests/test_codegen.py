@@ -374,6 +374,21 @@ def test_header_names_robot_provenance_and_units(built):
     assert "*/x" not in comment  # the command's "*/" cannot end the comment early
 
 
+def test_header_names_a_urdf_by_its_file_name_alone(rng, tmp_path):
+    """A URDF robot's source is a file on the user's machine: the generated code names it and
+    not the folders it lay in (the code is copied to a controller, a repository, a colleague)."""
+    folder = tmp_path / "home" / "someone" / "arms"
+    folder.mkdir(parents=True)
+    (folder / "my_arm.urdf").write_text(random_urdf(rng, 3))
+    robot = load_urdf(folder / "my_arm.urdf")
+    model = linear_template(robot, ViscousCoulomb.zeros(3))
+    n_rest = model.base.n_parameters - model.n_rigid
+    model = dataclasses.replace(model, coefficients=model.base.regrouping @ np.r_[
+        robot.parameters.ravel(), np.zeros(n_rest)])
+    for text in generate(model, prefix="arm").files.values():
+        assert "my_arm.urdf" in text and str(tmp_path) not in text and "someone" not in text
+
+
 def test_exact_zeros_are_left_out(built):
     """The Panda's joint 1 turns about gravity: g(q) does not depend on q1, so the generated
     gravity never computes its sine or cosine; its M(q) none of q1 either."""

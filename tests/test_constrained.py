@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import published_panda_cad
 
 from dynid.evaluation.validate import mass_matrix_check
 from dynid.excitation.optimize import random_fourier
@@ -157,10 +158,13 @@ def test_prior_weight_auto_picks_by_held_out_error(twin):
 
 
 def test_an_inconsistent_prior_is_named(twin):
-    """panda-cad's link 4 (Franka's published values) breaks the triangle inequality: the
-    regulariser would pull towards it, and a warning says so."""
+    """Franka's published link 4 breaks the triangle inequality: the regulariser would pull
+    towards it, and a warning says so; the built-in panda-cad (the nearest body) warns not."""
     from dynid.identification import InconsistentPriorWarning
 
     truth, fit, _ = twin
     with pytest.warns(InconsistentPriorWarning, match=r"not physically consistent at link4"):
+        identify_constrained(truth, fit, method="cls1", prior=published_panda_cad().parameters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InconsistentPriorWarning)
         identify_constrained(truth, fit, method="cls1", prior=load_robot("panda-cad").parameters)

@@ -4,6 +4,7 @@ loadable, and the figures are those of a working identification (on a short, coa
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,10 @@ from dynid.workflow.demo import DEMO_METHODS, DemoResult, format_summary, run_de
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo") / "out"
-    code = main(["demo", "-o", str(folder), "--duration", "10",
-                 "--iterations", "2", "--quiet", "--json"])
+    with warnings.catch_warnings():  # a warning about dynid's own robots: an error, status 2
+        warnings.simplefilter("error", UserWarning)
+        code = main(["demo", "-o", str(folder), "--duration", "10",
+                     "--iterations", "2", "--quiet", "--json"])
     return code, folder
 
 

@@ -57,6 +57,8 @@ def test_example_runs_and_draws(site, name):
     assert figure, f"{name}: no figure on its page"
     assert (site / figure.group(0)[5:-1].replace("../", "")).is_file()
     assert "Traceback" not in page, name
+    # no warning in what the reader sees run (a prior from dynid's own robots, say)
+    assert not re.search(r"\w+Warning: ", page), name
     assert "sphx-glr-script-out" in page, f"{name}: no printed output"
 
 
@@ -141,5 +143,9 @@ def test_pages_cover_the_workflow_and_formats(site):
         assert (site / f"{page}.html").is_file(), page
     walkthrough = (site / "walkthrough.html").read_text()
     assert "From your robot to a model" in walkthrough  # the README's section, included
+    # code in a table cell wraps inside it: the walkthrough's table fits furo's page (a wider
+    # one scrolls, its Python column cut off at the page's edge)
+    assert "_static/dynid.css" in walkthrough
+    assert "overflow-wrap: anywhere" in (site / "_static" / "dynid.css").read_text()
     cli = (site / "cli.html").read_text()
     assert "dynid identify" in cli and "--method" in cli  # read from the parser at build time

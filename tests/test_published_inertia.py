@@ -14,7 +14,9 @@ from dynid.cli import main
 from dynid.export import export_robot
 from dynid.robot import RoundedInertiaWarning, load_robot, load_urdf, robot_to_dict
 from dynid.robot.inertia import (
+    PHYSICAL_RTOL,
     ROUNDING_RTOL,
+    nearest_physical,
     physical_margin,
 )
 
@@ -62,6 +64,30 @@ def test_physical_false_loads_the_same_values_silently(tmp_path):
         warnings.simplefilter("error")
         robot = load_robot(_write(tmp_path, spec))
     assert physical_margin(robot.parameters).min() < 0
+
+
+def test_physical_nearest_keeps_the_file_as_published_and_loads_bodies(tmp_path):
+    """`inertia.physical: nearest`: the file holds the published values, the robot the nearest
+    bodies (gross misses too), silently; from a URDF the same; any other word is an error."""
+    spec = _gen3_like({0: -0.004, 2: -2.5 * ROUNDING_RTOL})
+    published = load_robot(_write(tmp_path, {**spec, "inertia": {**spec["inertia"],
+                                                                 "physical": False}}))
+    spec["inertia"]["physical"] = "nearest"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robot = load_robot(_write(tmp_path, spec))
+    assert (physical_margin(robot.parameters) >= -PHYSICAL_RTOL).all()
+    assert_close(robot.parameters, nearest_physical(published.parameters), rtol=0, atol=0)
+    export_robot(published, tmp_path / "gen3.urdf")
+    _write(tmp_path, {"urdf": "gen3.urdf", "inertia": {"physical": "nearest"}}, "urdf.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from_urdf = load_robot(tmp_path / "urdf.yaml", tip="tool")
+    assert_close(from_urdf.parameters, robot.parameters, rtol=1e-12, atol=1e-15)
+    spec["inertia"]["physical"] = "closest"
+    with pytest.raises(ValueError, match=r"`inertia.physical` must be true, false or nearest, "
+                                         r"got 'closest'"):
+        load_robot(_write(tmp_path, spec))
 
 
 def test_a_gross_violation_is_an_error_naming_the_key(tmp_path):

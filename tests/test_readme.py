@@ -66,6 +66,15 @@ def test_python_blocks_run(index, tmp_path, monkeypatch):
     exec(compile(source, f"README.md python block {index + 1}", "exec"), {"__name__": "readme"})
 
 
+def test_readme_robot_table_is_what_dynid_robots_writes(capsys):
+    """A robot added to dynid/robot/data (or a description changed) without the README
+    following fails here: paste `dynid robots --markdown` between the markers."""
+    (table,) = re.findall(r"<!-- dynid robots --markdown[^>]*-->\n(.*?)<!-- /dynid robots "
+                          r"--markdown -->", README.read_text(), flags=re.S)
+    assert main(["robots", "--markdown"]) == 0
+    assert table == capsys.readouterr().out
+
+
 def test_readme_starts_with_the_two_set_up_commands():
     assert README.read_text().startswith("```sh\nmake demo\nmake test\n```\n")
 

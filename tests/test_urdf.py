@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from conftest import assert_close, random_states, reference_path
+from conftest import assert_close, published_panda_cad, random_states, reference_path
 
 from dynid.dynamics import mass_matrix, rnea, tool_pose
 from dynid.robot import load_robot, load_urdf
@@ -49,7 +49,7 @@ def test_non_physical_urdf_links_warn_when_rounded_and_are_refused_when_gross(tm
     from dynid.robot import RoundedInertiaWarning
 
     path = tmp_path / "panda.urdf"
-    cad = load_robot("panda-cad")  # Franka's link 4 misses by -0.025 %: rounding
+    cad = published_panda_cad()  # Franka's link 4 misses by -0.025 %: rounding
     path.write_text(_panda_urdf(cad))
     with pytest.warns(RoundedInertiaWarning, match="the link of joint panda_joint4` "):
         load_urdf(path)
@@ -66,8 +66,7 @@ def test_hand_written_panda_urdf_equals_mdh_model(rng, tmp_path, name):
     mdh = load_robot(name)
     path = tmp_path / "panda.urdf"
     path.write_text(_panda_urdf(mdh))
-    # panda-cad: Franka's published link 4 is no physical body (its robot file says so)
-    urdf = load_urdf(path, tool_frame="panda_link8", physical=name == "panda")
+    urdf = load_urdf(path, tool_frame="panda_link8")
     assert urdf.n_joints == 7 and urdf.convention == "urdf"
     assert urdf.link_names[0] == "panda_link1"
     assert_close(urdf.parameters, mdh.parameters, rtol=1e-12, atol=1e-15)

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import yaml
-from conftest import assert_close, random_states
+from conftest import assert_close, published_panda_cad, random_states
 
 from dynid.cli import main
 from dynid.dynamics import rnea, tool_pose
@@ -111,6 +111,17 @@ def test_the_tip_picks_the_arm_and_the_gripper_is_carried(tmp_path, rng):
     assert_close(robot.tool[:3, 3], [0.0, 0.0, 0.12])
     hand = load_urdf(_write(tmp_path, _arm()), tip="hand")
     assert_close(hand.tool[:3, 3], [0.0, 0.0, 0.13])
+
+
+def test_robot_show_prints_each_note_whole(tmp_path, capsys):
+    """`robot show --tip` lists what was read from the URDF one note a line: a note with a
+    semicolon in it stays one line, no sentence broken inside its parentheses."""
+    assert main(["robot", "show", str(_write(tmp_path, _arm())), "--tip", "hand"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("    locked (not arm joints; their links carried by the link they hang from): "
+            "finger_joint1 at 0, finger_joint2 at 0") in lines
+    for line in lines:
+        assert line.count("(") == line.count(")"), line
 
 
 def test_a_finger_is_an_arm_joint_only_when_the_tip_says_so(tmp_path):
@@ -249,7 +260,7 @@ def test_a_robot_file_points_at_a_urdf_and_overrides_it(tmp_path):
     ({"limits": {"acceleration": [1.0]}}, r"`limits.acceleration` must be a list of 3"),
     ({"rotor_inertia": [0.1, -0.2, 0.0]}, r"`rotor_inertia` must be >= 0"),
     ({"tool": [[1, 0, 0]]}, r"`tool` must be a 4 x 4 matrix"),
-    ({"inertia": {"physical": "yes"}}, r"`inertia.physical` must be true or false"),
+    ({"inertia": {"physical": "yes"}}, r"`inertia.physical` must be true, false or nearest"),
 ])
 def test_bad_robot_files_with_a_urdf_are_one_line_errors(tmp_path, change, match):
     _write(tmp_path, _arm())
@@ -292,7 +303,7 @@ def test_export_urdf_to_robot_file_round_trip(tmp_path, capsys):
 
 
 def test_a_non_physical_urdf_loads_from_a_robot_file_that_says_so(tmp_path):
-    path = export_robot(load_robot("panda-cad"), tmp_path / "cad.urdf")
+    path = export_robot(published_panda_cad(), tmp_path / "cad.urdf")
     spec = {"name": "cad", "urdf": "cad.urdf", "tip": "tool"}
     (tmp_path / "cad.yaml").write_text(yaml.safe_dump(spec))
     with pytest.warns(RoundedInertiaWarning, match="panda_joint4|joint4"):  # -0.025 %
@@ -310,12 +321,13 @@ def test_a_non_physical_urdf_loads_from_a_robot_file_that_says_so(tmp_path):
 
 @pytest.fixture(scope="module")
 def cad_urdf(tmp_path_factory):
-    """panda-cad exported to URDF (no bounds written anywhere) and a short simulated log."""
+    """Franka's published inertials (panda-cad as published: link 4 no body) exported to URDF
+    (no bounds written anywhere) and a short simulated log."""
     from dynid.excitation.optimize import random_fourier
     from dynid.simulate.twin import SensorModel, simulate_open_loop
 
     folder = tmp_path_factory.mktemp("cad")
-    robot = load_urdf(export_robot(load_robot("panda-cad"), folder / "panda.urdf"),
+    robot = load_urdf(export_robot(published_panda_cad(), folder / "panda.urdf"),
                       physical=False)
     limits = dataclasses.replace(robot.limits, acceleration=np.full(7, 10.0))
     truth = dataclasses.replace(robot, limits=limits).with_friction(

@@ -467,7 +467,7 @@ def _write_robot(args: argparse.Namespace, robot) -> None:
             Path(staged).write_text(urdf_text, encoding="utf-8")
             pointed = dataclasses.replace(robot, source=Source(
                 citation=robot.source.citation, url=staged,
-                notes=(robot.source.notes + " " if robot.source.notes else "")
+                notes=(robot.source.notes + "\n" if robot.source.notes else "")
                 + "kinematics calibrated by dynid calibrate"))
             spec = robot_to_dict(pointed, folder=output.parent)
         finally:

@@ -25,6 +25,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     robots = commands.add_parser(
         "robots", help="list the built-in robots (and example-robot-data's, when installed)")
     output_options(robots)
+    robots.add_argument("--markdown", action="store_true",
+                        help="dynid's own built-in robots as the README's Markdown table")
     robots.set_defaults(handler=_robots)
 
     robot = commands.add_parser("robot", help="inspect a robot")
@@ -51,6 +53,9 @@ def _robots(args: argparse.Namespace) -> int:
         rows.append({"name": name, "n_joints": entry.n_joints, "convention": "urdf",
                      "description": entry.description, "source": _EXAMPLE_ROBOT_DATA})
     installed = robots_folder() is not None
+    if args.markdown:
+        print(_markdown_table(rows))
+        return 0
     if args.json:
         print_json({"robots": rows, "example_robot_data": {"installed": installed,
                                                            "install": INSTALL}})
@@ -63,6 +68,18 @@ def _robots(args: argparse.Namespace) -> int:
         if not installed:
             print(f"(UR3/5/10, Kinova, xArm7, ... by name: {INSTALL})")
     return 0
+
+
+def _markdown_table(rows: list[dict]) -> str:
+    """The README's table of the built-in robots: those of ``rows`` (as ``dynid robots
+    --json`` lists them) that dynid ships, whatever else is installed."""
+    lines = ["| name | joints | convention | description |", "|---|---|---|---|"]
+    for row in rows:
+        if row["source"] == "dynid":
+            description = row["description"].replace("|", "\\|")  # a pipe inside a cell
+            lines.append(f"| `{row['name']}` | {row['n_joints']} | "
+                         f"{row['convention'].upper()} | {description} |")
+    return "\n".join(lines)
 
 
 def _robot_show(args: argparse.Namespace) -> int:
@@ -130,7 +147,7 @@ def _robot_show(args: argparse.Namespace) -> int:
         if robot.source.xacro_args:
             print("    xacro arguments: " + ", ".join(
                 f"{name}:={value}" for name, value in robot.source.xacro_args))
-    for note in filter(None, robot.source.notes.split("; ")) if robot.convention == "urdf" \
+    for note in filter(None, robot.source.notes.splitlines()) if robot.convention == "urdf" \
             else []:
         print(f"    {note}")
     return 0

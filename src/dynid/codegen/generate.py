@@ -83,6 +83,12 @@ def _prefix(model: LinearModel, prefix: str | None) -> str:
     return prefix
 
 
+def _shown_url(url: str) -> str:
+    """A web address as it is; a file (a URDF's path) by its name alone: the generated code
+    travels, the folders of the machine that made it stay there."""
+    return url if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url) else Path(url).name
+
+
 def _language(language: str | None, path: Path | None) -> Language:
     if language is None:
         if path is not None and path.suffix.lower() in (".hpp", ".hh"):
@@ -377,7 +383,7 @@ class _Writer:
             "from the model file.",
             f"Robot: {robot.name}, {n} joints, {robot.convention}: {joints}."
             + (f" Source: {robot.source.citation}" if robot.source.citation else "")
-            + (f" {robot.source.url}" if robot.source.url else ""),
+            + (f" {_shown_url(robot.source.url)}" if robot.source.url else ""),
             f"Model: {report.get('method', 'identified')} estimate of {model.base.rank} base "
             f"parameters ({model.base.method}), friction {friction}, rotor inertias "
             f"{'identified' if model.rotor_inertia else 'not identified'}"

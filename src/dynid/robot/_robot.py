@@ -125,7 +125,7 @@ class Source:
 
     citation: str = ""
     url: str = ""
-    notes: str = ""
+    notes: str = ""  # one note a line (a URDF's: what was read, locked, derived)
     xacro_args: tuple[tuple[str, str], ...] = ()
     packages: tuple[tuple[str, str], ...] = ()
 

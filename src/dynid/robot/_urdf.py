@@ -251,7 +251,7 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
                      f"{problems[0]}{', ...' if len(problems) > 1 else ''}): those links fall "
                      "back to their visual geometry or the segment between joint origins")
     notes.append(f"{DERIVED_NOTE} (none written): dynid.robot.derived_bounds")
-    return dataclasses.replace(robot, bounds=bounds, source=_source(tree, "; ".join(notes)))
+    return dataclasses.replace(robot, bounds=bounds, source=_source(tree, "\n".join(notes)))
 
 
 def _source(tree: URDFTree, notes: str = "") -> Source:

@@ -21,7 +21,8 @@ limits:                       # rad or m; per second; N m or N
 inertia:
   frame: link                 # each link's own frame of the convention above
   about: com                  # com: mass, com, inertia about the CoM | origin: see below
-  physical: true              # optional; false: values as published, not a physical body
+  physical: true              # optional; false: values as published, not a physical body;
+                              # nearest: as published, loaded as the nearest physical bodies
   links:
     - {name: link1, mass: 4.97, com: [x, y, z], inertia: [xx, xy, xz, yy, yz, zz]}
 rotor_inertia: [...]          # optional; per joint, reflected to the joint [kg m^2]; default 0
@@ -60,7 +61,8 @@ limits:                       # optional; each entry overrides the URDF's (which
   acceleration: [...]         #   acceleration limits: excite derives them, see
                               #   dynid.excitation.limits)
 inertia:                      # optional: link parameters instead of the URDF's (as above), or
-  physical: false             #   just `physical: false` for a URDF whose values are published
+  physical: false             #   just `physical: false` (or nearest) for a URDF whose values
+                              #   are published
 rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
 drive_gains: {...}            # optional (as above)
 friction: {...}               # optional; default the URDF's <dynamics> (else none)
@@ -76,9 +78,11 @@ The schema is strict: an unknown key is an error (with the closest known key as 
 every value is type-checked, the inertia of every link must be physically valid (mass >= 0 and
 the pseudo-inertia positive semi-definite: the inertia about the CoM positive semi-definite
 with the triangle inequality) unless ``inertia.physical`` is false (values kept as a source
-published them, say why in ``source.notes``); a miss within ``inertia.ROUNDING_RTOL`` (2 %: a
-published table's rounding) loads with one ``RoundedInertiaWarning`` naming the links. Bounds
-must be ordered; without ``bounds:`` they are derived (``dynid.robot.derived_bounds``).
+published them, say why in ``source.notes``) or ``nearest`` (the values as published in the
+file, each link that is no body loaded as the nearest one: ``inertia.nearest_physical``); a miss
+within ``inertia.ROUNDING_RTOL`` (2 %: a published table's rounding) loads with one
+``RoundedInertiaWarning`` naming the links. Bounds must be ordered; without ``bounds:`` they
+are derived (``dynid.robot.derived_bounds``).
 With ``about: origin`` each link gives ``mass``, ``first_moment`` (m c) and ``inertia`` about the
 link-frame origin instead (the 10-vector of ``dynid.robot.inertia``).
 """
@@ -116,12 +120,15 @@ from dynid.robot.inertia import (
     PHYSICAL_RTOL,
     check_links_physical,
     from_com,
+    nearest_physical,
     physical_margin,
 )
 
 __all__ = ["SCHEMA", "load_robot_file", "robot_from_dict", "robot_to_dict", "save_robot"]
 
 SCHEMA = "dynid-robot/1"
+# `inertia.physical: nearest`: the links as published, loaded as the nearest physical bodies
+NEAREST = "nearest"
 
 _ROWS = {
     ("mdh", "revolute"): (RevoluteMDH, ("a", "alpha", "d"), "theta"),
@@ -193,13 +200,20 @@ def _row(convention: str, spec: dict, where: str, *, fixed: bool = False):
     return cls(**values, offset=value(offset, spec.get(offset, 0.0)))
 
 
+def _physical_claim(spec: dict) -> bool | str:
+    """``inertia.physical``: true (checked), false (kept as published) or ``nearest``."""
+    claimed = spec.get("physical", True)
+    if not (isinstance(claimed, bool) or claimed == NEAREST):
+        raise ValueError(f"`inertia.physical` must be true, false or {NEAREST}, got "
+                         f"{claimed!r:.40}")
+    return claimed
+
+
 def _link_parameters(spec: dict, n: int, physical: bool,
                      file_name: str = "robot file") -> tuple[np.ndarray, tuple[str, ...]]:
     check_keys(_mapping(spec, "inertia"), ("frame", "about", "physical", "links"), "inertia")
-    claimed = spec.get("physical", True)
-    if not isinstance(claimed, bool):
-        raise ValueError(f"`inertia.physical` must be true or false, got {claimed!r:.40}")
-    physical = physical and claimed
+    claimed = _physical_claim(spec)
+    physical = physical and claimed is True
     about = _get(spec, "about", "inertia")
     if about not in ("com", "origin"):
         raise ValueError(f"`inertia.about` must be 'com' or 'origin', got {about!r}")
@@ -232,6 +246,8 @@ def _link_parameters(spec: dict, n: int, physical: bool,
             np.array(params), [f"inertia.links[{k}]" for k in range(n)], where=file_name,
             escape=("set `inertia.physical: false` in the robot file (and say why in "
                     "`source.notes`)"))
+    if claimed == NEAREST:
+        return nearest_physical(np.array(params)), tuple(names)
     return np.array(params), tuple(names)
 
 
@@ -423,23 +439,23 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         tip = _text(spec["tip"], "tip")
     inertia = spec.get("inertia")
     overrides = inertia is not None and "links" in _mapping(inertia, "inertia")
-    claimed = True
+    claimed: bool | str = True
     if inertia is not None and not overrides:
         check_keys(inertia, ("physical",), "inertia")
-        claimed = inertia.get("physical", True)
-        if not isinstance(claimed, bool):
-            raise ValueError(f"`inertia.physical` must be true or false, got {claimed!r:.40}")
+        claimed = _physical_claim(inertia)
     gravity = _numbers(spec.get("gravity", list(STANDARD_GRAVITY)), 3, "gravity")
     given_packages = {name: str(Path(folder) / value if folder is not None else value)
                       for name, value in _string_mapping(spec.get("packages"), "packages").items()}
     robot = load_urdf(path, name=_text(spec["name"], "name") if spec.get("name") else None,
                       tip=tip, gravity=tuple(gravity),
-                      physical=physical and claimed and not overrides,
+                      physical=physical and claimed is True and not overrides,
                       xacro_args={**_string_mapping(spec.get("xacro_args"), "xacro_args"),
                                   **(xacro_args or {})},
                       packages={**given_packages, **(packages or {})})
     n = robot.n_joints
     changes: dict[str, Any] = {"limits": _limit_overrides(spec.get("limits"), robot.limits)}
+    if claimed == NEAREST:
+        changes["parameters"] = nearest_physical(robot.parameters)
     if overrides:
         parameters, names = _link_parameters(inertia, n, physical, file_name)
         changes["parameters"] = parameters
@@ -461,13 +477,13 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         raise ValueError(f"`source` must be a mapping (citation, notes), got {source!r:.60}")
     check_keys(source, ("citation", "notes"), "source")
     notes = [_text(source["notes"], "source.notes")] if source.get("notes") else []
-    notes += [note for note in robot.source.notes.split("; ") if note and not (
+    notes += [note for note in robot.source.notes.splitlines() if note and not (
         "bounds" in changes and note.startswith(DERIVED_NOTE))]
     if "bounds" in changes:
         notes.append("bounds as written in the robot file")
     changes["source"] = dataclasses.replace(
         robot.source, citation=_text(source.get("citation", ""), "source.citation"),
-        notes="; ".join(notes))
+        notes="\n".join(notes))
     return dataclasses.replace(robot, **changes)
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "from_pseudo_inertia",
     "inertia_matrix",
     "inertia_vector",
+    "nearest_physical",
     "physical_margin",
     "pseudo_inertia",
     "to_com",
@@ -213,6 +214,30 @@ def physical_margin(parameters: ArrayLike) -> NDArray:
 
 # a file's digits round the entries of a physical body; below this relative margin it is not one
 PHYSICAL_RTOL = 1e-9
+
+
+def nearest_physical(parameters: ArrayLike) -> NDArray:
+    """``(*, 10)`` -> ``(*, 10)``: each link that is no physical body (``physical_margin`` below
+    ``-PHYSICAL_RTOL``) moved to the nearest one with the same mass and CoM; the others as given.
+
+    Nearest in the second moment of mass about the CoM, ``S = tr(I_com)/2 E - I_com`` (with
+    m > 0 a body is physical exactly when ``S >= 0``): its negative eigenvalues raised to zero,
+    its principal axes kept. A triangle inequality ``I_1 + I_2 >= I_3`` of the principal moments
+    missed by ``2 s`` becomes an equality (a flat body) with ``I_1`` and ``I_2`` each ``s``
+    larger. (MuJoCo's compiler option ``balanceinertia`` sets all three moments to their mean.)
+    Raises ValueError for such a link without positive mass: it has no CoM to keep.
+    """
+    pi = _check_last("parameters", parameters, N_LINK_PARAMETERS)
+    out = pi.copy()
+    wrong = physical_margin(pi) < -PHYSICAL_RTOL
+    if wrong.any():
+        mass, com, inertia = to_com(pi[wrong])
+        trace = np.trace(inertia, axis1=-2, axis2=-1)
+        values, axes = np.linalg.eigh(0.5 * trace[..., None, None] * np.eye(3) - inertia)
+        second = (axes * np.maximum(values, 0.0)[..., None, :]) @ np.swapaxes(axes, -1, -2)
+        corrected = np.trace(second, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - second
+        out[wrong] = from_com(mass, com, corrected)
+    return out
 
 
 def check_physical(parameters: ArrayLike, where: str) -> None:

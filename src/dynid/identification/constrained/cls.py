@@ -293,8 +293,10 @@ def warn_inconsistent_prior(prior: NDArray, names: Sequence[str]) -> None:
     if bad:
         warnings.warn(f"the prior is not physically consistent at {', '.join(bad)} (lowest "
                       "pseudo-inertia eigenvalue over its largest entry): the regulariser "
-                      "pulls towards a body that cannot exist; correct the prior or lower its "
-                      "weight", InconsistentPriorWarning, stacklevel=3)
+                      "pulls towards a body that cannot exist; correct the prior (the nearest "
+                      "body: dynid.robot.inertia.nearest_physical, or a robot file's "
+                      "`inertia.physical: nearest`) or lower its weight",
+                      InconsistentPriorWarning, stacklevel=3)
 
 
 # --prior-weight auto: the candidates (the default 1e-3 among them) and the time blocks
