@@ -122,7 +122,7 @@ def test_out_that_is_a_file_or_other_settings_is_refused(finished, tmp_path, cap
     err = capsys.readouterr().err
     assert "`--out`" in err and "seed" in err
     assert main(["benchmark", "no-such-robot", "--out", str(tmp_path / "x")]) == 2
-    assert "ROBOT" in capsys.readouterr().err
+    assert "`robot`: 'no-such-robot'" in capsys.readouterr().err
 
 
 def test_an_interrupted_run_leaves_no_half_written_result(tmp_path, monkeypatch, capsys):
