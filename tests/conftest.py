@@ -1,10 +1,12 @@
-"""Shared test helpers: one tolerance check, random robots and states, the reference folder."""
+"""Shared test helpers: one tolerance check, random robots and states, the reference folder,
+signals as a terminal delivers them."""
 
 from __future__ import annotations
 
 import csv
 import os
 import re
+import signal
 from importlib import resources
 from pathlib import Path
 from typing import NoReturn
@@ -264,6 +266,31 @@ def pinocchio_q(model: pin.Model, q: np.ndarray) -> np.ndarray:
         value = q[j - 1]
         out.extend([np.cos(value), np.sin(value)] if model.joints[j].nq == 2 else [value])
     return np.array(out)
+
+
+# -- signals ------------------------------------------------------------------------------------
+# A test run started as a background job of a script (`make test > log 2>&1 &`: a shell without
+# job control starts it with SIGINT ignored) or under nohup (SIGHUP ignored) hands the ignored
+# signals down to every child. dynid honours an ignored signal (whoever started it asked it not
+# to be interrupted by that one); the tests that signal a command undo it for their child, and
+# in this process for the test that interrupts itself.
+SIGNALS_SENT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def default_signals() -> None:
+    """The ``preexec_fn`` of a child that a test signals: SIGINT, SIGTERM and SIGHUP at their
+    default action, as a command started at a terminal has them."""
+    for signum in SIGNALS_SENT:
+        signal.signal(signum, signal.SIG_DFL)
+
+
+@pytest.fixture
+def interrupts_delivered():
+    """SIGINT raises KeyboardInterrupt in this process (Python's own handler) for the test,
+    even where the test run inherited it ignored; the disposition before it, after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

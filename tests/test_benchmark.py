@@ -122,7 +122,7 @@ def test_out_that_is_a_file_or_other_settings_is_refused(finished, tmp_path, cap
     err = capsys.readouterr().err
     assert "`--out`" in err and "seed" in err
     assert main(["benchmark", "no-such-robot", "--out", str(tmp_path / "x")]) == 2
-    assert "ROBOT" in capsys.readouterr().err
+    assert "`robot`: 'no-such-robot'" in capsys.readouterr().err
 
 
 def test_an_interrupted_run_leaves_no_half_written_result(tmp_path, monkeypatch, capsys):
@@ -155,6 +155,104 @@ def test_an_interrupted_run_leaves_no_half_written_result(tmp_path, monkeypatch,
     assert main([a for a in args if a != "--quiet"]) == 0
     assert "1 runs to fit" in capsys.readouterr().err
     assert not stale.exists()
+
+
+@pytest.mark.parametrize(("content", "what"), [
+    (b'{"schema": "dynid-benc', "is not JSON: Unterminated string"),
+    (b"\xff\xfe{}", "is not UTF-8"),
+    (b"[1, 2]", "hold a JSON array, not an object"),
+    (b"", "is empty"),
+])
+def test_a_corrupt_settings_file_is_named(tmp_path, capsys, content, what):
+    """One line naming `--out`'s settings.json and what is wrong with it, before any work."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "settings.json").write_bytes(content)
+    assert main([*TINY, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dynid: error: `--out`"), err
+    assert repr(str(out / "settings.json")) in err and what in err, err
+    assert [p.name for p in out.iterdir()] == ["settings.json"]
+
+
+@pytest.mark.parametrize(("edit", "what"), [
+    (lambda text: text[:6], "is not JSON"),
+    (lambda text: b"\x80" + text, "is not UTF-8"),
+    (lambda text: json.dumps({k: v for k, v in json.loads(text).items()
+                              if k != "profile"}).encode(), "lacks the field 'profile'"),
+    (lambda text: json.dumps({**json.loads(text), "seconds": "fast"}).encode(),
+     "field 'seconds' must be a number"),
+    (lambda text: json.dumps({**json.loads(text), "method": "cls3"}).encode(),
+     "holds the run of method 'cls3', not 'ols'"),
+])
+def test_a_corrupt_stored_run_is_named_with_what_is_wrong(finished, tmp_path, capsys, edit,
+                                                           what):
+    """A stored run that a full disk, a killed copy or a hand edit broke: one line naming the
+    file and the field, no traceback (KeyError: 'profile' before)."""
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(finished[0], out)
+    stored = out / "runs" / "standardNoise" / "ols" / "draw-all.json"
+    stored.write_bytes(edit(stored.read_bytes()))
+    assert main([*TINY, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and repr(str(stored)) in err and what in err, err
+    assert "remove it to fit the run again" in err
+
+
+COMMON = ["--methods", "ols", "--profiles", "standardNoise", "--draws", "1", "--duration", "2",
+          "--quiet"]
+
+
+def test_a_robot_the_protocol_cannot_simulate_leaves_no_output_folder(tmp_path, capsys):
+    """arm3 with an arctan friction so sharp that its loop needs more RK4 steps per period than
+    a loop takes by itself: it loads, the protocol cannot simulate it, and --out is not made
+    (a settings.json was left before)."""
+    import dynid.robot
+
+    stiff = tmp_path / "stiff.yaml"
+    stiff.write_text((Path(dynid.robot.__file__).parent / "data" / "arm3.yaml").read_text()
+                     .replace("k_v: [100.0, 100.0, 100.0]", "k_v: [1.0e+9, 1.0e+9, 1.0e+9]"))
+    out = tmp_path / "out"
+    assert main(["benchmark", str(stiff), *COMMON, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "RK4 steps" in err and "`substeps`" not in err, err
+    assert not out.exists()
+
+
+def test_bad_jobs_leave_no_output_folder(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit):
+        main(["benchmark", "tx40", *COMMON, "--jobs", "0", "--out", str(out)])
+    run = runner_module.BenchmarkRun(load_robot("tx40"), ("ols",), out=out)
+    for jobs in (0, 1.5, "2"):
+        with pytest.raises(ValueError, match="`jobs`"):
+            runner_module.run_benchmark(run, jobs=jobs)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("new", [False, True], ids=["read-only", "in-read-only"])
+def test_a_read_only_out_is_refused_before_anything_is_made(tmp_path, monkeypatch, capsys,
+                                                           new):
+    import os
+
+    locked = tmp_path / "read-only"
+    locked.mkdir()
+    locked.chmod(0o555)
+    if os.geteuid() == 0:  # root writes anywhere: the folder says it is read-only
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if (
+            mode & os.W_OK and Path(path).absolute().is_relative_to(locked))
+            else real(path, mode, **kw))
+    try:
+        out = locked / "new" if new else locked
+        assert main(["benchmark", "tx40", *COMMON, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("dynid: error: `--out`") and "is not writable" in err, err
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o755)
 
 
 def test_start_free_families_ignore_the_draw():

@@ -850,3 +850,64 @@ def test_npz_inflation_is_bounded_before_reading(tmp_path_factory, rows, joints,
         assert "compressed arrays would inflate to" in message and not read, message
     else:
         assert "inflate" not in message and len(read) == 4, message
+
+
+# -- the benchmark's stored runs (issue 31) -------------------------------------------------------
+
+STORED_RUN = {"profile": "standardNoise", "method": "ols", "family": "linear", "draw": None,
+              "key": "draw-all", "ok": True, "seconds": 0.18, "converged": True,
+              "status": "least squares", "iterations": 1, "parameter_error": 0.23,
+              "signed_error": [0.1, -0.2, None], "coefficient_names": ["a", "b", "c"],
+              "torque_error": 0.08, "torque_rms": 0.4}
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                max_size=3), max_leaves=6)
+
+
+@st.composite
+def stored_runs(draw) -> bytes:
+    """A stored run as a killed worker, a full disk, a bad sector or a hand edit leaves it:
+    truncated, bytes overwritten, a field gone, a field of another kind, another JSON value."""
+    record = dict(STORED_RUN, ok=draw(st.booleans()))
+    text = json.dumps(record).encode()
+    how = draw(st.sampled_from(["truncated", "bytes", "dropped", "retyped", "other"]))
+    if how == "truncated":
+        return text[:draw(st.integers(0, len(text) - 1))]
+    if how == "bytes":
+        k = draw(st.integers(0, len(text) - 1))
+        return text[:k] + draw(st.binary(min_size=1, max_size=4)) + text[k + 1:]
+    if how == "dropped":
+        record.pop(draw(st.sampled_from(sorted(record))))
+    elif how == "retyped":
+        record[draw(st.sampled_from(sorted(record)))] = draw(JSON_VALUES)
+    else:
+        return json.dumps(draw(JSON_VALUES)).encode()
+    return json.dumps(record).encode()
+
+
+def test_stored_benchmark_runs_give_a_record_or_an_error_naming_the_file(tmp_path_factory):
+    """What the stored-run reader accepts, the table summarises; what it refuses is one line
+    naming the file (never a KeyError or a JSON parser's position without the file)."""
+    from dynid.benchmark.runner import read_record
+    from dynid.benchmark.table import summarise
+
+    path = tmp_path_factory.mktemp("runs") / "draw-all.json"
+
+    @settings(max_examples=max(EXAMPLES, 60), deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(stored_runs())
+    @example(b"")
+    @example(b'{"profile": "sta')
+    @example(json.dumps({k: v for k, v in STORED_RUN.items() if k != "profile"}).encode())
+    @example(b'\xff' + json.dumps(STORED_RUN).encode())
+    @example(b"[" * 100_000)
+    def check(data: bytes) -> None:
+        path.write_bytes(data)
+        message = outcome(lambda p: read_record(p, "standardNoise", "ols", "draw-all"), path)
+        if message == "ok":
+            summarise([read_record(path, "standardNoise", "ols", "draw-all")], draws=2)
+        else:
+            assert str(path) in message, message
+
+    check()

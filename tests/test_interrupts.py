@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import default_signals
 
 from dynid.data import write_dataset
 from dynid.excitation import FourierTrajectory
@@ -95,7 +96,8 @@ def interrupt(argv: list[str], folder: Path, *, started: str) -> tuple[int, str]
     """Run ``dynid argv`` in its own session in ``folder``, SIGINT it as soon as a stderr line
     matches ``started`` (a progress line: the work has begun), and return (status, stderr)."""
     process = subprocess.Popen([DYNID, *argv], cwd=folder, stderr=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL, text=True, start_new_session=True)
+                               stdout=subprocess.DEVNULL, text=True, start_new_session=True,
+                               preexec_fn=default_signals)  # a background run's SIGINT too
     lines: queue.Queue = queue.Queue()
     reader = threading.Thread(target=_pump, args=(process.stderr, lines), daemon=True)
     reader.start()
@@ -184,7 +186,8 @@ def test_same_seed_same_bytes(inputs, tmp_path, argv):
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
 
 
-def test_an_interrupt_a_library_swallowed_still_ends_as_an_interrupt(monkeypatch, capsys):
+def test_an_interrupt_a_library_swallowed_still_ends_as_an_interrupt(monkeypatch, capsys,
+                                                                    interrupts_delivered):
     """Ctrl-C while numba compiles lands in a C callback, which swallows the KeyboardInterrupt;
     numba then fails with its own error. After a Ctrl-C, that error is the interrupt's: one
     line and status 130, not a traceback."""

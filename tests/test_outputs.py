@@ -102,3 +102,71 @@ def test_long_text_options_are_text_not_paths(urdf_model, tmp_path, capsys):
     # a path argument that long is still a path, and its error is one line
     status, err = _status(capsys, "base", "y" * 300)
     assert status == 2 and err.startswith("dynid: error: ") and err.count("\n") == 1
+
+
+# -- a full disk names the output it stopped (issue 31) ------------------------------------------
+
+def _disk_full_after(monkeypatch, nbytes: int) -> None:
+    """Every text or bytes write through pathlib fills the disk after ``nbytes`` bytes: the
+    part before is on disk, then ENOSPC (which names no file, as a real write's does not)."""
+    import errno
+    from pathlib import Path
+
+    def write(path, data, mode):
+        with open(path, mode) as handle:
+            handle.write(data[:nbytes])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text",
+                        lambda self, data, encoding=None, errors=None, newline=None:
+                        write(self, data, "w"))
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: write(self, data, "wb"))
+
+
+def test_a_full_disk_names_the_output_and_leaves_no_part_of_it(tmp_path, monkeypatch):
+    import errno
+
+    from dynid._files import atomic_write, atomic_write_all
+
+    kept = tmp_path / "kept.txt"
+    kept.write_text("before")
+    _disk_full_after(monkeypatch, 3)
+    for writes in ([(tmp_path / "new.txt", lambda tmp: tmp.write_text("abcdef"))],
+                   [(tmp_path / "first.txt", lambda tmp: tmp.write_bytes(b"abcdef")),
+                    (kept, lambda tmp: tmp.write_text("after"))]):
+        with pytest.raises(OSError) as error:
+            atomic_write_all(writes)
+        assert error.value.errno == errno.ENOSPC
+        assert error.value.filename == str(writes[0][0])
+        assert str(writes[0][0]) in str(error.value)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+    monkeypatch.undo()
+    assert kept.read_text() == "before"
+    # the write is whole, the rename onto the output fails: named by the output, not the
+    # temporary file the rename started from
+    _fail_renames(monkeypatch)
+    with pytest.raises(OSError) as error:
+        atomic_write(tmp_path / "new.txt", lambda tmp: tmp.write_text("abcdef"))
+    assert error.value.errno == errno.EROFS and error.value.filename == str(tmp_path / "new.txt")
+    assert error.value.filename2 is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]
+
+
+def _fail_renames(monkeypatch) -> None:
+    """From now on, renaming a file fails as on a file system gone read-only."""
+    import errno
+    from pathlib import Path
+
+    def replace(self, target):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self), str(target))
+
+    monkeypatch.setattr(Path, "replace", replace)
+
+
+def test_a_full_disk_in_a_command_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys):
+    output = tmp_path / "arm3.urdf"
+    _disk_full_after(monkeypatch, 100)
+    status, err = _status(capsys, "export", "arm3", "-o", str(output))
+    assert status == 2
+    assert err == f"dynid: error: {str(output)!r}: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []

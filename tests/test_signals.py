@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import default_signals
 
 from dynid.excitation import FourierTrajectory
 
@@ -51,7 +52,8 @@ def test_a_signal_while_writing_leaves_nothing_behind(trajectory, tmp_path, sign
     process = subprocess.Popen(
         [DYNID, "simulate", "arm3", str(trajectory), "-o", "big.csv", "--duration", "3000",
          "--rate", "1000"], cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, start_new_session=True, env=_environment())
+        text=True, start_new_session=True, env=_environment(),
+        preexec_fn=default_signals)  # under nohup, SIGHUP too
     try:
         while not any(p.name.startswith(".big.") for p in out.iterdir()):
             assert process.poll() is None, f"ended before writing: {process.stderr.read()}"
@@ -77,6 +79,32 @@ def test_a_closed_stdout_ends_quietly(tmp_path):
         os.close(write)
     assert result.returncode == 141, result.stderr
     assert result.stderr == ""
+
+
+def _closed(redirections: str, *argv: str) -> subprocess.CompletedProcess:
+    """`dynid argv` started with the shell's ``redirections`` (``>&-``: closed)."""
+    import shlex
+
+    return subprocess.run(["bash", "-c", f"exec {shlex.join([DYNID, *argv])} {redirections}"],
+                          capture_output=True, text=True, timeout=300, env=_environment())
+
+
+def test_a_stdout_closed_from_the_start_is_one_line_on_stderr():
+    """`dynid robots >&-`: one line and status 2 before any work (an AttributeError on
+    `None.flush()` before); with stderr closed too, the same status and nothing anywhere."""
+    result = _closed(">&-", "robots")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("dynid: error: stdout is closed")
+    assert result.stderr.count("\n") == 1
+    result = _closed(">&- 2>&-", "robots")
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", "")
+
+
+def test_a_stderr_closed_from_the_start_keeps_errors_out_of_stdout():
+    result = _closed("2>&-", "robot", "show", "no-such-robot")
+    assert result.returncode == 2 and result.stdout == "" and result.stderr == ""
+    result = _closed("2>&-", "robots")
+    assert result.returncode == 0 and "panda" in result.stdout
 
 
 def test_a_closed_stdout_in_process_is_status_141(monkeypatch, capsys):

@@ -60,15 +60,34 @@ def atomic_write_all(writes: Sequence[tuple[str | Path, Callable[[Path], None]]]
     temporary: list[Path] = []
     try:
         for path, (_, write) in zip(paths, writes, strict=True):
-            temporary.append(_temporary(path))
-            write(temporary[-1])
-            temporary[-1].chmod(0o666 & ~_umask())  # as an ordinary new file (mkstemp: private)
+            with naming(path):
+                temporary.append(_temporary(path))
+                write(temporary[-1])
+                temporary[-1].chmod(0o666 & ~_umask())  # as a new file (mkstemp: private)
         with _interrupts_held():
             _rename_all(temporary, paths)
     finally:
         for tmp in temporary:
             tmp.unlink(missing_ok=True)
     return paths
+
+
+@contextlib.contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """An OSError inside names the output ``path``: a full disk or a lost mount says which
+    file it stopped (a write reports no file name, "[Errno 28] No space left on device"; a
+    temporary file's name would point at a file that is gone)."""
+    try:
+        yield
+    except OSError as error:
+        raise renamed(error, path) from error
+
+
+def renamed(error: OSError, path: str | Path) -> OSError:
+    """``error`` (its errno, its subclass) naming ``path`` as its file."""
+    if error.errno is None:  # no system error behind it: its text, with the file
+        return OSError(f"{str(path)!r}: {error}")
+    return OSError(error.errno, error.strerror or str(error), str(path))
 
 
 def move_all(sources: Sequence[Path], targets: Sequence[Path]) -> None:
@@ -86,21 +105,29 @@ def _temporary(path: Path) -> Path:
     return Path(name)
 
 
+def _backup(target: Path) -> Path:
+    """A copy of ``target`` beside it (a hard link where the file system has them)."""
+    backup = _temporary(target)
+    backup.unlink()
+    try:
+        os.link(target, backup)
+    except OSError:  # a file system without hard links
+        try:
+            shutil.copy2(target, backup)
+        except BaseException:  # a full disk: no half copy left behind
+            backup.unlink(missing_ok=True)
+            raise
+    return backup
+
+
 def _rename_all(sources: list[Path], targets: list[Path]) -> None:
     """Rename every source onto its target, or none (the replaced targets restored)."""
     backups: list[tuple[Path, Path | None]] = []
     try:
         for source, target in zip(sources, targets, strict=True):
-            backup = None
-            if target.exists():
-                backup = _temporary(target)
-                backup.unlink()
-                try:
-                    os.link(target, backup)
-                except OSError:  # a file system without hard links
-                    shutil.copy2(target, backup)
-            backups.append((target, backup))
-            source.replace(target)
+            with naming(target):
+                backups.append((target, _backup(target) if target.exists() else None))
+                source.replace(target)
     except BaseException:
         for target, backup in reversed(backups):
             if backup is not None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import math
 import os
 import re
@@ -146,6 +147,21 @@ def read_text(path: str | Path, *, what: str = "file", limit: int = MAX_TEXT_BYT
     except UnicodeDecodeError as error:
         raise FileError(f"{what} {str(path)!r} is not UTF-8 text (byte {error.start}: "
                         f"{data[error.start:error.start + 1]!r})") from None
+
+
+def read_json(path: str | Path, *, what: str = "JSON file", limit: int = MAX_TEXT_BYTES) -> Any:
+    """The value of a JSON file of at most ``limit`` bytes of UTF-8 (a FileError naming the
+    file and where its JSON breaks otherwise)."""
+    text = read_text(path, what=what, limit=limit)
+    if not text.strip():
+        raise FileError(f"{what} {str(path)!r} is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FileError(f"{what} {str(path)!r} is not JSON: {error.msg} (line "
+                        f"{error.lineno}, column {error.colno})") from None
+    except RecursionError:  # [[[[...: deeper than the parser's recursion
+        raise FileError(f"{what} {str(path)!r} nests its JSON too deeply") from None
 
 
 # -- YAML ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 import traceback
 import warnings
@@ -32,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dynid._files import atomic_write, to_builtin
+from dynid._reading import FileError, read_json
 from dynid.benchmark.protocol import (
     DEFAULT_DRAWS,
     DEFAULT_DURATION,
@@ -53,7 +55,7 @@ from dynid.robot import Robot
 
 __all__ = ["SETTINGS_FILE", "START_DEPENDENT_METHODS", "START_FREE_FAMILIES",
            "START_FREE_METHODS", "BenchmarkRun", "check_settings", "collect", "pending_runs",
-           "run_benchmark", "score", "skip_reason", "start_free"]
+           "read_record", "run_benchmark", "score", "skip_reason", "start_free"]
 
 SETTINGS_FILE = "settings.json"
 
@@ -136,20 +138,47 @@ def _digest(robot: Robot) -> str:
 
 
 def check_settings(run: BenchmarkRun) -> None:
-    """Create ``run.out`` with its ``settings.json``, or check that the one there is ``run``'s
-    (ValueError naming ``out`` otherwise)."""
+    """That ``run`` may store its runs in ``run.out``, before anything is made there: a folder
+    dynid may write in, or one it may create, that holds no other benchmark's
+    ``settings.json`` (ValueError naming ``out`` otherwise). ``run_benchmark`` creates the
+    folder and its settings only once its closed loop is simulated: a benchmark refused
+    before its first run leaves nothing behind."""
+    out = run.out
+    settings = run.settings()
+    existing = out.absolute()
+    while not (existing.exists() or existing.is_symlink()):
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"`out`: {str(existing)!r} is not a folder; give a folder (new, or "
+                         "one of an earlier benchmark to resume)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"`out`: folder {str(existing)!r} is not writable"
+                         + ("" if existing == out.absolute() else
+                            f" (to create {str(out)!r} in)"))
+    file = out / SETTINGS_FILE
+    if existing != out.absolute() or not (file.exists() or file.is_symlink()):
+        return
+    try:
+        stored = read_json(file, what="the benchmark's settings")
+    except FileError as error:
+        raise FileError(f"`out`: {error}: choose another folder") from None
+    if not isinstance(stored, dict):
+        raise FileError(f"`out`: the benchmark's settings {str(file)!r} hold a JSON "
+                        f"{_kind(stored)}, not an object: choose another folder")
+    if stored != settings:
+        changed = sorted(k for k in settings if stored.get(k) != settings[k])
+        raise ValueError(f"`out`: {str(out)!r} holds a benchmark with other settings "
+                         f"({', '.join(changed) or 'other keys'}): choose another folder or "
+                         "the same settings")
+
+
+def _store_settings(run: BenchmarkRun) -> None:
+    """``run.out`` with ``run``'s ``settings.json`` (checked by ``check_settings``)."""
     run.out.mkdir(parents=True, exist_ok=True)
     file = run.out / SETTINGS_FILE
-    settings = run.settings()
-    if file.exists():
-        stored = json.loads(file.read_text())
-        if stored != settings:
-            changed = sorted(k for k in settings if stored.get(k) != settings[k])
-            raise ValueError(f"`out`: {str(run.out)!r} holds a benchmark with other settings "
-                             f"({', '.join(changed)}): choose another folder or the same "
-                             "settings")
-        return
-    atomic_write(file, lambda tmp: tmp.write_text(json.dumps(settings, indent=2)))
+    if not file.exists():
+        text = json.dumps(run.settings(), indent=2)
+        atomic_write(file, lambda tmp: tmp.write_text(text))
 
 
 def skip_reason(method, gains: ControlGains | None = None) -> str | None:
@@ -319,6 +348,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         drives = draw_drive_starts(run.robot, run.draws, spread=run.spread, seed=run.seed)
         logs = {p.name: noisy_log(data, p, seed=run.seed) for p in run.profiles}
         raws = {p.name: raw_log(data, p, seed=run.seed) for p in run.profiles}
+        _store_settings(run)  # the loop and its logs are there: the runs can be stored
         tasks = [{"profile": p, "method": m, "draw": d, "key": key, "truth": data.truth,
                   "friction": data.friction,
                   "start": starts[d], "drives": drives[d],
@@ -345,6 +375,7 @@ def run_benchmark(run: BenchmarkRun, *, jobs: int = 1,
         else:
             run_parallel(_fit_task, tasks, max_workers=jobs, on_result=arrived)
     else:
+        _store_settings(run)
         say(f"benchmark {run.robot.name}: every run is stored in {str(run.out)!r}; nothing "
             "to fit")
     return collect(run)
@@ -366,7 +397,71 @@ def collect(run: BenchmarkRun) -> list[dict]:
             for key in keys:
                 path = run.path(noise.name, name, key)
                 if path.exists():
-                    records.append(json.loads(path.read_text()))
+                    records.append(read_record(path, noise.name, name, key))
     return records
+
+
+# what the table reads of every stored run, and of a fitted one's (ok) figures
+_RECORD_FIELDS = {"profile": "a string", "method": "a string", "key": "a string",
+                  "ok": "true or false", "converged": "true or false", "status": "a string",
+                  "seconds": "a number"}
+_FIGURES = ("parameter_error", "torque_error", "torque_rms")
+
+
+def read_record(path: Path, profile: str, method: str, key: str) -> dict:
+    """The stored run at ``path`` (``_fit_task``'s record) of ``profile``, ``method`` and
+    ``key``, with every field the table reads (a FileError naming the file and the field
+    otherwise: a truncated, corrupt or edited file, which is removed to fit the run again)."""
+    where = f"stored run {str(path)!r}"
+    again = "remove it to fit the run again"
+    try:
+        record = read_json(path, what="stored run")
+    except FileError as error:
+        raise FileError(f"{error}: {again}") from None
+    if not isinstance(record, dict):
+        raise FileError(f"{where} holds a JSON {_kind(record)}, not a run's record: {again}")
+
+    def check(field: str, expected: str, value) -> None:
+        if not _matches(value, expected):
+            raise FileError(f"{where}: field {field!r} must be {expected}, got "
+                            f"{_kind(value)} {json.dumps(value)[:40]}: {again}")
+
+    for field, expected in _RECORD_FIELDS.items():
+        if field not in record:
+            raise FileError(f"{where} lacks the field {field!r}: {again}")
+        check(field, expected, record[field])
+    for field, value in (("profile", profile), ("method", method), ("key", key)):
+        if record[field] != value:
+            raise FileError(f"{where} holds the run of {field} {record[field]!r:.40}, not "
+                            f"{value!r}: {again}")
+    if "family" in record:
+        check("family", "a string or null", record["family"])
+    if record["ok"]:  # a fitted run: its figures (null: not finite)
+        for field in (*_FIGURES, "signed_error"):
+            if field not in record:
+                raise FileError(f"{where} lacks the field {field!r} of a fitted run: {again}")
+        for field in _FIGURES:
+            check(field, "a number or null", record[field])
+        check("signed_error", "a list of numbers", record["signed_error"])
+    return record
+
+
+def _matches(value, expected: str) -> bool:
+    def number(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    return {"a string": isinstance(value, str),
+            "a string or null": value is None or isinstance(value, str),
+            "true or false": isinstance(value, bool),
+            "a number": number(value),
+            "a number or null": value is None or number(value),
+            "a list of numbers": isinstance(value, list)
+            and all(x is None or number(x) for x in value)}[expected]
+
+
+def _kind(value) -> str:
+    """A JSON value's kind, as JSON names it."""
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null"}.get(type(value), "number")
 
 

@@ -70,7 +70,9 @@ def _row(method: str, profile: str, records: list[dict], draws: int) -> dict:
     row["median_parameter_error"] = float(np.median(parameter))
     row["mean_parameter_error"] = float(np.mean(parameter))
     row["median_torque_error"] = float(np.median([r["torque_error"] for r in fitted]))
-    row["median_torque_rms"] = float(np.median([r["torque_rms"] for r in fitted]))
+    # a torque RMS stored as null (not finite) is NaN here
+    row["median_torque_rms"] = float(np.median(np.array([r["torque_rms"] for r in fitted],
+                                                        dtype=float)))
     row["median_seconds"] = float(np.median([r["seconds"] for r in fitted]))
     return row
 

@@ -65,8 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM (what ``timeout``, systemd and launch files send) and SIGHUP end the command alike:
     one line, no temporary file left, status 128 + the signal's number (130, 143, 129). A
     closed stdout (``dynid ... | head``) ends it quietly with status 141, as SIGPIPE ends other
-    Unix tools.
+    Unix tools. A stdout closed from the start (``dynid robots >&-``) is refused before
+    anything runs (status 2, one line on stderr where stderr is open); an OSError names its
+    file (``'model.yaml': No space left on device``).
     """
+    if sys.stderr is None:  # started with stderr closed: its lines go nowhere, not to stdout
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    if sys.stdout is None:  # started with stdout closed: nowhere to answer
+        print("dynid: error: stdout is closed (started with `>&-`?): give it a file, or "
+              "/dev/null to discard what dynid prints", file=sys.stderr)
+        return 2
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     args.command_line = "dynid " + shlex.join(argv)  # provenance, kept in models and reports
@@ -92,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError) as error:
         if received():
             return _interrupted(received())
-        print(f"dynid: error: {' '.join(str(error).split())}", file=sys.stderr)
+        print(f"dynid: error: {' '.join(_message(error).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: every output is written atomically, none is half there
         return _interrupted(received() or signal.SIGINT)
@@ -118,6 +126,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 # the signals that end a command as Ctrl-C does, and the line each leaves
 _SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)",
             **({signal.SIGHUP: "hung up (SIGHUP)"} if hasattr(signal, "SIGHUP") else {})}
+
+
+def _message(error: Exception) -> str:
+    """An error's line: an OSError as its file and what went wrong (``'out.yaml': No space left
+    on device``, ``'a' -> 'b': ...`` for a rename), else its text."""
+    if isinstance(error, OSError) and error.strerror and error.filename is not None:
+        where = repr(os.fsdecode(error.filename))
+        if error.filename2 is not None:
+            where += f" -> {os.fsdecode(error.filename2)!r}"
+        return f"{where}: {error.strerror}"
+    return str(error)
 
 
 def _interrupted(signum: int) -> int:
@@ -158,7 +177,10 @@ def _watch_signals():
     """Record every SIGINT, SIGTERM and SIGHUP, then raise KeyboardInterrupt as Python does
     for Ctrl-C (so that every atomic write removes its temporary file); returns the last
     signal received (0: none). Only in the main thread, where signal handlers live, and only
-    for the signals whose handling is still the default (a host program's own is kept)."""
+    for the signals whose handling is still the default: a host program's own is kept, and an
+    ignored one stays ignored (a background job of a script starts with SIGINT ignored, nohup
+    with SIGHUP: whoever started dynid so asked that a terminal's Ctrl-C or hangup not end
+    it; SIGTERM still does)."""
     import threading
 
     seen: list[int] = []
@@ -192,7 +214,8 @@ def run() -> int:
     for signum in _SIGNALS:
         signal.signal(signum, signal.SIG_IGN)
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: closed from the start (main refused it)
+            sys.stdout.flush()
     except BrokenPipeError:
         return _closed_stdout()
     return status

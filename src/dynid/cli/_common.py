@@ -11,8 +11,9 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 # The friction models a command can name (literal, like every choice list of the parser:
@@ -402,14 +403,55 @@ def robot_options(parser: argparse.ArgumentParser) -> None:
     description_options(parser)
 
 
-def loaded_robot(args: argparse.Namespace, path: str | None = None):
+def loaded_robot(args: argparse.Namespace, path: str | None = None, option: str = "robot"):
     """The robot named by ``path`` (default ``args.robot``) with the --tip, --gravity,
-    --package-path and --xacro-arg options (``description``)."""
+    --package-path and --xacro-arg options (``description``); a robot that cannot be loaded is
+    named by ``option`` (the positional ``robot``, or ``--prior``, ``--controller``)."""
     from dynid.robot import load_robot
 
-    robot = load_robot(path if path is not None else args.robot, tip=getattr(args, "tip", None),
-                       **description(args, main=path is None))
+    with options_named({"name_or_path": option}):
+        robot = load_robot(path if path is not None else args.robot,
+                           tip=getattr(args, "tip", None), **description(args, main=path is None))
     return with_gravity(robot, getattr(args, "gravity", None))
+
+
+# a library keyword in backquotes, with an index (`logs[1]`)
+_KEYWORD = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?`")
+
+
+@contextlib.contextmanager
+def options_named(spelling: Mapping[str, str | None]) -> Iterator[None]:
+    """A ValueError or TypeError of library code inside names the command's options, not the
+    keywords the command gave them by: each `keyword` of ``spelling`` in its message becomes
+    its option (`substeps` -> `--control-rate`), `keyword[k]` the option's value k + 1
+    (`--reference` #2), and two keywords that are one option here read once (`rate` /
+    `substeps` -> `--control-rate`). A keyword spelt None has no option here: the advice to
+    give it goes (", or give `substeps`")."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        text = spelt(str(error), spelling)
+        if text == str(error):
+            raise
+        raise (ValueError if isinstance(error, ValueError) else TypeError)(text) from None
+
+
+def spelt(text: str, spelling: Mapping[str, str | None]) -> str:
+    """``text`` with the keywords of ``spelling`` spelt as options (see ``options_named``)."""
+    for name in (name for name, value in spelling.items() if value is None):
+        keyword = rf"(?:give |raise )?`{re.escape(name)}`"
+        text = re.sub(rf"{keyword}(?:, or |, | or | / )", "", text)
+        text = re.sub(rf"(?:,? or | / |, ){keyword}", "", text)
+    spelling = {name: value for name, value in spelling.items() if value is not None}
+
+    def option(match: re.Match) -> str:
+        name, index = match.group(1), match.group(2)
+        if name not in spelling:
+            return match.group(0)
+        return f"`{spelling[name]}`" + ("" if index is None else f" #{int(index) + 1}")
+
+    text = _KEYWORD.sub(option, text)
+    return re.sub(r"(`[^`]+`)(?:(?: / | or |, | and )\1)+(?![\w#])", r"\1", text)
 
 
 def with_gravity(robot, gravity):

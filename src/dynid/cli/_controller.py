@@ -52,10 +52,7 @@ def control_law(args: argparse.Namespace, robot, *, rate: float, resolution: flo
     elif args.controller.lower() == "none":
         model = None
     else:
-        try:
-            model = loaded_robot(args, args.controller)
-        except ValueError as error:
-            raise ValueError(f"`--controller`: {error}") from None
+        model = loaded_robot(args, args.controller, "--controller")
         if model.n_joints != n:
             raise ValueError(f"`--controller`: {args.controller!r} has {model.n_joints} "
                              f"joints, the robot {n}")

@@ -10,8 +10,9 @@ from pathlib import Path
 from dynid.cli._common import (
     SEED,
     Range,
-    description,
     description_options,
+    loaded_robot,
+    options_named,
     output_options,
     print_json,
     stderr_progress,
@@ -57,7 +58,6 @@ def _benchmark(args: argparse.Namespace) -> int:
     from dynid.benchmark.protocol import PROFILES, profile
     from dynid.benchmark.runner import check_settings
     from dynid.identification.methods import IDENTIFICATION_METHODS
-    from dynid.robot import load_robot
 
     methods = tuple(args.methods) if args.methods else tuple(IDENTIFICATION_METHODS)
     unknown = [m for m in methods if m not in IDENTIFICATION_METHODS]
@@ -76,18 +76,15 @@ def _benchmark(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise ValueError(f"`--out`: {args.out!r} is a file; give a folder (new or one of an "
                          "earlier benchmark to resume)")
-    try:
-        robot = load_robot(args.robot, **description(args))
-    except ValueError as error:
-        raise ValueError(f"ROBOT: {error}") from None
+    robot = loaded_robot(args)
     run = BenchmarkRun(robot, methods, profiles, draws=args.draws, duration=args.duration,
                        seed=args.seed, out=out)
-    try:
-        check_settings(run)
-    except ValueError as error:
-        raise ValueError(f"`--out`{str(error).removeprefix('`out`')}") from None
-    records = run_benchmark(run, jobs=args.jobs, progress=stderr_progress(args))
-    written = write_outputs(run, records)
+    # the protocol's loop takes the RK4 substeps the robot needs: no option gives them
+    with options_named({"out": "--out", "jobs": "--jobs", "methods": "--methods",
+                        "duration": "--duration", "substeps": None}):
+        check_settings(run)  # before anything is made in --out
+        records = run_benchmark(run, jobs=args.jobs, progress=stderr_progress(args))
+        written = write_outputs(run, records)
     if args.json:
         print_json({"settings": run.settings(), "rows": written["rows"],
                     "files": written["files"]})

@@ -432,7 +432,7 @@ def _write_robot(args: argparse.Namespace, robot) -> None:
     import os
     import tempfile
 
-    from dynid._files import atomic_write_all
+    from dynid._files import atomic_write_all, naming
     from dynid._reading import dump_yaml
     from dynid.export import check_names, to_urdf
     from dynid.robot import Source
@@ -461,10 +461,12 @@ def _write_robot(args: argparse.Namespace, robot) -> None:
         urdf_text = to_urdf(robot, None, None)
         # the robot file describes the URDF it points at: read from a temporary copy beside
         # the final one, then the reference set to the final path; both renamed together
-        handle, staged = tempfile.mkstemp(suffix=".urdf", dir=urdf.resolve().parent)
-        os.close(handle)
+        with naming(urdf):  # a full disk names the URDF, not the staged copy
+            handle, staged = tempfile.mkstemp(suffix=".urdf", dir=urdf.resolve().parent)
+            os.close(handle)
         try:
-            Path(staged).write_text(urdf_text, encoding="utf-8")
+            with naming(urdf):
+                Path(staged).write_text(urdf_text, encoding="utf-8")
             pointed = dataclasses.replace(robot, source=Source(
                 citation=robot.source.citation, url=staged,
                 notes=(robot.source.notes + "\n" if robot.source.notes else "")

@@ -85,7 +85,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     check_bootstrap_options(args)
     robot = loaded_robot(args)
-    prior = loaded_robot(args, args.prior) if args.prior else None
+    prior = loaded_robot(args, args.prior, "--prior") if args.prior else None
     references = None
     if args.reference:
         from dynid.excitation import load_trajectory

@@ -17,6 +17,7 @@ from dynid.cli._common import (
     linear_friction,
     loaded_robot,
     nls_friction,
+    options_named,
     output_options,
     prepared,
     preprocessing_options,
@@ -200,7 +201,7 @@ def check_bootstrap_options(args: argparse.Namespace) -> None:
 
 def _identify(args: argparse.Namespace) -> int:
     from dynid.data import split
-    from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, identify
+    from dynid.identification import CONSTRAINED_METHODS
 
     _check_method_options(args, CONSTRAINED_METHODS)
     check_bootstrap_options(args)
@@ -223,6 +224,32 @@ def _identify(args: argparse.Namespace) -> int:
     if args.validate is not None:  # the final fraction of every log is held out
         pairs = [split(log, 1.0 - args.validate) for log in logs]
         logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
+    with options_named(LIBRARY_KEYWORDS):  # the fits' errors name these options
+        return _fit(args, robot, logs, checks, steps)
+
+
+# the library keywords through which `dynid identify` passes its options (and what stands for
+# what it does not offer: the RK4 substeps of a re-simulated loop follow from its rate; the
+# start of the simulation-based methods is the robot's own parameters)
+LIBRARY_KEYWORDS = {
+    "reference": "--reference", "references": "--reference", "controller": "--controller",
+    "natural_frequency": "--natural-frequency", "stiffness": "--stiffness",
+    "damping": "--damping", "rate": "--control-rate", "substeps": "--control-rate",
+    "velocity_from_positions": "--velocity-from-positions", "start": "robot", "logs": "data",
+    "friction": "--friction", "noise_std": "--noise", "torque_noise": "--noise",
+    "regressor_noise": "--regressor-noise", "alpha": "--alpha", "l1_ratio": "--l1-ratio",
+    "forgetting": "--forgetting", "max_iterations": "--max-iterations", "bounds": "--bounds",
+    "prior": "--prior", "weight": "--prior-weight", "regulariser": "--regulariser",
+    "lasso": "--lasso", "max_samples": "--max-samples", "offsets": "--offsets",
+    "rotor_inertia": "--rotor-inertia", "drop_above_percent": "--drop-above",
+    "replicates": "--bootstrap", "block_length": "--block-length", "seed": "--seed",
+}
+
+
+def _fit(args: argparse.Namespace, robot, logs, checks, steps) -> int:
+    """``args.method`` on the logs, then the model shown and written."""
+    from dynid.identification import CONSTRAINED_METHODS, ESTIMATORS, identify
+
     currents = scale_from_options(args, robot, logs)
     if currents and args.method == "wls":
         raise ValueError("`--method wls`: motor currents are fitted with each joint weighted "
@@ -544,7 +571,7 @@ def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> i
 
     from dynid.identification import identify_constrained
 
-    prior = loaded_robot(args, args.prior).parameters if args.prior else None
+    prior = loaded_robot(args, args.prior, "--prior").parameters if args.prior else None
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")

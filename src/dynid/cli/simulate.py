@@ -11,6 +11,7 @@ from dynid.cli._common import (
     contacts_from,
     drive_gain,
     loaded_robot,
+    options_named,
     output_options,
     print_json,
     robot_options,
@@ -18,6 +19,10 @@ from dynid.cli._common import (
 )
 from dynid.cli._controller import control_law, controller_options
 
+# the library keywords of the closed loop and their options here
+LOOP_KEYWORDS = {"rate": "--rate", "substeps": "--substeps", "controller": "--controller",
+                 "natural_frequency": "--natural-frequency", "stiffness": "--stiffness",
+                 "damping": "--damping", "duration": "--duration", "contacts": "--contact"}
 
 def register(commands: argparse._SubParsersAction) -> None:
     simulate = commands.add_parser("simulate", help="the digital twin: log a trajectory")
@@ -128,9 +133,10 @@ def _simulate(args: argparse.Namespace) -> int:
         law = control_law(args, robot, rate=args.rate, resolution=args.position_resolution,
                           velocity_from_positions=args.velocity_from_positions,
                           substeps=args.substeps)
-        data = simulate_closed_loop(robot, trajectory, duration=duration, controller=law,
-                                    sensor=sensor, seed=args.seed,
-                                    progress=stderr_progress(args), contacts=contacts)
+        with options_named(LOOP_KEYWORDS):
+            data = simulate_closed_loop(robot, trajectory, duration=duration, controller=law,
+                                        sensor=sensor, seed=args.seed,
+                                        progress=stderr_progress(args), contacts=contacts)
     elif any(value is not None for value in loop_options.values()):
         used = [flag for flag, value in loop_options.items() if value is not None]
         raise ValueError(f"`{'`, `'.join(used)}` need --closed-loop")

@@ -7,6 +7,7 @@ import argparse
 from dynid.cli._common import (
     FIGURE_SUFFIXES,
     joint_keys,
+    options_named,
     output_options,
     prepared,
     print_json,
@@ -44,9 +45,10 @@ def _validate(args: argparse.Namespace) -> int:
 
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused just below
         try:
-            report = validate_model(model, data, n_poses=args.poses,
-                                    reestimate_offsets=args.reestimate_offsets,
-                                    joints=joint_keys(args.joints))
+            with options_named({"joints": "--joints", "n_poses": "--poses"}):
+                report = validate_model(model, data, n_poses=args.poses,
+                                        reestimate_offsets=args.reestimate_offsets,
+                                        joints=joint_keys(args.joints))
         except ValueError as error:  # named by the log: say which model too
             raise ValueError(f"{args.model}: {error}") from None
     _check_finite(report, args.model)

@@ -253,10 +253,12 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
             try:
                 moments = instruments(nominal)
             except ValueError as second:
+                why = (f"both: {error}" if str(second) == str(error) else
+                       f"the OLS estimate: {error}; the nominal parameters: {second}")
                 raise ValueError(
-                    f"IV: neither the OLS estimate ({error}) nor the robot's nominal "
-                    f"parameters ({second}) can be simulated in closed loop: check the "
-                    "controller and the robot's parameters, or use OLS/WLS") from None
+                    f"IV: neither the OLS estimate nor the robot's nominal parameters can be "
+                    f"simulated in closed loop ({why}): check the controller and the robot's "
+                    "parameters, or use OLS/WLS") from None
             first_plant = "nominal"
         estimator = IV().fit_moments(moments, factors)
         change = float(np.linalg.norm(estimator.coef_[:rank] - coefficients[:rank])
