@@ -11,6 +11,7 @@ from conftest import assert_close, table_row
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from dynid.friction.models import Arctan
 from dynid.identification import default_friction
 from dynid.identification.base_parameters import (
     STRUCTURAL_RTOL,
@@ -20,6 +21,7 @@ from dynid.identification.base_parameters import (
     structural_regressor,
 )
 from dynid.robot import (
+    MAX_GRAVITY,
     RevoluteDH,
     RevoluteMDH,
     Robot,
@@ -174,18 +176,19 @@ def test_rounded_tables_keep_the_exact_count(robots):
     assert _reproduction_error(rounded, results["rounded"]) < STRUCTURAL_RTOL
 
 
-GRAVITY_SIZES = (1e-3, 1e-1, 9.81, 1e3, 1e5, 1e8)
+GRAVITY_SIZES = (1e-12, 1e-9, 1e-6, 1e-3, 1e-1, 9.81, 1e3)
 
 
 @pytest.mark.parametrize("name", ["arm3", "panda", "jaco2"])
 def test_rank_does_not_depend_on_the_size_of_gravity(name):
     """Issue 22: arm3 at 1000 m/s^2 lost its friction columns (21 instead of 24), a gravity of
-    1e8 left 4 of 15. Same rank and representatives from 1e-3 to 1e8, torque (with friction)
-    and static."""
+    1e8 left 4 of 15. Issue 31: at 1e-6 m/s^2 arm3 gave 21, at 1e-9 18 (its arctan friction
+    columns folded into each other). The same rank, representatives and regrouping for every
+    size the robot accepts, torque (with friction) and static."""
     robot = load_robot(name)
     friction = default_friction(robot)
     reference = {}
-    for size in GRAVITY_SIZES:
+    for size in (*GRAVITY_SIZES, MAX_GRAVITY):
         scaled = dataclasses.replace(robot, gravity=np.array([0.0, 0.0, -size]))
         for kind, options in (("torque", {"friction": friction}), ("static", {"kind": "static"})):
             base = robot_base_parameters(scaled, **options)
@@ -193,12 +196,47 @@ def test_rank_does_not_depend_on_the_size_of_gravity(name):
                 reference[kind] = base
             assert base.rank == reference[kind].rank, (size, kind)
             assert np.array_equal(base.independent, reference[kind].independent), (size, kind)
-            assert_close(base.regrouping[:, :10 * robot.n_joints],
-                         reference[kind].regrouping[:, :10 * robot.n_joints],
-                         rtol=1e-6, atol=1e-9)
+            assert_close(base.regrouping, reference[kind].regrouping, rtol=1e-12, atol=1e-12)
     if name in ("arm3", "panda"):
         assert reference["torque"].rank == {"arm3": 24, "panda": 64}[name]
         assert reference["static"].rank == {"arm3": 15, "panda": 43}[name]
+    # without friction columns too (issue 31: "the Panda without friction stays 43")
+    tiny = dataclasses.replace(robot, gravity=np.array([0.0, 0.0, -1e-12]))
+    assert robot_base_parameters(tiny).rank == robot_base_parameters(robot).rank
+
+
+@st.composite
+def _tilted_chains(draw):
+    """A random MDH chain of 2-5 revolute joints, random inertias, a random gravity direction
+    and a size log-uniform in [1e-12, 1e3] m/s^2."""
+    n = draw(st.integers(2, 5))
+    angle = st.sampled_from([0.0, np.pi / 2, -np.pi / 2])
+    length = st.one_of(st.just(0.0), st.floats(0.05, 0.5))
+    rows = [RevoluteMDH(a=draw(length), alpha=draw(angle), d=draw(length)) for _ in range(n)]
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    direction = rng.normal(size=3)
+    direction /= np.linalg.norm(direction)
+    robot = Robot.from_mdh("random", rows, from_log_cholesky(rng.normal(size=(n, 10))),
+                           gravity=9.81 * direction)
+    return robot, 10.0 ** draw(st.floats(-12, 3))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(_tilted_chains())
+def test_rank_of_a_random_robot_does_not_depend_on_the_size_of_gravity(drawn):
+    """Any size of gravity along any direction: the same base parameters as at 9.81 m/s^2,
+    with arctan friction (nonlinear in the velocity: issue 31's failure) and without."""
+    robot, size = drawn
+    scaled = dataclasses.replace(robot, gravity=robot.gravity * (size / 9.81))
+    for friction in (None, Arctan.template(robot.n_joints)):
+        earth, other = (robot_base_parameters(r, friction=friction) for r in (robot, scaled))
+        assert other.rank == earth.rank, size
+        assert np.array_equal(other.independent, earth.independent), size
+        assert_close(other.regrouping, earth.regrouping, rtol=1e-12, atol=1e-12)
+    # a gravity is not no gravity: the weightless chain loses the gravity-only directions
+    weightless = dataclasses.replace(robot, gravity=np.zeros(3))
+    assert robot_base_parameters(weightless).rank <= robot_base_parameters(robot).rank
 
 
 def test_rank_does_not_depend_on_the_friction_columns_units():

@@ -41,18 +41,22 @@ genuine directions weaker than that (seen in 2% of random chains); pass a smalle
 keep them.
 
 The decision must not depend on units or on the size of gravity (issue 22: arm3 at
-1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15), yet a rounding-level column
-must stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
-columns by their own norms: (1) the structural states are scaled to the gravity's time scale
-(velocities ``sqrt(|g| / 9.81)``, accelerations ``|g| / 9.81`` times standard normal; the
-static regressor's gravity rows computed at 9.81 m/s^2) — the rigid-body regressor is then
-exactly ``|g| / 9.81`` times that of Earth's gravity, so ``rtol`` sees the same relative
-spectrum for any size of gravity, and a generic state distribution changes no structure; (2)
-the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
-each weighed to the largest rigid-body column (``group_scale``), so their units do not decide
-the rank. Inside the rigid body the geometry's own column sizes stay, and with them the
-rounded-angle guarantees above (gravity from 1e-3 to 1e8 m/s^2 gives the same rank,
-representatives and regrouping: ``tests/test_base_parameter_rank.py``).
+1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15; issue 31: at 1e-6 m/s^2 arm3's
+arctan friction columns folded into each other, 21 of 24), yet a rounding-level column must
+stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
+columns by their own norms: (1) the structural regressor is that of a gravity of the robot's
+direction and 9.81 m/s^2 (zero stays zero). For a gravity ``g = s^2 9.81 u`` the torque at
+``(q, s dq, s^2 ddq)`` is ``s^2`` times that of ``9.81 u`` at ``(q, dq, ddq)``: a row scaling
+and a change of the generic states, so the same structure, and the one computation serves
+every non-zero size (a structure known exactly scaled by ``s`` would still be evaluated at
+velocities ``s dq``: at 1e-9 m/s^2, velocities of 1e-5 rad/s, where ``arctan(k dq)`` is
+``k dq`` to round-off); (2) each link's ten columns are weighed together, by the largest of
+them, to the largest link's (``group_scale``): a 100-joint chain's distal lever arms make its
+columns 1e4 times its proximal ones, which would put genuine structure under the tolerance;
+(3) the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
+each weighed to the largest rigid-body column, so their units do not decide the rank. Inside a
+link the geometry's own column sizes stay, and with them the rounded-angle guarantees above
+(``tests/test_base_parameter_rank.py``).
 
 Both methods then take exactly ``r`` representatives: ``"rref"`` on the rank-r row space
 ``Sigma_r V_r^T`` (r, p) of ``R = U Sigma V^T``, whose columns have the dependencies of the
@@ -94,6 +98,7 @@ __all__ = [
     "regrouping_for",
     "robot_base_parameters",
     "structural_factor",
+    "structural_gravity",
     "structural_regressor",
     "structural_samples",
 ]
@@ -395,11 +400,13 @@ def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDA
 
 
 def model_columns(robot: Robot, q: NDArray, dq: NDArray, ddq: NDArray, *,
-                  friction: FrictionModel | None = None, rotor_inertia: bool = False) -> NDArray:
+                  friction: FrictionModel | None = None, rotor_inertia: bool = False,
+                  gravity: ArrayLike | None = None) -> NDArray:
     """The identification model's full regressor ``(N, n, p)``: the rigid-body columns
     (10 n), the rotor-inertia columns (n, with ``rotor_inertia``), then the friction model's
-    (linear) columns — the one column layout of every linear model (``model_names``)."""
-    parts = [regressor(robot, q, dq, ddq)]
+    (linear) columns — the one column layout of every linear model (``model_names``).
+    ``gravity`` ``(3,)``: in place of the robot's."""
+    parts = [regressor(robot, q, dq, ddq, gravity=gravity)]
     if rotor_inertia:
         parts.append(rotor_regressor(ddq))
     if friction is not None:
@@ -423,14 +430,12 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     """Stacked regressor at random states, for identifiability.
 
     ``kind="torque"``: the joint-torque regressor ``(n N, p)`` of ``model_columns``; positions
-    uniform within the limits (+-pi where unbounded), velocities ``s`` and accelerations
-    ``s^2`` times standard normal, with ``s = sqrt(|g| / 9.81)`` (1 without gravity): the time
-    scale on which inertial and gravity torques compare as on Earth, whatever the size of the
-    robot's gravity (any generic state distribution has the same structure; this one keeps
-    the rank decision's relative tolerance meaningful). ``kind="static"``: the
-    ``[M(q) lower triangle; g(q)]`` regressor at random poses, its gravity rows computed for a
-    gravity of the robot's direction and 9.81 m/s^2 (a row scaling: same structure).
-    Generic states: only the structure can cause rank loss. Default ``n_samples``:
+    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
+    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
+    Both for a gravity of the robot's direction and 9.81 m/s^2 (``structural_gravity``), on
+    which inertial and gravity torques compare as on Earth: the structure of any non-zero size
+    of gravity (module docstring), computed alike for all of them. Generic states: only the
+    structure can cause rank loss. Default ``n_samples``:
     ``structural_samples``.
     """
     return np.concatenate(list(_structural_blocks(
@@ -449,7 +454,7 @@ def structural_factor(robot: Robot, **options) -> NDArray:
 
 # The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
 # and one (p, p) SVD: seconds at 100 joints; a robot has at most dynid.robot.MAX_JOINTS (128).
-# m/s^2: the size of gravity the structural states are scaled to (the standard one's)
+# m/s^2: the size of the structural regressor's gravity (the standard one's)
 _EARTH = float(np.linalg.norm(STANDARD_GRAVITY))
 
 
@@ -464,9 +469,16 @@ def structural_samples(n_joints: int) -> int:
     return max(60, 4000 // n_joints)
 
 
-def _gravity_scale(robot: Robot) -> float:
-    size = float(np.linalg.norm(robot.gravity))
-    return size / _EARTH if size > 0 else 1.0
+def structural_gravity(robot: Robot) -> NDArray:
+    """``(3,)`` the gravity of the structural regressor: ``robot.gravity``'s direction at
+    9.81 m/s^2, zero when it is zero. Any size the robot accepts, down to subnormal ones (the
+    direction is taken after dividing by the largest component, which does not underflow)."""
+    gravity = np.asarray(robot.gravity, dtype=float)
+    largest = np.abs(gravity).max()
+    if not largest > 0:
+        return np.zeros(3)
+    direction = gravity / largest
+    return _EARTH * direction / np.linalg.norm(direction)
 
 
 def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
@@ -483,9 +495,8 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
     n_samples = n_samples or structural_samples(n)
     rng = np.random.default_rng(seed)
     q = _random_poses(robot, rng, n_samples)
-    scale = _gravity_scale(robot)
+    gravity = structural_gravity(robot)
     if kind == "static":
-        gravity = np.asarray(robot.gravity, dtype=float) / scale
         per = max(1, BLOCK_ROWS // (n * (n + 3) // 2))
         for start in range(0, n_samples, per):
             y = static_regressor(robot, q[start:start + per], gravity=gravity,
@@ -493,12 +504,11 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
             yield y.reshape(-1, y.shape[-1])
         return
     dq, ddq = rng.standard_normal((2, n_samples, n))
-    dq, ddq = np.sqrt(scale) * dq, scale * ddq
     per = max(1, BLOCK_ROWS // n)
     for start in range(0, n_samples, per):
         block = slice(start, start + per)
         y = model_columns(robot, q[block], dq[block], ddq[block], friction=friction,
-                          rotor_inertia=rotor_inertia)
+                          rotor_inertia=rotor_inertia, gravity=gravity)
         yield y.reshape(-1, y.shape[-1])
 
 
@@ -531,7 +541,7 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
     under ~1 mm, some twists a few degrees off a multiple of pi/2) count as zero (module
     docstring). Pass ``rtol`` to override. The decision does not depend on the size of the
-    gravity (``structural_regressor`` scales the states to it) nor on the units of the
+    gravity (``structural_gravity``: its direction, at 9.81 m/s^2) nor on the units of the
     friction and rotor columns (``group_scale``)."""
     names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
     r_factor = structural_factor(robot, friction=friction, kind=kind,
