@@ -282,6 +282,82 @@ def test_long_chains_are_decided_in_bounded_work_and_longer_ones_refused():
         _chain(MAX_JOINTS + 1)
 
 
+def _repeated_arm3(n: int) -> Robot:
+    """arm3's rows and links repeated to ``n`` joints (the robot file of
+    tests/test_urdf_hostile.py): an exact table whose distal columns are 1e4 times its
+    proximal ones."""
+    arm = load_robot("arm3")
+    rows = [arm.table[k % 3] for k in range(n)]
+    return Robot.from_dh(f"arm3x{n}", rows, np.tile(arm.parameters, (n // 3 + 1, 1))[:n])
+
+
+def test_a_100_joint_robot_file_has_a_well_defined_rank(tmp_path, capsys):
+    """Issue 31: `dynid robot show` on arm3's rows repeated to 100 joints said "rank is
+    ambiguous; pass another `rtol`" (an option it did not have): the lever arms put genuine
+    directions at 5e-5 of the largest, across the tolerance. Weighed link by link, the count
+    is the exact table's (round-off alone counts as zero), and the command says so."""
+    import json
+
+    from dynid.cli import main
+    from dynid.identification.base_parameters import structural_factor
+    from dynid.robot import save_robot
+
+    chain = _repeated_arm3(100)
+    save_robot(chain, tmp_path / "long.yaml")
+    assert main(["robot", "show", str(tmp_path / "long.yaml"), "--json"]) == 0
+    count = json.loads(capsys.readouterr().out)["n_base_parameters"]
+    exact = np.linalg.matrix_rank(structural_factor(chain))  # numpy's round-off tolerance
+    assert count == exact == 694
+
+
+def test_an_ambiguous_rank_names_the_option_to_change(tmp_path, capsys):
+    """Twists 5e-5 rad off a multiple of pi/2 and a tolerance of 3e-5 meet inside a spread
+    of singular values: the error names the robot and `--rtol`, the command has it, and a
+    tolerance at a gap gives a count."""
+    from dynid.cli import main
+    from dynid.identification.base_parameters import AmbiguousRankError
+    from dynid.robot import save_robot
+
+    off = 5e-5
+    joints = [(-np.pi / 2 - off, np.pi, -0.282, 0.291), (off, np.pi / 2, -0.111, -0.491),
+              (-off, np.pi / 2, -0.144, 0.274), (-off, 0.0, 0.0, -0.259),
+              (-off, 0.0, -0.392, -0.357), (off, -np.pi / 2, 0.0, -0.464)]
+    robot, _ = _pair("mdh", [(False, *row) for row in joints], 12, 1281280736)
+    with pytest.raises(AmbiguousRankError, match=r"base parameters of 'exact': rref found .* "
+                       r"pass another `rtol` \(`--rtol` of `dynid base` and `dynid robot "
+                       r"show`\), e.g. 3e-06"):
+        robot_base_parameters(robot, rtol=3e-5)
+    save_robot(robot, tmp_path / "off.yaml")
+    assert main(["base", str(tmp_path / "off.yaml"), "--rtol", "3e-5"]) == 2
+    assert "`--rtol` of `dynid base`" in capsys.readouterr().err
+    assert main(["robot", "show", str(tmp_path / "off.yaml"), "--rtol", "1e-3"]) == 0
+
+
+def test_the_structural_decision_runs_on_one_blas_thread(monkeypatch):
+    """Beside one busy process per core, OpenBLAS's threads made a 100-joint chain's QR and
+    SVD 3-6 times slower than one thread (each call waits for all its threads to be
+    scheduled): the decision's factorisations run on one."""
+    import importlib
+
+    from threadpoolctl import threadpool_info
+
+    # the module, not the function dynid.identification re-exports under its name
+    module = importlib.import_module("dynid.identification.base_parameters")
+    seen = []
+
+    def counting(function):
+        def wrapped(*args, **kwargs):
+            seen.append({info["num_threads"] for info in threadpool_info()
+                         if info["user_api"] == "blas"})
+            return function(*args, **kwargs)
+        return wrapped
+
+    for name in ("triangular_factor", "_rank_space", "regrouping_for"):
+        monkeypatch.setattr(module, name, counting(getattr(module, name)))
+    robot_base_parameters(load_robot("arm3"))
+    assert len(seen) >= 3 and all(threads == {1} for threads in seen), seen
+
+
 def test_base_command_counts_the_rigid_body_as_robot_show_and_friction_apart(capsys):
     """Issue 22: `dynid base ur5` said 54 of 78 (friction counted), `robot show` 36 of 60."""
     from dynid.cli import main

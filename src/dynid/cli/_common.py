@@ -237,6 +237,16 @@ def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> N
         parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def rtol_option(parser: argparse.ArgumentParser) -> None:
+    """--rtol: the relative rank tolerance of the base-parameter count."""
+    parser.add_argument("--rtol", type=Range(float, high=0.5, above=0), metavar="RTOL",
+                        help="relative rank tolerance of the base-parameter count: singular "
+                             "values of the structural regressor below RTOL times the largest "
+                             "count as zero (default 1e-4, STRUCTURAL_RTOL in "
+                             "dynid.identification.base_parameters: it absorbs angles written "
+                             "rounded to 4-5 decimals)")
+
+
 def step_options(parser: argparse.ArgumentParser) -> None:
     """The preprocessing steps' options: --resample, --cutoff, --order, --trim."""
     parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from dynid.cli._common import ROBOT_HELP, output_options, print_json
+from dynid.cli._common import ROBOT_HELP, output_options, print_json, rtol_option
 
 # the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
 # literal here: `dynid robots` imports nothing it does not need)
@@ -27,6 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "show", help="joints, convention, limits, mass, base count, bounds and priors")
     show.add_argument("robot", help=ROBOT_HELP)
     show.add_argument("--tip", metavar="LINK", help=TIP_HELP)
+    rtol_option(show)
     output_options(show)
     show.set_defaults(handler=_robot_show)
 
@@ -65,7 +66,7 @@ def _robot_show(args: argparse.Namespace) -> int:
     from dynid.robot.inertia import MASS
 
     robot = load_robot(args.robot, tip=args.tip)
-    base = robot_base_parameters(robot)
+    base = robot_base_parameters(robot, rtol=args.rtol)
     joints = _joint_rows(robot)
     completed = excitation_limits(robot)  # what `dynid excite` fills in
     payload = {

@@ -25,20 +25,21 @@ Two ways to choose the representatives, which give the same rank and the same ro
 One rank decision serves both methods: the numerical rank ``r`` is the number of singular values
 of ``R`` above ``rtol * sigma_max`` (numpy's ``matrix_rank`` rule, relative to the data's
 scale). Columns are not scaled to unit norm first: that would lift a column that rounding made
-nonzero (1e-5 of the largest) to full weight. ``base_parameters`` defaults to numpy's
-``rtol = max(m, p) eps`` (for any matrix: only round-off counts as zero);
-``robot_base_parameters`` defaults to ``STRUCTURAL_RTOL = 1e-4``, because kinematic tables are
-often written with rounded angles (``1.5708`` for pi/2). An angle error ``e`` tilts an axis
-(against gravity, say) and gives a structurally zero combination a singular value of up to
-about ``5 e sigma_max``: at most 2.7e-5 for twists in {0, +-pi/2, pi} rounded to 4 or 5
-decimals (``e <= 7.3e-6``), over 270 random DH/MDH tables. For ``e = 5e-5`` (any angle
-rounded to 4 decimals) the exact count holds in 96% of 150 such tables; in the rest these
-values crowd the tolerance, and rref raises a ValueError rather than pick among them. Genuine
-structure stays well above the tolerance: >= 3e-2 for the built-in robots (exact, with
-friction, static), about ``0.15 L`` for ``L`` the shortest nonzero link length in metres (so
-lengths under ~1 mm count as zero). Twists within a few degrees of a multiple of pi/2 can give
-genuine directions weaker than that (seen in 2% of random chains); pass a smaller ``rtol`` to
-keep them.
+nonzero (1e-5 of the largest) to full weight. ``base_parameters`` defaults to numpy's ``rtol =
+max(m, p) eps`` (for any matrix: only round-off counts as zero); ``robot_base_parameters``
+defaults to ``STRUCTURAL_RTOL = 1e-4``, because kinematic tables are often written with rounded
+angles (``1.5708`` for pi/2). An angle error ``e`` tilts an axis (against gravity, say) and
+gives a structurally zero combination a singular value of up to about ``5 e sigma_max``: at most
+2.7e-5 for twists in {0, +-pi/2, pi} rounded to 4 or 5 decimals (``e <= 7.3e-6``), over 270
+random DH/MDH tables (3.9e-5 over 150 of them with ``robot_base_parameters``' per-link weights,
+below: a small link's residue is then weighed as its link). For ``e = 5e-5`` (any angle rounded
+to 4 decimals) the exact count holds in 96% of 150 such tables; in the rest these values crowd
+the tolerance, and rref raises a ValueError rather than pick among them. Genuine structure stays
+well above the tolerance: >= 2.5e-2 for the built-in robots and example-robot-data's arms
+(exact, with friction, static), 7e-4 for a 100-joint chain, about ``0.15 L`` for ``L`` the
+shortest nonzero link length in metres (so lengths under ~1 mm count as zero). Twists within a
+few degrees of a multiple of pi/2 can give genuine directions weaker than that (seen in 2% of
+random chains); pass a smaller ``rtol`` to keep them.
 
 The decision must not depend on units or on the size of gravity (issue 22: arm3 at
 1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15; issue 31: at 1e-6 m/s^2 arm3's
@@ -87,6 +88,7 @@ __all__ = [
     "LINK_ORDER",
     "METHODS",
     "STRUCTURAL_RTOL",
+    "AmbiguousRankError",
     "BaseParameters",
     "base_parameters",
     "check_regrouping",
@@ -115,6 +117,24 @@ LINK_ORDER = {
     "urdf": PARAMETER_NAMES,
     "dh": ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "m", "mx", "my", "mz"),  # Szabó eq. 3
 }
+
+
+# The structural decision runs its QR and SVDs on one BLAS thread. On the 2-core workplace
+# machine, beside one busy process per core (load 4-11), OpenBLAS's two threads made the QR of
+# a 100-joint chain's 6000 x 1300 regressor 5-12 s and its SVD 9-18 s, against 1.5-2.0 s and
+# 2.6-2.8 s on one thread: each call waits for both threads to be scheduled. Idle, two
+# threads gain at most 2x on these sizes (and nothing on a 7-joint arm's 70 x 70).
+_BLAS_THREADS = 1
+
+
+class AmbiguousRankError(ValueError):
+    """The rank tolerance falls inside a spread of singular values, not at a gap: no set of
+    representatives reaches the numerical rank. ``reason`` says what was found, the message
+    adds what to change (``remedy``)."""
+
+    def __init__(self, reason: str, remedy: str = "pass another `rtol`") -> None:
+        super().__init__(f"{reason}; {remedy}")
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -216,10 +236,12 @@ def _rank_space(r_factor: NDArray, rtol: float) -> tuple[NDArray, float]:
 
 
 def _rref_leading(row_space: NDArray, tolerance: float, order: NDArray) -> NDArray:
-    """Leading columns of rref(row_space[:, order]) by Gauss–Jordan elimination with partial
+    """Leading columns of rref(row_space[:, order]) by Gaussian elimination with partial
     pivoting, as indices of the columns (ascending): a column leads when its part left after
     eliminating the earlier leading ones exceeds ``tolerance``. ``row_space`` (r, p) has rank r,
-    so there must be r of them."""
+    so there must be r of them. Which columns lead depends only on the rows below each pivot
+    and the columns after it: those alone are updated (Gauss–Jordan's updates above the pivot
+    and of the columns already decided cost 4 times more, 2 s of a 100-joint chain's)."""
     a = np.array(row_space[:, order])
     n_rows, n_cols = a.shape
     row, leading = 0, []
@@ -228,20 +250,18 @@ def _rref_leading(row_space: NDArray, tolerance: float, order: NDArray) -> NDArr
             break
         pivot = row + int(np.argmax(np.abs(a[row:, col])))
         if abs(a[pivot, col]) <= tolerance:
-            a[row:, col] = 0.0  # a dependent column: no pivot here
-            continue
-        a[[row, pivot]] = a[[pivot, row]]
-        a[row] /= a[row, col]
-        others = np.arange(n_rows) != row
-        a[others] -= np.outer(a[others, col], a[row])
+            continue  # a dependent column: no pivot here
+        a[[row, pivot], col:] = a[[pivot, row], col:]
+        below = a[row + 1:, col] / a[row, col]
+        a[row + 1:, col + 1:] -= np.outer(below, a[row, col + 1:])
         leading.append(order[col])
         row += 1
     if row < n_rows:
         weakest = np.linalg.norm(row_space[-1])  # sigma_r: the rows are sigma_k v_k^T
-        raise ValueError(
+        raise AmbiguousRankError(
             f"rref found only {row} leading columns for numerical rank {n_rows}: singular "
             f"values crowd the tolerance {tolerance:.3g} (sigma_{n_rows} = {weakest:.3g}), so "
-            "the rank is ambiguous; pass another `rtol`"
+            "the rank is ambiguous"
         )
     return np.sort(np.array(leading, dtype=int))
 
@@ -252,9 +272,9 @@ def _qr_leading(r_factor: NDArray, rank: int) -> NDArray:
     pivoted, pivots = scipy.linalg.qr(r_factor, mode="r", pivoting=True)
     diagonal = np.abs(np.diag(pivoted))
     if diagonal[rank - 1] <= r_factor.shape[1] * np.finfo(float).eps * diagonal[0]:
-        raise ValueError(
+        raise AmbiguousRankError(
             f"column-pivoted QR found fewer than {rank} independent columns for numerical rank "
-            f"{rank}; pass another `rtol`"
+            f"{rank}"
         )
     return np.sort(pivots[:rank])
 
@@ -446,9 +466,12 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
 def structural_factor(robot: Robot, **options) -> NDArray:
     """The triangular factor ``R`` (p, p) of ``structural_regressor(robot, **options)``, built
     block by block: memory of one block of states, never the whole stacked regressor."""
+    from threadpoolctl import threadpool_limits
+
     factor = None
-    for block in _structural_blocks(robot, **options):
-        factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        for block in _structural_blocks(robot, **options):
+            factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
     return factor
 
 
@@ -513,18 +536,26 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
 
 
 def group_scale(robot: Robot, r_factor: NDArray) -> NDArray:
-    """``(p,)`` column weights for the rank decision: 1 on the rigid-body columns (10 n; their
-    relative sizes are the geometry's, and a rounding-level column must stay small), and each
-    rotor-inertia and friction column weighed to the largest rigid-body column's norm (exact
-    functions of the joint motion, never rounding: their units must not decide the rank)."""
+    """``(p,)`` column weights for the rank decision. Each link's ten rigid-body columns are
+    weighed together, by the largest of them, to the largest link's: inside a link their
+    relative sizes are the geometry's (a rounding-level column stays small beside its link's
+    own-axis inertia, a column no joint motion leaves at zero), and across links the lever
+    arms do not decide (a 100-joint chain's distal columns are 1e4 times its proximal ones).
+    Each rotor-inertia and friction column is weighed to the largest rigid-body column's norm
+    (exact functions of the joint motion, never rounding: their units must not decide)."""
     norms = np.linalg.norm(r_factor, axis=0)
-    rigid = N_LINK_PARAMETERS * robot.n_joints
+    n = robot.n_joints
+    rigid = N_LINK_PARAMETERS * n
     scale = np.ones(norms.size)
-    top = norms[:rigid].max() if rigid else 0.0
-    extra = np.arange(norms.size) >= rigid
-    lift = extra & (norms > 0)
-    if top > 0:
-        scale[lift] = top / norms[lift]
+    links = norms[:rigid].reshape(n, N_LINK_PARAMETERS).max(axis=1)
+    top = links.max(initial=0.0)
+    if not top > 0:
+        return scale
+    moving = links > 0
+    scale[:rigid] = np.repeat(np.where(moving, top / np.where(moving, links, 1.0), 1.0),
+                              N_LINK_PARAMETERS)
+    lift = (np.arange(norms.size) >= rigid) & (norms > 0)
+    scale[lift] = top / norms[lift]
     return scale
 
 
@@ -532,10 +563,16 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
                           kind: Literal["torque", "static"] = "torque",
                           drop_joint1_gravity: bool = False, method: Method = "rref",
                           rtol: float | None = None, seed: int = 0,
-                          rotor_inertia: bool = False) -> BaseParameters:
+                          rotor_inertia: bool = False,
+                          factor: NDArray | None = None) -> BaseParameters:
     """Base parameters of ``robot``'s torque regressor (with the rotor-inertia and
     ``friction`` columns if asked, ``model_columns``) or of its static ``[M; g]`` regressor
     (``kind="static"``).
+
+    ``factor``: ``structural_factor`` of these options, when already computed. Its leading
+    ``10 n`` rows and columns are the rigid body's own factor (the states do not depend on
+    the extra columns), so one factor with friction columns serves the rigid-body decision
+    too (``dynid base`` makes both).
 
     ``rtol`` defaults to ``STRUCTURAL_RTOL`` (1e-4): a table with its angles rounded to 4-5
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
@@ -543,20 +580,35 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
     docstring). Pass ``rtol`` to override. The decision does not depend on the size of the
     gravity (``structural_gravity``: its direction, at 9.81 m/s^2) nor on the units of the
     friction and rotor columns (``group_scale``)."""
+    from threadpoolctl import threadpool_limits
+
     names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
-    r_factor = structural_factor(robot, friction=friction, kind=kind,
-                                 drop_joint1_gravity=drop_joint1_gravity, seed=seed,
-                                 rotor_inertia=rotor_inertia)
     rtol = STRUCTURAL_RTOL if rtol is None else rtol
     if not (0 < rtol < 1):
         raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
-    return _from_factor(r_factor, names=names, method=method, rtol=rtol,
-                        order=processing_order(robot, len(names)),
-                        column_scale=group_scale(robot, r_factor),
-                        groups=column_groups(robot, len(names), rotor_inertia=rotor_inertia)
-                        if method == "rref" else None)
+    p = len(names)
+    if factor is not None and np.shape(factor) != (p, p):
+        raise ValueError(f"`factor` must be the ({p}, {p}) structural factor of these "
+                         f"columns, got shape {np.shape(factor)}")
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        r_factor = factor if factor is not None else structural_factor(
+            robot, friction=friction, kind=kind, drop_joint1_gravity=drop_joint1_gravity,
+            seed=seed, rotor_inertia=rotor_inertia)
+        try:
+            return _from_factor(r_factor, names=names, method=method, rtol=rtol,
+                                order=processing_order(robot, p),
+                                column_scale=group_scale(robot, r_factor),
+                                groups=column_groups(robot, p, rotor_inertia=rotor_inertia)
+                                if method == "rref" else None)
+        except AmbiguousRankError as error:
+            raise AmbiguousRankError(
+                f"the base parameters of {robot.name!r}: {error.reason} (its geometry has "
+                f"directions near {rtol:g} of the largest: twists a little off a multiple of "
+                "pi/2, lengths near 1 mm)",
+                f"pass another `rtol` (`--rtol` of `dynid base` and `dynid robot show`), e.g. "
+                f"{rtol / 10:g} to keep such directions or {rtol * 10:g} to drop them") from None
 
 
 def check_regrouping(robot: Robot, base: BaseParameters, *,
@@ -577,10 +629,13 @@ def check_regrouping(robot: Robot, base: BaseParameters, *,
       rounded-angle residue: two regressors may disagree by that much, no more). An edited
       term fails here.
     """
-    r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
-    scale = group_scale(robot, r_factor)
-    scaled = r_factor * scale
-    singular = np.linalg.svd(scaled, compute_uv=False)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
+        scale = group_scale(robot, r_factor)
+        scaled = r_factor * scale
+        singular = np.linalg.svd(scaled, compute_uv=False)
     top, p = singular[0], singular.size
     rtol = STRUCTURAL_RTOL if base.rtol is None else base.rtol
     rank = int((singular > rtol * top).sum())
