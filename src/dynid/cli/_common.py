@@ -473,6 +473,16 @@ def current_options(parser: argparse.ArgumentParser) -> None:
 DRIVE_GAIN_LIMITS = (1e-6, 1e6)
 
 
+def robot_argument(text: str) -> str:
+    """An argparse ``type`` for an option naming a robot (``--prior``): a built-in name or a
+    file, never empty — an empty value would read as "not given" and silently mean the
+    default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a built-in robot name or a robot file, got {text!r}")
+    return text
+
+
 def drive_gain(text: str) -> float:
     """An argparse type: a drive gain [N m/A], nonzero, of either sign, its size within
     ``DRIVE_GAIN_LIMITS``."""
