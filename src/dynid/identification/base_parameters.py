@@ -123,7 +123,7 @@ LINK_ORDER = {
 # machine, beside one busy process per core (load 4-11), OpenBLAS's two threads made the QR of
 # a 100-joint chain's 6000 x 1300 regressor 5-12 s and its SVD 9-18 s, against 1.5-2.0 s and
 # 2.6-2.8 s on one thread: each call waits for both threads to be scheduled. Idle, two
-# threads gain at most 2x on these sizes (and nothing on a 7-joint arm's 70 x 70).
+# threads can gain at most 2x on two cores (not measured: no idle machine at the time).
 _BLAS_THREADS = 1
 
 
