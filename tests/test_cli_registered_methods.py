@@ -175,3 +175,26 @@ def test_iv_and_simulate_take_the_one_controller_option_set(capsys, pd_loop_log,
     assert main(["simulate", "arm3", str(folder / "traj.yaml"), "-o", str(tmp_path / "x.csv"),
                  "--closed-loop", "--controller", "none", "--duration", "1"]) == 2
     assert "pure PD impedance" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", [["--method", "ml", "--regressor-noise", "1e-3", "--noise",
+                                     "0.5"], ["--method", "tls"]])
+def test_errors_in_variables_on_a_joint_that_does_not_move_say_so(capsys, tmp_path, method):
+    """Issue 31: ML said "The leading minor of order 4 of B is not positive definite" (scipy's
+    eigh on a singular [W tau]^T [W tau]): the same named error as least squares, with the
+    method."""
+    from dynid.excitation import FourierTrajectory
+
+    robot = load_robot("arm3")
+    trajectory = random_fourier(robot, seed=1)
+    a, b = trajectory.a.copy(), trajectory.b.copy()
+    a[2], b[2] = 0.0, 0.0  # joint 3 stays at q0
+    log = simulate_open_loop(robot, FourierTrajectory(a, b, trajectory.q0, trajectory.omega_f),
+                             duration=6.0, rate=100.0, sensor=SensorModel(torque_noise_std=0.3),
+                             seed=1)
+    write_dataset(tmp_path / "still.csv", log)
+    assert main(["identify", "arm3", str(tmp_path / "still.csv"), *method]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("dynid: error: the data determine only 21 of 24 unknowns; not "
+                            "excited: tau_s3, tau_sc3, tau_v3 (joint 3 does not move); "
+                            f"`{method[1]}` (`--method {method[1]}`) needs them all"), error

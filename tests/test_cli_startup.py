@@ -12,8 +12,9 @@ import sys
 
 import pytest
 
+# scipy.signal loads scipy.stats: 2-5 s of `robot show` and `base` before (issue 31)
 HEAVY = ("numba", "pinocchio", "cvxpy", "sympy", "matplotlib", "dynid.bench.dynamics",
-         "dynid.workflow.demo")
+         "dynid.workflow.demo", "scipy.signal")
 
 
 def _loaded_heavy(argv: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:

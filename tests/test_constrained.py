@@ -168,3 +168,58 @@ def test_an_inconsistent_prior_is_named(twin):
     with warnings.catch_warnings():
         warnings.simplefilter("error", InconsistentPriorWarning)
         identify_constrained(truth, fit, method="cls1", prior=load_robot("panda-cad").parameters)
+
+
+@pytest.mark.filterwarnings("always::dynid.identification.RankDeficiencyWarning")
+@pytest.mark.parametrize("method", ["cls1", "log-cholesky", "pc-ridge"])
+def test_a_log_too_short_to_determine_the_model_is_named(tmp_path, capsys, method):
+    """Issue 31: a 5-sample log (15 equations, 24 unknowns) was fitted with exit 0 and "rank
+    24": the prior and the bounds, not the data, set 9 directions. The estimate stands (a
+    prior is information), but a RankDeficiencyWarning says so, on the command line and in
+    the model's report (`data_rank`, `undetermined`); a log that determines the model has
+    its rank there and no warning."""
+    import json
+
+    from dynid.cli import main
+    from dynid.data import write_dataset
+    from dynid.identification import RankDeficiencyWarning
+    from dynid.model.linear_model import load_model
+
+    arm = load_robot("arm3")
+    log = simulate_open_loop(arm, random_fourier(arm, seed=2), duration=14.0, rate=100.0,
+                             sensor=SensorModel(torque_noise_std=0.3), seed=1)
+    short = dataclasses.replace(log, **{field: getattr(log, field)[:5]
+                                        for field in ("t", "q", "dq", "tau", "ddq")})
+    write_dataset(tmp_path / "short.csv", short)
+    argv = ["identify", "arm3", str(tmp_path / "short.csv"), "--as-is", "--method", method,
+            "-o", str(tmp_path / "model.yaml")]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert (f"dynid: warning: {method}: the data determine only 15 of 24 unknowns (15 "
+            "equations)") in err and "[RankDeficiencyWarning]" in err, err
+    assert "rank 24 (the data determine 15: the prior and the bounds set the rest)" in out
+    report = load_model(tmp_path / "model.yaml").report
+    assert report["data_rank"] == 15 and "undetermined" in report
+    if method == "cls1":  # the library's word, and none for a log that determines the model
+        with pytest.warns(RankDeficiencyWarning, match="the prior and the bounds, not the "
+                          "data, set"):
+            identify_constrained(arm, short, method=method)
+        write_dataset(tmp_path / "long.csv", log)
+        assert main([*argv[:2], str(tmp_path / "long.csv"), *argv[3:], "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert "RankDeficiencyWarning" not in err
+        payload = json.loads(out)
+        assert payload["data_rank"] == 24 and "undetermined" not in payload
+
+
+def test_an_empty_prior_is_refused_by_name(tmp_path, capsys):
+    """Issue 31: `--prior ''` read as "no prior given" and fitted towards the default."""
+    from dynid.cli import main
+
+    for command in (["identify", "arm3", "log.csv", "--method", "cls3"],
+                    ["compare", "arm3", "log.csv"], ["retrieve", "arm3", "model.yaml"]):
+        with pytest.raises(SystemExit) as exit_:
+            main([*command, "--prior", ""])
+        assert exit_.value.code == 2
+        assert ("argument --prior: expected a built-in robot name or a robot file, got ''"
+                in capsys.readouterr().err), command

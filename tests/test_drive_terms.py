@@ -293,3 +293,31 @@ def test_constrained_and_nls_keep_rotor_inertias_physical(arm):
                        max_iterations=60)
     assert nls.model.rotor_inertia and (nls.model.robot.rotor_inertia >= 0).all()
     assert_close(nls.model.robot.rotor_inertia[2:], ROTOR[2:], rtol=0.1, atol=5e-3)
+
+
+def test_nls_from_currents_with_every_gain_given(capsys, tmp_path):
+    """Issue 31: `--method nls` with every drive gain given (`--gain` for each joint) said
+    "need at least one array to concatenate" (no free gain to differentiate by): the gains
+    stay as given and the fit is the torque fit's."""
+    from dynid.cli import main
+    from dynid.data import write_dataset
+    from dynid.identification import identify_nls
+
+    arm3 = load_robot("arm3")
+    gains = np.array([1.5, 0.8, 1.2])
+    log = simulate_open_loop(arm3, random_fourier(arm3, seed=2), duration=6.0, rate=100.0,
+                             sensor=SensorModel(torque_noise_std=0.05, drive_gains=gains),
+                             seed=1)
+    result = identify_nls(arm3, log, gains=dict(enumerate(gains, start=1)), max_samples=300,
+                          max_iterations=30)
+    assert_close(result.model.drive_gains, gains, rtol=0, atol=0)
+    import dataclasses
+
+    torques = dataclasses.replace(log, effort="torque", tau=log.tau * gains)
+    same = identify_nls(arm3, torques, max_samples=300, max_iterations=30)
+    assert_close(result.rmse, same.rmse, rtol=0.02)  # its own linear start: within 1 %
+    write_dataset(tmp_path / "current.csv", log)
+    argv = ["identify", "arm3", str(tmp_path / "current.csv"), "--method", "nls",
+            "--max-samples", "300", "--max-iterations", "30"]
+    assert main([*argv, *(f"--gain={j}={k}" for j, k in enumerate(gains, start=1))]) == 0
+    assert "drive gains" in capsys.readouterr().out

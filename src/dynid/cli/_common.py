@@ -238,6 +238,16 @@ def output_options(parser: argparse.ArgumentParser, *, quiet: bool = False) -> N
         parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def rtol_option(parser: argparse.ArgumentParser) -> None:
+    """--rtol: the relative rank tolerance of the base-parameter count."""
+    parser.add_argument("--rtol", type=Range(float, high=0.5, above=0), metavar="RTOL",
+                        help="relative rank tolerance of the base-parameter count: singular "
+                             "values of the structural regressor below RTOL times the largest "
+                             "count as zero (default 1e-4, STRUCTURAL_RTOL in "
+                             "dynid.model.base_parameters: it absorbs angles written "
+                             "rounded to 4-5 decimals)")
+
+
 def step_options(parser: argparse.ArgumentParser) -> None:
     """The preprocessing steps' options: --resample, --cutoff, --order, --trim."""
     parser.add_argument("--resample", type=Range(float, high=100_000, above=0), metavar="HZ",
@@ -552,6 +562,16 @@ def current_options(parser: argparse.ArgumentParser) -> None:
 
 # a drive gain's size [N m/A] (torque per motor current, gear ratio included), either sign
 DRIVE_GAIN_LIMITS = (1e-6, 1e6)
+
+
+def robot_argument(text: str) -> str:
+    """An argparse ``type`` for an option naming a robot (``--prior``): a built-in name or a
+    file, never empty — an empty value would read as "not given" and silently mean the
+    default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a built-in robot name or a robot file, got {text!r}")
+    return text
 
 
 def drive_gain(text: str) -> float:

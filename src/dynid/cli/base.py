@@ -12,6 +12,7 @@ from dynid.cli._common import (
     output_options,
     print_json,
     robot_options,
+    rtol_option,
     stderr_progress,
 )
 
@@ -28,6 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                            "papers)")
     base.add_argument("--symbolic", action="store_true",
                       help="expressions in the DH/MDH lengths (sympy)")
+    rtol_option(base)
     friction_options(base)
     output_options(base, quiet=True)
     robot_options(base)
@@ -39,6 +41,8 @@ def _base(args: argparse.Namespace) -> int:
 
     from dynid.identification import joint1_gravity_is_zero
     from dynid.model import robot_base_parameters
+    from dynid.model.base_parameters import structural_factor
+    from dynid.robot.inertia import N_LINK_PARAMETERS
 
     robot = loaded_robot(args)
     kind = "static" if args.static else "torque"
@@ -53,7 +57,9 @@ def _base(args: argparse.Namespace) -> int:
         friction = None
     drop = joint1_gravity_is_zero(robot) if args.static else False
     options = {"friction": friction, "kind": kind, "drop_joint1_gravity": drop}
-    base = robot_base_parameters(robot, method=args.method, **options)
+    factor = structural_factor(robot, **options)
+    base = robot_base_parameters(robot, method=args.method, rtol=args.rtol, factor=factor,
+                                 **options)
     pi = robot.parameters.ravel()
     if friction is not None:  # the robot file's own values when it is that model, else zeros
         pi = np.concatenate([pi, friction.coefficients])
@@ -61,10 +67,12 @@ def _base(args: argparse.Namespace) -> int:
     rows = [{"index": k + 1, "name": name, "expression": text, "value": float(value)}
             for k, (name, text, value) in enumerate(zip(base.base_names, base.expressions(),
                                                          values, strict=True))]
-    # the rigid body's count, as `robot show` gives it; friction columns counted apart
+    # the rigid body's count, as `robot show` gives it (from the same states: the factor's
+    # leading block); friction columns counted apart
+    size = N_LINK_PARAMETERS * robot.n_joints
     rigid = (base if friction is None else
-             robot_base_parameters(robot, method=args.method, kind=kind,
-                                   drop_joint1_gravity=drop))
+             robot_base_parameters(robot, method=args.method, rtol=args.rtol, kind=kind,
+                                   drop_joint1_gravity=drop, factor=factor[:size, :size]))
     payload = {"robot": robot.name, "regressor": kind, "method": base.method, "rank": base.rank,
                "n_parameters": base.n_parameters, "rigid_rank": rigid.rank,
                "n_rigid_parameters": rigid.n_parameters,

@@ -21,6 +21,7 @@ from dynid.cli._common import (
     preprocessing_options,
     print_json,
     renamed_option,
+    robot_argument,
     robot_options,
     scale_from_options,
     scheduler_option,
@@ -47,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--methods", nargs="+", choices=COMPARE_CHOICES,
                          help="default: " + " ".join(COMPARE_DEFAULTS) + "; for motor-current "
                               "logs: " + " ".join(CURRENT_DEFAULTS))
-    compare.add_argument("--prior", metavar="ROBOT",
+    compare.add_argument("--prior", metavar="ROBOT", type=robot_argument,
                          help="the CAD values: the cad row, the CLS prior, the NLS start "
                               "(default: the robot's own parameters)")
     compare.add_argument("--reference", metavar="TRAJ", nargs="+",

@@ -24,6 +24,7 @@ from dynid.cli._common import (
     print_json,
     read_log,
     renamed_option,
+    robot_argument,
     robot_options,
     scale_from_options,
     scheduler_option,
@@ -72,7 +73,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "the controller: --natural-frequency or --stiffness/--damping); "
                                "rls: recursive least squares (--forgetting); ekf, srekf, ukf, "
                                "srukf: Kalman filters on the state and the parameters")
-    identify.add_argument("--prior", metavar="ROBOT",
+    identify.add_argument("--prior", metavar="ROBOT", type=robot_argument,
                           help="constrained: regularise towards this robot's parameters "
                                "(default: the robot's own)")
     identify.add_argument("--prior-weight", metavar="W|auto", type=_prior_weight,
@@ -769,7 +770,10 @@ def _coefficient_payload(model) -> dict:
 def _coefficient_lines(model, title: str) -> list[str]:
     report = model.report
     lines = [title]
-    figures = [f"rank {report['rank']}" if "rank" in report else "",
+    decided = ("" if "undetermined" not in report or "data_rank" not in report else
+               f" (the data determine {report['data_rank']}: the prior and the bounds set the "
+               "rest)")
+    figures = [f"rank {report['rank']}{decided}" if "rank" in report else "",
                f"condition number {report['condition_number']:.1f}"
                if "condition_number" in report else "",
                f"relative error {report['relative_error_percent']:.4g} %"

@@ -15,6 +15,7 @@ from dynid.cli._common import (
     description_options,
     output_options,
     print_json,
+    robot_argument,
     scheduler_option,
     stderr_progress,
 )
@@ -44,7 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     retrieve.add_argument("--total-mass", type=Range(float, 0, 1e4),
                           nargs=2, metavar=("MIN", "MAX"),
                           help="the robot's total-mass range [kg] (default: the bounds')")
-    retrieve.add_argument("--prior", metavar="ROBOT",
+    retrieve.add_argument("--prior", metavar="ROBOT", type=robot_argument,
                           help="tie-break towards this robot's parameters (e.g. panda-cad); "
                                "penalty: every stage pulls towards it")
     retrieve.add_argument("--prior-weight", type=Range(float, high=1e6, above=0), metavar="W",

@@ -11,6 +11,7 @@ from dynid.cli._common import (
     description_options,
     output_options,
     print_json,
+    rtol_option,
 )
 
 # the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
@@ -36,6 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("robot", help=ROBOT_HELP)
     show.add_argument("--tip", metavar="LINK", help=TIP_HELP)
     description_options(show)
+    rtol_option(show)
     output_options(show)
     show.set_defaults(handler=_robot_show)
 
@@ -89,7 +91,7 @@ def _robot_show(args: argparse.Namespace) -> int:
     from dynid.robot.inertia import MASS
 
     robot = load_robot(args.robot, tip=args.tip, **description(args))
-    base = robot_base_parameters(robot)
+    base = robot_base_parameters(robot, rtol=args.rtol)
     joints = _joint_rows(robot)
     completed = excitation_limits(robot)  # what `dynid excite` fills in
     payload = {

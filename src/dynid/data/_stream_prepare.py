@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
-import scipy.signal
 from numpy.typing import NDArray
 
 from dynid._progress import Progress
@@ -57,6 +56,10 @@ from dynid.data.preprocess import (
     _too_few,
     _trimmed_away,
 )
+
+# scipy.signal is imported where a filter runs: it loads scipy.stats, seconds of
+# start-up that `dynid robot show` and `dynid base` (which only reach this module
+# through the Dataset type) would pay for nothing
 
 __all__ = ["DECAY", "MIN_PIECE_SAMPLES", "PIECE_SAMPLES", "prepare_pieces", "prepare_to_file"]
 
@@ -225,6 +228,7 @@ def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: f
         if grid.n <= padding:
             raise ValueError(f"`data` needs more than {padding} samples for this filter")
         steps.append(f"butterworth order {order} cutoff {cutoff:g} Hz")
+        import scipy.signal  # here, not above: see the imports
         radius = float(np.abs(scipy.signal.sos2zpk(sos)[1]).max(initial=0.0))
         decay = math.ceil(math.log(DECAY) / math.log(radius)) if radius > 0 else 0
         overlap = max(decay, padding)
@@ -350,6 +354,7 @@ def _window(data: Dataset, plan: _Segment, start: int, stop: int) -> tuple[NDArr
         fields = {name: np.array(getattr(data, name)[rows]) for name in names}
     release_pages(data, rows)
     if plan.sos is not None:
+        import scipy.signal  # here, not above: see the imports
         fields = {name: scipy.signal.sosfiltfilt(plan.sos, values, axis=0)
                   for name, values in fields.items()}
     if plan.differentiate:

@@ -27,11 +27,14 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.signal
 from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset, concatenate
 from dynid.robot import Robot
+
+# scipy.signal is imported where a filter runs: it loads scipy.stats, seconds of
+# start-up that `dynid robot show` and `dynid base` (which only reach this module
+# through the Dataset type) would pay for nothing
 
 __all__ = [
     "DEFAULT_CUTOFF",
@@ -141,6 +144,7 @@ def _butterworth(step: float, cutoff: float, order: int, source: str = "the log"
         raise ValueError(f"`cutoff` must be in (0, {nyquist:g}) Hz (Nyquist), got {cutoff}")
     if not (isinstance(order, int) and 1 <= order <= 10):
         raise ValueError(f"`order` must be an integer in [1, 10], got {order}")
+    import scipy.signal  # here, not above: see the imports
     sos = scipy.signal.butter(order, cutoff, fs=1.0 / step, output="sos")
     with np.errstate(all="ignore"):
         gain = float(np.prod(sos[:, :3].sum(axis=1) / sos[:, 3:].sum(axis=1)))
@@ -169,6 +173,7 @@ def lowpass(data: Dataset, cutoff: float, *, order: int = 4,
     padding = _filter_padding(sos)
     if data.n_samples <= padding:
         raise ValueError(f"`data` needs more than {padding} samples for this filter")
+    import scipy.signal  # here, not above: see the imports
     changes = {f: scipy.signal.sosfiltfilt(sos, getattr(data, f), axis=0) for f in present}
     return _with_step(data, f"butterworth order {order} cutoff {cutoff:g} Hz", **changes)
 
@@ -203,6 +208,7 @@ def savgol(data: Dataset, window: int, polyorder: int = 3, *,
             f"`window` must be odd, above `polyorder` ({polyorder}) and at most the sample "
             f"count ({data.n_samples}), got {window}"
         )
+    import scipy.signal  # here, not above: see the imports
     changes = {f: scipy.signal.savgol_filter(getattr(data, f), window, polyorder, axis=0)
                for f in _check_fields(fields, data)}
     return _with_step(data, f"savitzky-golay {window} samples order {polyorder}", **changes)
@@ -219,6 +225,7 @@ def differentiate(data: Dataset, *, source: str = "dq", window: int | None = Non
             return np.gradient(values, step, axis=0)
         if not (isinstance(window, int) and window % 2 == 1 and 3 < window <= data.n_samples):
             raise ValueError(f"`window` must be odd, > 3 and <= {data.n_samples}, got {window}")
+        import scipy.signal  # here, not above: see the imports
         return scipy.signal.savgol_filter(values, window, 3, deriv=1, delta=step, axis=0)
 
     if source == "dq":

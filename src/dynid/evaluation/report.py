@@ -147,6 +147,8 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     # the estimate
     parts.append("<h2>Estimate</h2>")
     figures = [("method", report.get("method", "?")), ("rank", report.get("rank")),
+               ("rank the data determine (the prior and bounds set the rest)",
+                report.get("data_rank") if "undetermined" in report else None),
                ("condition number", report.get("condition_number")),
                ("relative error [%]", report.get("relative_error_percent")),
                ("samples", report.get("n_samples")),

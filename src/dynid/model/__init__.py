@@ -16,6 +16,7 @@ No estimator lives here: ``dynid.identification`` writes these objects, ``evalua
 
 from dynid.model.base_parameters import LINK_ORDER as LINK_ORDER
 from dynid.model.base_parameters import METHODS as METHODS
+from dynid.model.base_parameters import AmbiguousRankError as AmbiguousRankError
 from dynid.model.base_parameters import BaseParameters as BaseParameters
 from dynid.model.base_parameters import base_parameters as base_parameters
 from dynid.model.base_parameters import model_columns as model_columns
@@ -27,6 +28,7 @@ from dynid.model.base_parameters import structural_regressor as structural_regre
 from dynid.model.consistency import ConsistencyReport as ConsistencyReport
 from dynid.model.consistency import check_consistency as check_consistency
 from dynid.model.linear_model import MODEL_SCHEMA as MODEL_SCHEMA
+from dynid.model.linear_model import STD_KINDS as STD_KINDS
 from dynid.model.linear_model import LinearModel as LinearModel
 from dynid.model.linear_model import bootstrap_table as bootstrap_table
 from dynid.model.linear_model import load_model as load_model
@@ -39,6 +41,8 @@ __all__ = [
     "LINK_ORDER",
     "METHODS",
     "MODEL_SCHEMA",
+    "STD_KINDS",
+    "AmbiguousRankError",
     "BaseParameters",
     "ConsistencyReport",
     "LinearModel",

@@ -25,34 +25,39 @@ Two ways to choose the representatives, which give the same rank and the same ro
 One rank decision serves both methods: the numerical rank ``r`` is the number of singular values
 of ``R`` above ``rtol * sigma_max`` (numpy's ``matrix_rank`` rule, relative to the data's
 scale). Columns are not scaled to unit norm first: that would lift a column that rounding made
-nonzero (1e-5 of the largest) to full weight. ``base_parameters`` defaults to numpy's
-``rtol = max(m, p) eps`` (for any matrix: only round-off counts as zero);
-``robot_base_parameters`` defaults to ``STRUCTURAL_RTOL = 1e-4``, because kinematic tables are
-often written with rounded angles (``1.5708`` for pi/2). An angle error ``e`` tilts an axis
-(against gravity, say) and gives a structurally zero combination a singular value of up to
-about ``5 e sigma_max``: at most 2.7e-5 for twists in {0, +-pi/2, pi} rounded to 4 or 5
-decimals (``e <= 7.3e-6``), over 270 random DH/MDH tables. For ``e = 5e-5`` (any angle
-rounded to 4 decimals) the exact count holds in 96% of 150 such tables; in the rest these
-values crowd the tolerance, and rref raises a ValueError rather than pick among them. Genuine
-structure stays well above the tolerance: >= 3e-2 for the built-in robots (exact, with
-friction, static), about ``0.15 L`` for ``L`` the shortest nonzero link length in metres (so
-lengths under ~1 mm count as zero). Twists within a few degrees of a multiple of pi/2 can give
-genuine directions weaker than that (seen in 2% of random chains); pass a smaller ``rtol`` to
-keep them.
+nonzero (1e-5 of the largest) to full weight. ``base_parameters`` defaults to numpy's ``rtol =
+max(m, p) eps`` (for any matrix: only round-off counts as zero); ``robot_base_parameters``
+defaults to ``STRUCTURAL_RTOL = 1e-4``, because kinematic tables are often written with rounded
+angles (``1.5708`` for pi/2). An angle error ``e`` tilts an axis (against gravity, say) and
+gives a structurally zero combination a singular value of up to about ``5 e sigma_max``: at most
+2.7e-5 for twists in {0, +-pi/2, pi} rounded to 4 or 5 decimals (``e <= 7.3e-6``), over 270
+random DH/MDH tables (3.9e-5 over 150 of them with ``robot_base_parameters``' per-link weights,
+below: a small link's residue is then weighed as its link). For ``e = 5e-5`` (any angle rounded
+to 4 decimals) the exact count holds in 96% of 150 such tables; in the rest these values crowd
+the tolerance, and rref raises a ValueError rather than pick among them. Genuine structure stays
+well above the tolerance: >= 2.5e-2 for the built-in robots and example-robot-data's arms
+(exact, with friction, static), 7e-4 for a 100-joint chain, about ``0.15 L`` for ``L`` the
+shortest nonzero link length in metres (so lengths under ~1 mm count as zero). Twists within a
+few degrees of a multiple of pi/2 can give genuine directions weaker than that (seen in 2% of
+random chains); pass a smaller ``rtol`` to keep them.
 
 The decision must not depend on units or on the size of gravity (issue 22: arm3 at
-1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15), yet a rounding-level column
-must stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
-columns by their own norms: (1) the structural states are scaled to the gravity's time scale
-(velocities ``sqrt(|g| / 9.81)``, accelerations ``|g| / 9.81`` times standard normal; the
-static regressor's gravity rows computed at 9.81 m/s^2) — the rigid-body regressor is then
-exactly ``|g| / 9.81`` times that of Earth's gravity, so ``rtol`` sees the same relative
-spectrum for any size of gravity, and a generic state distribution changes no structure; (2)
-the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
-each weighed to the largest rigid-body column (``group_scale``), so their units do not decide
-the rank. Inside the rigid body the geometry's own column sizes stay, and with them the
-rounded-angle guarantees above (gravity from 1e-3 to 1e8 m/s^2 gives the same rank,
-representatives and regrouping: ``tests/test_base_parameter_rank.py``).
+1000 m/s^2 lost its friction columns; gravity 1e8 left 4 of 15; issue 31: at 1e-6 m/s^2 arm3's
+arctan friction columns folded into each other, 21 of 24), yet a rounding-level column must
+stay small. ``robot_base_parameters`` therefore weighs whole physical groups, never single
+columns by their own norms: (1) the structural regressor is that of a gravity of the robot's
+direction and 9.81 m/s^2 (zero stays zero). For a gravity ``g = s^2 9.81 u`` the torque at
+``(q, s dq, s^2 ddq)`` is ``s^2`` times that of ``9.81 u`` at ``(q, dq, ddq)``: a row scaling
+and a change of the generic states, so the same structure, and the one computation serves
+every non-zero size (a structure known exactly scaled by ``s`` would still be evaluated at
+velocities ``s dq``: at 1e-9 m/s^2, velocities of 1e-5 rad/s, where ``arctan(k dq)`` is
+``k dq`` to round-off); (2) each link's ten columns are weighed together, by the largest of
+them, to the largest link's (``group_scale``): a 100-joint chain's distal lever arms make its
+columns 1e4 times its proximal ones, which would put genuine structure under the tolerance;
+(3) the rotor-inertia and friction columns (exact functions of the motion, never rounding) are
+each weighed to the largest rigid-body column, so their units do not decide the rank. Inside a
+link the geometry's own column sizes stay, and with them the rounded-angle guarantees above
+(``tests/test_base_parameter_rank.py``).
 
 Both methods then take exactly ``r`` representatives: ``"rref"`` on the rank-r row space
 ``Sigma_r V_r^T`` (r, p) of ``R = U Sigma V^T``, whose columns have the dependencies of the
@@ -83,6 +88,7 @@ __all__ = [
     "LINK_ORDER",
     "METHODS",
     "STRUCTURAL_RTOL",
+    "AmbiguousRankError",
     "BaseParameters",
     "base_parameters",
     "check_regrouping",
@@ -94,6 +100,7 @@ __all__ = [
     "regrouping_for",
     "robot_base_parameters",
     "structural_factor",
+    "structural_gravity",
     "structural_regressor",
     "structural_samples",
 ]
@@ -110,6 +117,24 @@ LINK_ORDER = {
     "urdf": PARAMETER_NAMES,
     "dh": ("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz", "m", "mx", "my", "mz"),  # Szabó eq. 3
 }
+
+
+# The structural decision runs its QR and SVDs on one BLAS thread. On the 2-core workplace
+# machine, beside one busy process per core (load 4-11), OpenBLAS's two threads made the QR of
+# a 100-joint chain's 6000 x 1300 regressor 5-12 s and its SVD 9-18 s, against 1.5-2.0 s and
+# 2.6-2.8 s on one thread: each call waits for both threads to be scheduled. Idle, two
+# threads can gain at most 2x on two cores (not measured: no idle machine at the time).
+_BLAS_THREADS = 1
+
+
+class AmbiguousRankError(ValueError):
+    """The rank tolerance falls inside a spread of singular values, not at a gap: no set of
+    representatives reaches the numerical rank. ``reason`` says what was found, the message
+    adds what to change (``remedy``)."""
+
+    def __init__(self, reason: str, remedy: str = "pass another `rtol`") -> None:
+        super().__init__(f"{reason}; {remedy}")
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -211,10 +236,12 @@ def _rank_space(r_factor: NDArray, rtol: float) -> tuple[NDArray, float]:
 
 
 def _rref_leading(row_space: NDArray, tolerance: float, order: NDArray) -> NDArray:
-    """Leading columns of rref(row_space[:, order]) by Gauss–Jordan elimination with partial
+    """Leading columns of rref(row_space[:, order]) by Gaussian elimination with partial
     pivoting, as indices of the columns (ascending): a column leads when its part left after
     eliminating the earlier leading ones exceeds ``tolerance``. ``row_space`` (r, p) has rank r,
-    so there must be r of them."""
+    so there must be r of them. Which columns lead depends only on the rows below each pivot
+    and the columns after it: those alone are updated (Gauss–Jordan's updates above the pivot
+    and of the columns already decided cost 4 times more, 2 s of a 100-joint chain's)."""
     a = np.array(row_space[:, order])
     n_rows, n_cols = a.shape
     row, leading = 0, []
@@ -223,20 +250,18 @@ def _rref_leading(row_space: NDArray, tolerance: float, order: NDArray) -> NDArr
             break
         pivot = row + int(np.argmax(np.abs(a[row:, col])))
         if abs(a[pivot, col]) <= tolerance:
-            a[row:, col] = 0.0  # a dependent column: no pivot here
-            continue
-        a[[row, pivot]] = a[[pivot, row]]
-        a[row] /= a[row, col]
-        others = np.arange(n_rows) != row
-        a[others] -= np.outer(a[others, col], a[row])
+            continue  # a dependent column: no pivot here
+        a[[row, pivot], col:] = a[[pivot, row], col:]
+        below = a[row + 1:, col] / a[row, col]
+        a[row + 1:, col + 1:] -= np.outer(below, a[row, col + 1:])
         leading.append(order[col])
         row += 1
     if row < n_rows:
         weakest = np.linalg.norm(row_space[-1])  # sigma_r: the rows are sigma_k v_k^T
-        raise ValueError(
+        raise AmbiguousRankError(
             f"rref found only {row} leading columns for numerical rank {n_rows}: singular "
             f"values crowd the tolerance {tolerance:.3g} (sigma_{n_rows} = {weakest:.3g}), so "
-            "the rank is ambiguous; pass another `rtol`"
+            "the rank is ambiguous"
         )
     return np.sort(np.array(leading, dtype=int))
 
@@ -247,9 +272,9 @@ def _qr_leading(r_factor: NDArray, rank: int) -> NDArray:
     pivoted, pivots = scipy.linalg.qr(r_factor, mode="r", pivoting=True)
     diagonal = np.abs(np.diag(pivoted))
     if diagonal[rank - 1] <= r_factor.shape[1] * np.finfo(float).eps * diagonal[0]:
-        raise ValueError(
+        raise AmbiguousRankError(
             f"column-pivoted QR found fewer than {rank} independent columns for numerical rank "
-            f"{rank}; pass another `rtol`"
+            f"{rank}"
         )
     return np.sort(pivots[:rank])
 
@@ -395,11 +420,13 @@ def _random_poses(robot: Robot, rng: np.random.Generator, n_samples: int) -> NDA
 
 
 def model_columns(robot: Robot, q: NDArray, dq: NDArray, ddq: NDArray, *,
-                  friction: FrictionModel | None = None, rotor_inertia: bool = False) -> NDArray:
+                  friction: FrictionModel | None = None, rotor_inertia: bool = False,
+                  gravity: ArrayLike | None = None) -> NDArray:
     """The identification model's full regressor ``(N, n, p)``: the rigid-body columns
     (10 n), the rotor-inertia columns (n, with ``rotor_inertia``), then the friction model's
-    (linear) columns — the one column layout of every linear model (``model_names``)."""
-    parts = [regressor(robot, q, dq, ddq)]
+    (linear) columns — the one column layout of every linear model (``model_names``).
+    ``gravity`` ``(3,)``: in place of the robot's."""
+    parts = [regressor(robot, q, dq, ddq, gravity=gravity)]
     if rotor_inertia:
         parts.append(rotor_regressor(ddq))
     if friction is not None:
@@ -423,14 +450,12 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
     """Stacked regressor at random states, for identifiability.
 
     ``kind="torque"``: the joint-torque regressor ``(n N, p)`` of ``model_columns``; positions
-    uniform within the limits (+-pi where unbounded), velocities ``s`` and accelerations
-    ``s^2`` times standard normal, with ``s = sqrt(|g| / 9.81)`` (1 without gravity): the time
-    scale on which inertial and gravity torques compare as on Earth, whatever the size of the
-    robot's gravity (any generic state distribution has the same structure; this one keeps
-    the rank decision's relative tolerance meaningful). ``kind="static"``: the
-    ``[M(q) lower triangle; g(q)]`` regressor at random poses, its gravity rows computed for a
-    gravity of the robot's direction and 9.81 m/s^2 (a row scaling: same structure).
-    Generic states: only the structure can cause rank loss. Default ``n_samples``:
+    uniform within the limits (+-pi where unbounded), velocities and accelerations standard
+    normal. ``kind="static"``: the ``[M(q) lower triangle; g(q)]`` regressor at random poses.
+    Both for a gravity of the robot's direction and 9.81 m/s^2 (``structural_gravity``), on
+    which inertial and gravity torques compare as on Earth: the structure of any non-zero size
+    of gravity (module docstring), computed alike for all of them. Generic states: only the
+    structure can cause rank loss. Default ``n_samples``:
     ``structural_samples``.
     """
     return np.concatenate(list(_structural_blocks(
@@ -441,15 +466,18 @@ def structural_regressor(robot: Robot, *, friction: FrictionModel | None = None,
 def structural_factor(robot: Robot, **options) -> NDArray:
     """The triangular factor ``R`` (p, p) of ``structural_regressor(robot, **options)``, built
     block by block: memory of one block of states, never the whole stacked regressor."""
+    from threadpoolctl import threadpool_limits
+
     factor = None
-    for block in _structural_blocks(robot, **options):
-        factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        for block in _structural_blocks(robot, **options):
+            factor = triangular_factor(block if factor is None else np.vstack([factor, block]))
     return factor
 
 
 # The structural rank decision costs about n_samples n p^2 (~6e3 n^3 flops beyond 66 joints)
 # and one (p, p) SVD: seconds at 100 joints; a robot has at most dynid.robot.MAX_JOINTS (128).
-# m/s^2: the size of gravity the structural states are scaled to (the standard one's)
+# m/s^2: the size of the structural regressor's gravity (the standard one's)
 _EARTH = float(np.linalg.norm(STANDARD_GRAVITY))
 
 
@@ -464,9 +492,16 @@ def structural_samples(n_joints: int) -> int:
     return max(60, 4000 // n_joints)
 
 
-def _gravity_scale(robot: Robot) -> float:
-    size = float(np.linalg.norm(robot.gravity))
-    return size / _EARTH if size > 0 else 1.0
+def structural_gravity(robot: Robot) -> NDArray:
+    """``(3,)`` the gravity of the structural regressor: ``robot.gravity``'s direction at
+    9.81 m/s^2, zero when it is zero. Any size the robot accepts, down to subnormal ones (the
+    direction is taken after dividing by the largest component, which does not underflow)."""
+    gravity = np.asarray(robot.gravity, dtype=float)
+    largest = np.abs(gravity).max()
+    if not largest > 0:
+        return np.zeros(3)
+    direction = gravity / largest
+    return _EARTH * direction / np.linalg.norm(direction)
 
 
 def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
@@ -483,9 +518,8 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
     n_samples = n_samples or structural_samples(n)
     rng = np.random.default_rng(seed)
     q = _random_poses(robot, rng, n_samples)
-    scale = _gravity_scale(robot)
+    gravity = structural_gravity(robot)
     if kind == "static":
-        gravity = np.asarray(robot.gravity, dtype=float) / scale
         per = max(1, BLOCK_ROWS // (n * (n + 3) // 2))
         for start in range(0, n_samples, per):
             y = static_regressor(robot, q[start:start + per], gravity=gravity,
@@ -493,28 +527,35 @@ def _structural_blocks(robot: Robot, *, friction: FrictionModel | None = None,
             yield y.reshape(-1, y.shape[-1])
         return
     dq, ddq = rng.standard_normal((2, n_samples, n))
-    dq, ddq = np.sqrt(scale) * dq, scale * ddq
     per = max(1, BLOCK_ROWS // n)
     for start in range(0, n_samples, per):
         block = slice(start, start + per)
         y = model_columns(robot, q[block], dq[block], ddq[block], friction=friction,
-                          rotor_inertia=rotor_inertia)
+                          rotor_inertia=rotor_inertia, gravity=gravity)
         yield y.reshape(-1, y.shape[-1])
 
 
 def group_scale(robot: Robot, r_factor: NDArray) -> NDArray:
-    """``(p,)`` column weights for the rank decision: 1 on the rigid-body columns (10 n; their
-    relative sizes are the geometry's, and a rounding-level column must stay small), and each
-    rotor-inertia and friction column weighed to the largest rigid-body column's norm (exact
-    functions of the joint motion, never rounding: their units must not decide the rank)."""
+    """``(p,)`` column weights for the rank decision. Each link's ten rigid-body columns are
+    weighed together, by the largest of them, to the largest link's: inside a link their
+    relative sizes are the geometry's (a rounding-level column stays small beside its link's
+    own-axis inertia, a column no joint motion leaves at zero), and across links the lever
+    arms do not decide (a 100-joint chain's distal columns are 1e4 times its proximal ones).
+    Each rotor-inertia and friction column is weighed to the largest rigid-body column's norm
+    (exact functions of the joint motion, never rounding: their units must not decide)."""
     norms = np.linalg.norm(r_factor, axis=0)
-    rigid = N_LINK_PARAMETERS * robot.n_joints
+    n = robot.n_joints
+    rigid = N_LINK_PARAMETERS * n
     scale = np.ones(norms.size)
-    top = norms[:rigid].max() if rigid else 0.0
-    extra = np.arange(norms.size) >= rigid
-    lift = extra & (norms > 0)
-    if top > 0:
-        scale[lift] = top / norms[lift]
+    links = norms[:rigid].reshape(n, N_LINK_PARAMETERS).max(axis=1)
+    top = links.max(initial=0.0)
+    if not top > 0:
+        return scale
+    moving = links > 0
+    scale[:rigid] = np.repeat(np.where(moving, top / np.where(moving, links, 1.0), 1.0),
+                              N_LINK_PARAMETERS)
+    lift = (np.arange(norms.size) >= rigid) & (norms > 0)
+    scale[lift] = top / norms[lift]
     return scale
 
 
@@ -522,31 +563,52 @@ def robot_base_parameters(robot: Robot, *, friction: FrictionModel | None = None
                           kind: Literal["torque", "static"] = "torque",
                           drop_joint1_gravity: bool = False, method: Method = "rref",
                           rtol: float | None = None, seed: int = 0,
-                          rotor_inertia: bool = False) -> BaseParameters:
+                          rotor_inertia: bool = False,
+                          factor: NDArray | None = None) -> BaseParameters:
     """Base parameters of ``robot``'s torque regressor (with the rotor-inertia and
     ``friction`` columns if asked, ``model_columns``) or of its static ``[M; g]`` regressor
     (``kind="static"``).
+
+    ``factor``: ``structural_factor`` of these options, when already computed. Its leading
+    ``10 n`` rows and columns are the rigid body's own factor (the states do not depend on
+    the extra columns), so one factor with friction columns serves the rigid-body decision
+    too (``dynid base`` makes both).
 
     ``rtol`` defaults to ``STRUCTURAL_RTOL`` (1e-4): a table with its angles rounded to 4-5
     decimals gets the exact table's count; directions weaker than 1e-4 of the largest (lengths
     under ~1 mm, some twists a few degrees off a multiple of pi/2) count as zero (module
     docstring). Pass ``rtol`` to override. The decision does not depend on the size of the
-    gravity (``structural_regressor`` scales the states to it) nor on the units of the
+    gravity (``structural_gravity``: its direction, at 9.81 m/s^2) nor on the units of the
     friction and rotor columns (``group_scale``)."""
+    from threadpoolctl import threadpool_limits
+
     names = model_names(robot, friction=friction, rotor_inertia=rotor_inertia)
-    r_factor = structural_factor(robot, friction=friction, kind=kind,
-                                 drop_joint1_gravity=drop_joint1_gravity, seed=seed,
-                                 rotor_inertia=rotor_inertia)
     rtol = STRUCTURAL_RTOL if rtol is None else rtol
     if not (0 < rtol < 1):
         raise ValueError(f"`rtol` must be in (0, 1), got {rtol}")
     if method not in METHODS:
         raise ValueError(f"`method` must be one of {METHODS}, got {method!r}")
-    return _from_factor(r_factor, names=names, method=method, rtol=rtol,
-                        order=processing_order(robot, len(names)),
-                        column_scale=group_scale(robot, r_factor),
-                        groups=column_groups(robot, len(names), rotor_inertia=rotor_inertia)
-                        if method == "rref" else None)
+    p = len(names)
+    if factor is not None and np.shape(factor) != (p, p):
+        raise ValueError(f"`factor` must be the ({p}, {p}) structural factor of these "
+                         f"columns, got shape {np.shape(factor)}")
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        r_factor = factor if factor is not None else structural_factor(
+            robot, friction=friction, kind=kind, drop_joint1_gravity=drop_joint1_gravity,
+            seed=seed, rotor_inertia=rotor_inertia)
+        try:
+            return _from_factor(r_factor, names=names, method=method, rtol=rtol,
+                                order=processing_order(robot, p),
+                                column_scale=group_scale(robot, r_factor),
+                                groups=column_groups(robot, p, rotor_inertia=rotor_inertia)
+                                if method == "rref" else None)
+        except AmbiguousRankError as error:
+            raise AmbiguousRankError(
+                f"the base parameters of {robot.name!r}: {error.reason} (its geometry has "
+                f"directions near {rtol:g} of the largest: twists a little off a multiple of "
+                "pi/2, lengths near 1 mm)",
+                f"pass another `rtol` (`--rtol` of `dynid base` and `dynid robot show`), e.g. "
+                f"{rtol / 10:g} to keep such directions or {rtol * 10:g} to drop them") from None
 
 
 def check_regrouping(robot: Robot, base: BaseParameters, *,
@@ -567,10 +629,13 @@ def check_regrouping(robot: Robot, base: BaseParameters, *,
       rounded-angle residue: two regressors may disagree by that much, no more). An edited
       term fails here.
     """
-    r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
-    scale = group_scale(robot, r_factor)
-    scaled = r_factor * scale
-    singular = np.linalg.svd(scaled, compute_uv=False)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+        r_factor = structural_factor(robot, friction=friction, rotor_inertia=rotor_inertia)
+        scale = group_scale(robot, r_factor)
+        scaled = r_factor * scale
+        singular = np.linalg.svd(scaled, compute_uv=False)
     top, p = singular[0], singular.size
     rtol = STRUCTURAL_RTOL if base.rtol is None else base.rtol
     rank = int((singular > rtol * top).sum())

@@ -44,10 +44,12 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_link_table
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
+from dynid.identification._fitting import warn_prior_decides
 from dynid.identification._logs import (
     Offsets,
     as_logs,
     deviation_names,
+    excitation_faults,
     log_offsets,
 )
 from dynid.identification._sdp import link_pseudo_inertia, solve
@@ -239,12 +241,17 @@ def constrained_result(method: str, robot: Robot, template: LinearModel,
     if rotor:
         body = body.with_rotor_inertia(np.maximum(linear[:n], 0.0))
     base = template.base
+    faults = excitation_faults(logs, robot.joint_names)
+    names = [*base.base_names, *deviation_names(template, logs, offsets)]
+    decided = warn_prior_decides(
+        method, r, n_rows, names, "; ".join(faults) if faults else
+        "a log that moves every joint, long enough for the base parameters and offsets")
     # the unconstrained formula at the constrained estimate: an active LMI or bound moves
     # the estimate in ways it does not see (LinearModel.std_kind)
     report = {"method": method, "status": status, "std_kind": "lower bound", "rank": base.rank,
               "condition_number": float(np.linalg.cond(r)),
               "relative_error_percent": relative_error, "prior_weight": float(weight),
-              "n_samples": int(n_rows // n), "n_equations": int(n_rows), **extra}
+              "n_samples": int(n_rows // n), "n_equations": int(n_rows), **decided, **extra}
     if len(logs) > 1:
         report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),
                            "n_samples": log.n_samples} for k, log in enumerate(logs)]

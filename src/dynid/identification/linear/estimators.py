@@ -49,12 +49,19 @@ __all__ = [
     "OLS",
     "WLS",
     "IllConditionedWarning",
+    "RankDeficiencyError",
     "RankDeficiencyWarning",
 ]
 
 
 class RankDeficiencyWarning(RuntimeWarning):
     """The regressor does not determine every coefficient (reduce to base parameters)."""
+
+
+class RankDeficiencyError(ValueError):
+    """The regressor does not determine every coefficient, and the estimator has no answer
+    then (errors in variables: TLS, ML); raised after its regressor figures (``rank_``) are
+    set, so that a caller can name the coefficients left out."""
 
 
 class IllConditionedWarning(RuntimeWarning):

@@ -66,7 +66,11 @@ from dynid.identification.linear._figures import (
     coefficient_figures,
     regressor_figures,
 )
-from dynid.identification.linear.estimators import _blocks, _LinearEstimator
+from dynid.identification.linear.estimators import (
+    RankDeficiencyError,
+    _blocks,
+    _LinearEstimator,
+)
 
 __all__ = ["IRLS", "LOSSES", "METHODS", "ML", "TLS", "IRLSConvergenceWarning",
            "irls_from_options", "robust_weights"]
@@ -323,11 +327,24 @@ class _EIV:
         stacked = factors.stacked()
         gram = stacked.T @ stacked  # [W tau]^T [W tau], (p + 1, p + 1)
         regressor_figures(self, stacked[:-1, :-1], m)
+        if self.rank_ < p:  # ML's pencil (C, [W tau]^T [W tau]) is then singular too
+            raise RankDeficiencyError(
+                f"{self.name}: the regressor is rank deficient ({self.rank_} < {p} columns): "
+                "errors in variables has no estimate then (no minimum-norm one, as least "
+                "squares has); excite every coefficient, or reduce the regressor to base "
+                "parameters")
         if noise is None:  # TLS: the SVD of the factor
             _, singular, vt = np.linalg.svd(stacked)
             v, least = vt[-1], float(singular[-1] ** 2)
         else:  # ML: C v = mu (A^T A) v, the largest mu is the least ratio
-            mu, vectors = scipy.linalg.eigh(noise, gram)
+            try:
+                mu, vectors = scipy.linalg.eigh(noise, gram)
+            except np.linalg.LinAlgError:  # "the leading minor of order k of B is not ..."
+                raise RankDeficiencyError(
+                    f"{self.name}: [W tau]^T [W tau] is not numerically positive definite "
+                    f"(the regressor's condition number is {self.condition_number_:.3g}): "
+                    "some coefficient is barely excited; excite it, or reduce the regressor "
+                    "to base parameters") from None
             v, least = vectors[:, -1], float(1.0 / mu[-1]) if mu[-1] > 0 else np.inf
         if abs(v[-1]) <= np.sqrt(np.finfo(float).eps) * np.abs(v).max():
             raise ValueError(f"{self.name}: no solution — the least singular direction of "

@@ -678,7 +678,8 @@ class _Problem:
                 gradient = np.concatenate([gradient_linear, gradient_friction])
             else:
                 matrix, gradient = normal_linear, gradient_linear
-            if self.gains is not None:  # d r_j / d h_j = the model torque of joint j
+            # d r_j / d h_j = the model torque of joint j; none when every gain is given
+            if self.gains is not None and self.gains[1].size:
                 free = self.gains[1]
                 on = model[:, free]  # (N, g)
                 # per free joint (no copy of by_joint's (g, linear, N) slice)
