@@ -341,7 +341,7 @@ def test_literal_choices_and_defaults_are_the_library_s():
     from dynid.cli import compare as compare_command
     from dynid.cli import demo as demo_command
     from dynid.cli import excite as excite_command
-    from dynid.cli._common import LINEAR_FRICTION, NONLINEAR_FRICTION
+    from dynid.cli._fit_options import LINEAR_FRICTION, NONLINEAR_FRICTION
     from dynid.cli.identify import BESPOKE_METHODS, IDENTIFY_METHODS
     from dynid.excitation import CRITERIA
     from dynid.identification import (
@@ -419,7 +419,8 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch, capsys):
 
 def test_joint_numbers_are_ascii_digits():
     """`int` reads '١' and '²' as digits: typed as a joint they are names, never numbers."""
-    from dynid.cli._common import joint_keys, known_gain
+    from dynid.cli._fit_options import known_gain
+    from dynid.cli._robot_options import joint_keys
 
     assert known_gain("2=0.85") == (2, 0.85)
     assert known_gain("١=0.85") == ("١", 0.85)

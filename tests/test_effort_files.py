@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_close
 
 from dynid.cli import main
-from dynid.cli._common import prepared, preprocessing_options
+from dynid.cli._log_options import prepared, preprocessing_options
 from dynid.data import Dataset, prepare, read_dataset, read_rosbag, write_dataset
 from tests.test_rosbag import _states, write_bag
 

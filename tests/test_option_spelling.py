@@ -8,7 +8,7 @@ import argparse
 import pytest
 
 from dynid.cli import _parser, main
-from dynid.cli._common import nls_friction
+from dynid.cli._fit_options import nls_friction
 from dynid.robot import load_robot
 
 
@@ -142,7 +142,7 @@ def test_a_robot_or_joint_that_is_not_there_names_the_option(arm3_at_100_hz, tmp
 
 
 def test_library_keywords_are_spelt_as_the_commands_options():
-    from dynid.cli._common import spelt
+    from dynid.cli._parsing import spelt
     from dynid.cli.identify import LIBRARY_KEYWORDS
 
     diverged = ("the closed loop diverged at t = 1.000 s: lower the gains "

@@ -1,4 +1,4 @@
-"""What a command may write (``dynid.cli._common.check_outputs``), checked before any work:
+"""What a command may write (``dynid.cli._outputs.check_outputs``), checked before any work:
 never a file an input stands on (the input itself, a robot file's URDF, a model's robot's
 URDF; by resolved path and inode, not by spelling), never an empty name; and only path
 arguments are looked up as paths (a long title is text, not "File name too long")."""

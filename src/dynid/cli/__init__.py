@@ -1,7 +1,10 @@
 """The ``dynid`` command.
 
 One module per command (group), each with its options and its handler side by side, in the
-order of the workflow; ``_common`` holds what more than one of them uses. The command modules
+order of the workflow. What more than one of them uses is a private module named after it:
+``_parsing`` (bounded numbers, the parser, errors in the options' words), ``_outputs`` (what a
+command may write), ``_robot_options``, ``_log_options``, ``_fit_options`` (the option groups
+and what they load), ``_controller`` (the simulated controller's options). The command modules
 import library code inside their handlers, so that ``dynid --help`` and ``dynid robots`` start
 fast.
 """
@@ -36,7 +39,8 @@ from dynid.cli import (
     simulate,
     validate,
 )
-from dynid.cli._common import Parser, check_outputs
+from dynid.cli._outputs import check_outputs
+from dynid.cli._parsing import Parser
 
 __all__ = ["main", "run"]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import Range, loaded_robot
+from dynid.cli._parsing import Range
+from dynid.cli._robot_options import loaded_robot
 
 # a computed-torque controller's default natural frequency [rad/s]
 NATURAL_FREQUENCY = 20.0

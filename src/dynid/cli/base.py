@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    ROBOT_HELP,
-    friction_options,
-    linear_friction,
-    loaded_robot,
-    output_options,
-    print_json,
-    robot_options,
-    rtol_option,
-    stderr_progress,
-)
+from dynid.cli._fit_options import friction_options, linear_friction
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json, stderr_progress
+from dynid.cli._robot_options import ROBOT_HELP, loaded_robot, robot_options, rtol_option
 
 
 def register(commands: argparse._SubParsersAction) -> None:

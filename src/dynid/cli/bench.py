@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from dynid.bench import SUITES
-from dynid.cli._common import Range, output_options, print_json, stderr_progress
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import Range, print_json, stderr_progress
 
 # dynid.bench.dynamics's defaults (literal: `--help` does not import it, which loads pinocchio)
 DEFAULT_SIZES = (1_000, 10_000, 100_000)

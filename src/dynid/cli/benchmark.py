@@ -7,16 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import (
-    SEED,
-    Range,
-    description_options,
-    loaded_robot,
-    options_named,
-    output_options,
-    print_json,
-    stderr_progress,
-)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import SEED, Range, options_named, print_json, stderr_progress
+from dynid.cli._robot_options import description_options, loaded_robot
 
 # dynid.benchmark.protocol's defaults (literal: `--help` imports nothing heavy)
 DEFAULT_DRAWS = 25

@@ -7,16 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import (
-    FIGURE_SUFFIXES,
-    ROBOT_HELP,
-    SEED,
-    Range,
-    loaded_robot,
-    output_options,
-    print_json,
-    robot_options,
-)
+from dynid.cli._outputs import FIGURE_SUFFIXES, output_options
+from dynid.cli._parsing import SEED, Range, print_json
+from dynid.cli._robot_options import ROBOT_HELP, loaded_robot, robot_options
 
 KINDS = ("position", "pose", "plane")
 ROBOT_SUFFIXES = (".yaml", ".yml", ".urdf")

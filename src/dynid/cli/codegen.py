@@ -7,7 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from dynid.cli._common import output_options, print_json
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json
 
 # literal, like every choice list of the parser (`--help` imports nothing heavy); the same as
 # dynid.codegen.LANGUAGES and SUFFIXES

@@ -5,27 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import (
-    FIGURE_SUFFIXES,
+from dynid.cli._fit_options import (
     NONLINEAR_FRICTION,
-    bounds_file,
     current_options,
-    dask_client,
     friction_options,
-    joint_keys,
     linear_friction,
-    loaded_robot,
     nls_friction,
-    output_options,
-    prepared,
-    preprocessing_options,
-    print_json,
-    renamed_option,
+    scale_from_options,
+)
+from dynid.cli._log_options import dask_client, prepared, preprocessing_options, scheduler_option
+from dynid.cli._outputs import FIGURE_SUFFIXES, output_options
+from dynid.cli._parsing import print_json, renamed_option, stderr_progress
+from dynid.cli._robot_options import (
+    bounds_file,
+    joint_keys,
+    loaded_robot,
     robot_argument,
     robot_options,
-    scale_from_options,
-    scheduler_option,
-    stderr_progress,
 )
 from dynid.cli.identify import bootstrap_options, check_bootstrap_options
 

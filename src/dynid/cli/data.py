@@ -8,16 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    description_options,
-    loaded_robot,
-    output_options,
-    preprocessing_options,
-    print_json,
-    robot_options,
-    stderr_progress,
-    step_options,
-)
+from dynid.cli._log_options import preprocessing_options, step_options
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json, stderr_progress
+from dynid.cli._robot_options import description_options, loaded_robot, robot_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    SEED,
-    Range,
-    check_samples,
-    output_options,
-    print_json,
-    stderr_progress,
-)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import SEED, Range, check_samples, print_json, stderr_progress
 
 # the demo's defaults (literal: `--help` does not import dynid.workflow.demo: it loads numba)
 DEFAULT_DURATION = 20.0

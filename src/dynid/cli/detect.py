@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    FIGURE_SUFFIXES,
-    Range,
-    description_options,
-    output_options,
-    print_json,
-    renamed_option,
-)
+from dynid.cli._outputs import FIGURE_SUFFIXES, output_options
+from dynid.cli._parsing import Range, print_json, renamed_option
+from dynid.cli._robot_options import description_options
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -68,7 +63,7 @@ def _thresholds(values: list[str]):
 
 
 def _detect(args: argparse.Namespace) -> int:
-    from dynid.cli._common import contacts_from, description, model_or_robot
+    from dynid.cli._robot_options import contacts_from, description, model_or_robot
     from dynid.data import read_dataset
     from dynid.identification import robot_model
     from dynid.model import LinearModel

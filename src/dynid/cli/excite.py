@@ -7,17 +7,9 @@ import argparse
 import math
 from pathlib import Path
 
-from dynid.cli._common import (
-    ROBOT_HELP,
-    SEED,
-    Range,
-    check_samples,
-    loaded_robot,
-    output_options,
-    print_json,
-    robot_options,
-    stderr_progress,
-)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import SEED, Range, check_samples, print_json, stderr_progress
+from dynid.cli._robot_options import ROBOT_HELP, loaded_robot, robot_options
 
 # dynid.excitation.CRITERIA (literal: `--help` imports nothing heavy)
 CRITERIA = ("cond", "fro", "logdet", "sigma-min")

@@ -6,13 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import (
-    description,
-    description_options,
-    model_or_robot,
-    output_options,
-    print_json,
-)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json
+from dynid.cli._robot_options import description, description_options, model_or_robot
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    LINEAR_FRICTION,
-    NONLINEAR_FRICTION,
-    ROBOT_HELP,
-    Range,
-    loaded_robot,
-    output_options,
-    prepared,
-    preprocessing_options,
-    print_json,
-    robot_options,
-    stderr_progress,
-)
+from dynid.cli._fit_options import LINEAR_FRICTION, NONLINEAR_FRICTION
+from dynid.cli._log_options import prepared, preprocessing_options
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import Range, print_json, stderr_progress
+from dynid.cli._robot_options import ROBOT_HELP, loaded_robot, robot_options
 
 DEFAULT_MODELS = ("none", "lugre", "stribeck", "sigmoid")
 

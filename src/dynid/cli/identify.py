@@ -6,31 +6,37 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from dynid.cli._common import (
-    ROBOT_HELP,
-    SEED,
-    Range,
-    bounds_file,
+from dynid.cli._controller import control_law, controller_options
+from dynid.cli._fit_options import (
     current_options,
-    dask_client,
     friction_options,
     linear_friction,
-    loaded_robot,
     nls_friction,
-    options_named,
-    output_options,
+    scale_from_options,
+)
+from dynid.cli._log_options import (
+    dask_client,
     prepared,
     preprocessing_options,
-    print_json,
     read_log,
-    renamed_option,
-    robot_argument,
-    robot_options,
-    scale_from_options,
     scheduler_option,
+)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import (
+    SEED,
+    Range,
+    options_named,
+    print_json,
+    renamed_option,
     stderr_progress,
 )
-from dynid.cli._controller import control_law, controller_options
+from dynid.cli._robot_options import (
+    ROBOT_HELP,
+    bounds_file,
+    loaded_robot,
+    robot_argument,
+    robot_options,
+)
 
 # `dynid identify --method`: the estimators of dynid.identification.ESTIMATORS, IDIM-IV,
 # dynid.identification.CONSTRAINED_METHODS and NLS, each with its own options here, then

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
+from dynid.cli._log_options import prepared, preprocessing_options
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import Range, print_json
+from dynid.cli._robot_options import (
     ROBOT_HELP,
-    Range,
     description,
     loaded_robot,
     model_or_robot,
-    output_options,
-    prepared,
-    preprocessing_options,
-    print_json,
     robot_options,
 )
 

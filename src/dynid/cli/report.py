@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import output_options, prepared, print_json, validation_options
+from dynid.cli._log_options import prepared, validation_options
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -49,7 +51,7 @@ def _report(args: argparse.Namespace) -> int:
         if not args.calibration:
             raise ValueError("`--collisions` needs `--calibration LOG`: a collision-free log "
                              "of the robot that sets the detection thresholds")
-        from dynid.cli._common import contacts_from
+        from dynid.cli._robot_options import contacts_from
         from dynid.data import read_dataset
         from dynid.monitor import detect_collisions, detection_section
 

@@ -6,19 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dynid.cli._common import (
-    SEED,
-    Range,
-    bounds_file,
-    dask_client,
-    description,
-    description_options,
-    output_options,
-    print_json,
-    robot_argument,
-    scheduler_option,
-    stderr_progress,
-)
+from dynid.cli._log_options import dask_client, scheduler_option
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import SEED, Range, print_json, stderr_progress
+from dynid.cli._robot_options import bounds_file, description, description_options, robot_argument
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from dynid.cli._common import (
-    ROBOT_HELP,
-    description,
-    description_options,
-    output_options,
-    print_json,
-    rtol_option,
-)
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import print_json
+from dynid.cli._robot_options import ROBOT_HELP, description, description_options, rtol_option
 
 # the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
 # literal here: `dynid robots` imports nothing it does not need)

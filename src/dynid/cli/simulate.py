@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
+from dynid.cli._controller import control_law, controller_options
+from dynid.cli._fit_options import drive_gain
+from dynid.cli._outputs import output_options
+from dynid.cli._parsing import (
     SEED,
     Range,
     check_samples,
-    contacts_from,
-    drive_gain,
-    loaded_robot,
     options_named,
-    output_options,
     print_json,
-    robot_options,
     stderr_progress,
 )
-from dynid.cli._controller import control_law, controller_options
+from dynid.cli._robot_options import contacts_from, loaded_robot, robot_options
 
 # the library keywords of the closed loop and their options here
 LOOP_KEYWORDS = {"rate": "--rate", "substeps": "--substeps", "controller": "--controller",

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._common import (
-    FIGURE_SUFFIXES,
-    joint_keys,
-    options_named,
-    output_options,
-    prepared,
-    print_json,
-    validation_options,
-)
+from dynid.cli._log_options import prepared, validation_options
+from dynid.cli._outputs import FIGURE_SUFFIXES, output_options
+from dynid.cli._parsing import options_named, print_json
+from dynid.cli._robot_options import joint_keys
 
 
 def register(commands: argparse._SubParsersAction) -> None:
