@@ -84,7 +84,8 @@ def arm3_at_100_hz(tmp_path_factory) -> dict[str, str]:
 
     from dynid.data import write_dataset
     from dynid.excitation import FourierTrajectory
-    from dynid.identification import identify, save_model
+    from dynid.identification import identify
+    from dynid.model import save_model
     from dynid.simulate import simulate_open_loop
 
     folder = tmp_path_factory.mktemp("arm3-100hz")
