@@ -288,7 +288,7 @@ def test_cli_identify_and_compare_with_bootstrap(capsys, tmp_path):
     assert "--bootstrap" in capsys.readouterr().err
     assert main(["identify", "arm3", logs[0], "--bootstrap", "5", "--block-length",
                  "100000"]) == 2
-    assert "`block_length`" in capsys.readouterr().err
+    assert "`--block-length`" in capsys.readouterr().err
     table = _json(capsys, ["compare", "arm3", *logs, "--methods", "cad", "ols",
                            "--bootstrap", "20", "--seed", "1", "--json", "--quiet"])
     assert table["bootstrap"]["replicates"] == 20 and table["bootstrap"]["seed"] == 1

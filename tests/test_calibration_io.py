@@ -291,7 +291,7 @@ def test_an_npz_of_quaternions_and_scalar_noise(tmp_path):
 
 
 def test_files_that_are_not_measurement_files(tmp_path, monkeypatch):
-    import dynid._reading as reading
+    import dynid._reading.limits as reading
 
     with pytest.raises(ValueError, match=r"'m\.json' has the suffix '\.json'; measurement "
                                          r"files are \.csv or \.npz"):
@@ -322,7 +322,7 @@ def test_files_that_are_not_measurement_files(tmp_path, monkeypatch):
 
 
 def test_a_compressed_npz_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
-    import dynid._reading as reading
+    import dynid._reading.npz as reading
 
     path = tmp_path / "bomb.npz"
     m = 200_000

@@ -389,7 +389,7 @@ def test_symbolic_base_passes_progress(capsys, monkeypatch):
     """`dynid base --symbolic` hands its progress lines to stderr, none with --quiet."""
     import types
 
-    import dynid.identification
+    import dynid.model
 
     def fake(robot, base, *, progress=None, **options):
         if progress is not None:
@@ -397,7 +397,7 @@ def test_symbolic_base_passes_progress(capsys, monkeypatch):
         return types.SimpleNamespace(strings=lambda: list(base.base_names), lengths={},
                                      numeric_terms=[])
 
-    monkeypatch.setattr(dynid.identification, "symbolic_regrouping", fake)
+    monkeypatch.setattr(dynid.model, "symbolic_regrouping", fake)
     payload = _json(capsys, ["base", "arm3", "--symbolic", "--json"])
     assert payload["rank"] == 24
     assert main(["base", "arm3", "--symbolic"]) == 0

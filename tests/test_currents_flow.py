@@ -431,7 +431,8 @@ def test_noise_free_current_replicates_are_the_point_estimate(arm):
 
 
 def test_bootstrap_of_current_logs_gives_the_gains_spread(arm, tmp_path):
-    from dynid.identification.bootstrap import bootstrap, bootstrap_table
+    from dynid.identification.bootstrap import bootstrap
+    from dynid.model import bootstrap_table
     from dynid.model.linear_model import load_model, save_model
 
     logs, payload_log = _short_logs(arm, 0.02)

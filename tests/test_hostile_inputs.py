@@ -563,7 +563,7 @@ def _deflated_log(path: Path, rows: int, joints: int, fill: float = 0.0) -> int:
 def test_npz_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
     """The issue's bomb, scaled down: 40 million rows of zeros inflate ~1000x; here 2 MiB of
     arrays against a floor lowered to 1 MiB (the ratio rule is the same at any size)."""
-    import dynid._reading as reading
+    import dynid._reading.npz as reading
 
     path = tmp_path / "bomb.npz"
     inflated = _deflated_log(path, 65_536, 3)
@@ -587,7 +587,7 @@ def test_npz_bomb_is_refused_before_inflating(tmp_path, monkeypatch):
 
 def test_npz_beyond_the_memory_share_is_refused_from_its_headers(files, tmp_path,
                                                                  monkeypatch):
-    import dynid._reading as reading
+    import dynid._reading.limits as reading
 
     size = sum(a.nbytes for a in np.load(files["log.npz"]).values())
     monkeypatch.setattr(reading, "available_memory", lambda: 3 * size - 3)
@@ -830,7 +830,7 @@ def test_npz_inflation_is_bounded_before_reading(tmp_path_factory, rows, joints,
     inflated; every other is read (or refused for what its values are, never for its size)."""
     from unittest import mock
 
-    import dynid._reading as reading
+    import dynid._reading.npz as reading
 
     rng = np.random.default_rng(rows)
     values = np.zeros((rows, joints)) if constant else rng.standard_normal((rows, joints))

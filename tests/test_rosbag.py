@@ -129,7 +129,7 @@ def test_a_bag_bomb_is_refused_from_its_chunk_index(tmp_path, monkeypatch):
     same) compresses far beyond any log; its chunk index declares what it would decompress
     to, and that is checked before a chunk is decompressed (floor lowered: the rule is the
     same at any size)."""
-    import dynid._reading as reading
+    import dynid._reading.npz as reading
 
     n = 20_000
     zeros = np.zeros((n, 3))
