@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -62,6 +63,7 @@ from dynid.identification.drive_gains import (
     identify_drive_gains,
     scale_knowledge,
 )
+from dynid.identification.linear.estimators import RankDeficiencyWarning
 from dynid.identification.linear.idim import identify
 from dynid.metrics import mae, rmse
 from dynid.model._compress import triangular_factor
@@ -906,9 +908,13 @@ def _linear_start(robot: Robot, logs: Sequence[Dataset], bounds: ParameterBounds
     refused = ""
     if bounds is not None:
         try:
-            fit = identify_constrained(robot, data, method="cls3", bounds=bounds,
-                                       friction=ViscousCoulomb.zeros(n), rotor_inertia=rotor,
-                                       offsets=offsets)
+            with warnings.catch_warnings():
+                # a start: where the data leave a direction open, the prior's value is a
+                # start as good as any (NLS's own fit is what the user reads)
+                warnings.simplefilter("ignore", RankDeficiencyWarning)
+                fit = identify_constrained(robot, data, method="cls3", bounds=bounds,
+                                           friction=ViscousCoulomb.zeros(n),
+                                           rotor_inertia=rotor, offsets=offsets)
         except ValueError as error:  # e.g. a total-mass range of zero width
             refused = f" (cls3 refused the bounds: {error})"
         else:
