@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dynid.friction.models import Arctan
-from dynid.identification import default_friction
+from dynid.model import default_friction
 from dynid.model.base_parameters import (
     STRUCTURAL_RTOL,
     base_parameters,

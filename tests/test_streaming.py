@@ -13,7 +13,8 @@ from dynid.data import read_dataset, write_dataset
 from dynid.excitation.optimize import random_fourier
 from dynid.identification import OLS, WLS, identify, identify_constrained
 from dynid.identification._stream import Factors, fold_logs, from_arrays, joint_layouts
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
+from dynid.model.base_parameters import default_friction
 from dynid.robot import load_robot
 from dynid.simulate.twin import SensorModel, simulate_open_loop
 

@@ -216,7 +216,7 @@ def test_tool_frame_must_exist(tmp_path):
 
 
 def test_a_urdf_robot_identifies_with_viscous_coulomb_offset_friction_by_default(tmp_path):
-    from dynid.identification import default_friction
+    from dynid.model import default_friction
 
     path = tmp_path / "panda.urdf"
     path.write_text(_panda_urdf(load_robot("panda")))

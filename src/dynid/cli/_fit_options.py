@@ -145,7 +145,7 @@ def linear_friction(robot, args: argparse.Namespace):
         NoFriction,
         ViscousCoulomb,
     )
-    from dynid.identification import default_friction
+    from dynid.model import default_friction
 
     n = robot.n_joints
     if (args.kv is not None or args.delta is not None) and args.friction != "arctan":

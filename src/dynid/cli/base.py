@@ -32,8 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _base(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dynid.identification import joint1_gravity_is_zero
-    from dynid.model import robot_base_parameters
+    from dynid.model import joint1_gravity_is_zero, robot_base_parameters
     from dynid.model.base_parameters import structural_factor
     from dynid.robot.inertia import N_LINK_PARAMETERS
 

@@ -65,7 +65,6 @@ from dynid.identification.linear.estimators import WLS as WLS
 from dynid.identification.linear.estimators import IllConditionedWarning as IllConditionedWarning
 from dynid.identification.linear.estimators import RankDeficiencyWarning as RankDeficiencyWarning
 from dynid.identification.linear.idim import IVConvergenceWarning as IVConvergenceWarning
-from dynid.identification.linear.idim import default_friction as default_friction
 from dynid.identification.linear.idim import identify as identify
 from dynid.identification.linear.idim import identify_iv as identify_iv
 from dynid.identification.linear.idim import robot_model as robot_model
@@ -75,9 +74,6 @@ from dynid.identification.linear.regularised import (
 )
 from dynid.identification.linear.regularised import Ridge as Ridge
 from dynid.identification.linear.reverse_engineering import identify_static as identify_static
-from dynid.identification.linear.reverse_engineering import (
-    joint1_gravity_is_zero as joint1_gravity_is_zero,
-)
 from dynid.identification.linear.robust import IRLS as IRLS
 from dynid.identification.linear.robust import ML as ML
 from dynid.identification.linear.robust import TLS as TLS
@@ -165,7 +161,6 @@ __all__ = [
     "check_bounds",
     "compare_friction",
     "compare_methods",
-    "default_friction",
     "find_method",
     "fit_method",
     "gaz2019_penalty_weights",
@@ -183,7 +178,6 @@ __all__ = [
     "identify_rls",
     "identify_static",
     "in_tool_frame",
-    "joint1_gravity_is_zero",
     "parameter_scale",
     "retrieve_penalty",
     "retrieve_sdp",

@@ -54,7 +54,6 @@ from dynid.identification.drive_gains import KnownPayload
 from dynid.identification.estimate import Problem
 from dynid.identification.linear.estimators import ESTIMATORS
 from dynid.identification.linear.idim import (
-    default_friction,
     identify,
     identify_iv,
     robot_model,
@@ -62,6 +61,7 @@ from dynid.identification.linear.idim import (
 from dynid.identification.methods import find_method
 from dynid.identification.nonlinear.nls import NLS_FRICTION_MODELS, identify_nls
 from dynid.metrics import NOT_FINITE, NOT_FINITE_NOTE, any_not_finite, cell, w_errors
+from dynid.model.base_parameters import default_friction
 from dynid.model.consistency import check_consistency
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot

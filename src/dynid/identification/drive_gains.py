@@ -43,12 +43,13 @@ from dynid.identification._logs import (
 )
 from dynid.identification._stream import deviation_block, from_arrays
 from dynid.identification.linear.estimators import OLS
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
 from dynid.model._compress import triangular_factor
 from dynid.model.base_parameters import (
     STRUCTURAL_RTOL,
     Method,
     base_parameters,
+    default_friction,
     structural_regressor,
 )
 from dynid.model.linear_model import LinearModel

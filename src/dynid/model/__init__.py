@@ -19,6 +19,8 @@ from dynid.model.base_parameters import METHODS as METHODS
 from dynid.model.base_parameters import AmbiguousRankError as AmbiguousRankError
 from dynid.model.base_parameters import BaseParameters as BaseParameters
 from dynid.model.base_parameters import base_parameters as base_parameters
+from dynid.model.base_parameters import default_friction as default_friction
+from dynid.model.base_parameters import joint1_gravity_is_zero as joint1_gravity_is_zero
 from dynid.model.base_parameters import model_columns as model_columns
 from dynid.model.base_parameters import model_names as model_names
 from dynid.model.base_parameters import processing_order as processing_order
@@ -50,6 +52,8 @@ __all__ = [
     "base_parameters",
     "bootstrap_table",
     "check_consistency",
+    "default_friction",
+    "joint1_gravity_is_zero",
     "load_model",
     "model_columns",
     "model_names",

@@ -79,7 +79,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array, frozen_copy
 from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
 from dynid.dynamics.static_regressor import static_regressor
-from dynid.friction.models import FrictionModel
+from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.model._compress import BLOCK_ROWS, triangular_factor
 from dynid.robot import STANDARD_GRAVITY, Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS, PARAMETER_NAMES
@@ -93,7 +93,9 @@ __all__ = [
     "base_parameters",
     "check_regrouping",
     "column_groups",
+    "default_friction",
     "group_scale",
+    "joint1_gravity_is_zero",
     "model_columns",
     "model_names",
     "processing_order",
@@ -666,3 +668,23 @@ def processing_order(robot: Robot, n_columns: int) -> NDArray:
     within = [PARAMETER_NAMES.index(name) for name in LINK_ORDER[robot.convention]]
     links = [N_LINK_PARAMETERS * j + k for j in range(robot.n_joints) for k in within]
     return np.array(links + list(range(len(links), n_columns)))
+
+
+def joint1_gravity_is_zero(robot: Robot) -> bool:
+    """True when joint 1 is revolute about the gravity direction (a level base): g1 == 0."""
+    joint = robot.joints[0]
+    axis = joint.pre[:3, :3] @ joint.axis
+    g = robot.gravity
+    return bool(joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
+        np.linalg.norm(g), 1.0))
+
+
+def default_friction(robot: Robot) -> FrictionModel:
+    """The robot file's friction model when it is linear, else viscous + Coulomb + offset; for
+    a URDF robot, which states no friction model, viscous + Coulomb + offset too (every geared
+    arm has friction, and a torque sensor an offset)."""
+    if robot.convention == "urdf" and isinstance(robot.friction, NoFriction):
+        return ViscousCoulomb.zeros(robot.n_joints)
+    if robot.friction.linear:
+        return robot.friction
+    return ViscousCoulomb.zeros(robot.n_joints)

@@ -63,9 +63,9 @@ from dynid.identification.drive_gains import (
     gautier_briot_fit,
     joint_noise,
 )
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
 from dynid.identification.retrieval.retrieve import check_bounds, parameter_scale
-from dynid.model.base_parameters import BaseParameters
+from dynid.model.base_parameters import BaseParameters, default_friction
 from dynid.model.consistency import ConsistencyReport, check_consistency
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot

@@ -24,7 +24,7 @@ import numpy as np
 
 from dynid.data.dataset import Dataset, sample_count
 from dynid.data.preprocess import uniform_step
-from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
+from dynid.friction.models import FrictionModel, NoFriction
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification._logs import (
     Offsets,
@@ -36,7 +36,7 @@ from dynid.identification._logs import (
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.linear.estimators import IV, OLS, WLS
-from dynid.model.base_parameters import Method, robot_base_parameters
+from dynid.model.base_parameters import Method, default_friction, robot_base_parameters
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.simulate.controller import Controller
@@ -44,23 +44,11 @@ from dynid.simulate.twin import closed_loop_pieces
 
 __all__ = [
     "IVConvergenceWarning",
-    "default_friction",
     "identify",
     "identify_iv",
     "linear_template",
     "robot_model",
 ]
-
-
-def default_friction(robot: Robot) -> FrictionModel:
-    """The robot file's friction model when it is linear, else viscous + Coulomb + offset; for
-    a URDF robot, which states no friction model, viscous + Coulomb + offset too (every geared
-    arm has friction, and a torque sensor an offset)."""
-    if robot.convention == "urdf" and isinstance(robot.friction, NoFriction):
-        return ViscousCoulomb.zeros(robot.n_joints)
-    if robot.friction.linear:
-        return robot.friction
-    return ViscousCoulomb.zeros(robot.n_joints)
 
 
 class IVConvergenceWarning(RuntimeWarning):

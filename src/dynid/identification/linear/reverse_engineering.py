@@ -16,20 +16,16 @@ from dynid.friction.models import NoFriction
 from dynid.identification._fitting import check_rows, fit_base, fit_report
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, from_arrays
 from dynid.identification.linear.estimators import OLS
-from dynid.model.base_parameters import Method, check_regrouping, robot_base_parameters
+from dynid.model.base_parameters import (
+    Method,
+    check_regrouping,
+    joint1_gravity_is_zero,
+    robot_base_parameters,
+)
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
-__all__ = ["identify_static", "joint1_gravity_is_zero"]
-
-
-def joint1_gravity_is_zero(robot: Robot) -> bool:
-    """True when joint 1 is revolute about the gravity direction (a level base): g1 == 0."""
-    joint = robot.joints[0]
-    axis = joint.pre[:3, :3] @ joint.axis
-    g = robot.gravity
-    return bool(joint.kind == "revolute" and np.linalg.norm(np.cross(axis, g)) <= 1e-12 * max(
-        np.linalg.norm(g), 1.0))
+__all__ = ["identify_static"]
 
 
 def identify_static(robot: Robot, samples: StaticData, *, drop_joint1_gravity: bool | None = None,

@@ -43,9 +43,10 @@ from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
 from dynid.identification._logs import as_logs
 from dynid.identification.estimate import Estimate
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
 from dynid.identification.recursive import _rls_kernel
 from dynid.identification.recursive._threads import one_blas_thread
+from dynid.model.base_parameters import default_friction
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 

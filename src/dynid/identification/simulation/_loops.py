@@ -24,7 +24,8 @@ from dynid.data.dataset import Dataset, sample_count
 from dynid.data.preprocess import uniform_step
 from dynid.friction.models import FrictionModel
 from dynid.identification._logs import per_log
-from dynid.identification.linear.idim import default_friction, linear_template
+from dynid.identification.linear.idim import linear_template
+from dynid.model.base_parameters import default_friction
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 from dynid.robot.inertia import N_LINK_PARAMETERS
