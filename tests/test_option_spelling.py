@@ -132,6 +132,9 @@ def test_simulate_names_its_substeps_option(arm3_at_100_hz, tmp_path, capsys):
     (["identify", "arm3", "{log}", "--method", "iv", "--reference", "{traj}",
       "--controller", "nosuch"], "`--controller`"),
     (["validate", "{model}", "{log}", "--joints", "joint9"], "`--joints`"),
+    (["robot", "show", "arm3", "--xacro-arg", "a:=b"], "`--xacro-arg`"),
+    (["robot", "show", "panda", "--tip", "panda_link5"], "`--tip`"),
+    (["bench", "--robot", "nosuch", "--sizes", "10", "--repeat", "1"], "`--robot`"),
 ])
 def test_a_robot_or_joint_that_is_not_there_names_the_option(arm3_at_100_hz, tmp_path,
                                                              capsys, argv, option):
@@ -139,6 +142,7 @@ def test_a_robot_or_joint_that_is_not_there_names_the_option(arm3_at_100_hz, tmp
     err = _error(capsys, [a.format(**paths) for a in argv])
     assert option in err, err
     assert "`name_or_path`" not in err and "`joints`" not in err
+    assert "`xacro_args`" not in err and "`tip`" not in err
     assert list(tmp_path.iterdir()) == []
 
 

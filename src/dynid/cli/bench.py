@@ -6,7 +6,7 @@ import argparse
 
 from dynid.bench import SUITES
 from dynid.cli._outputs import output_options
-from dynid.cli._parsing import Range, print_json, stderr_progress
+from dynid.cli._parsing import Range, options_named, print_json, stderr_progress
 
 # dynid.bench.dynamics's defaults (literal: `--help` does not import it, which loads pinocchio)
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -64,8 +64,9 @@ def _bench(args: argparse.Namespace) -> int:
                    "repeat": args.repeat or DEFAULT_REPEAT}
     if args.suite in SCALE_SUITES:
         options = {"n_samples": args.samples or 10_000_000, "folder": args.folder}
-    result = run_suite(args.suite, robot=args.robot if suite.robot else None,
-                       progress=stderr_progress(args), **options)
+    with options_named({"name_or_path": "--robot"}):
+        result = run_suite(args.suite, robot=args.robot if suite.robot else None,
+                           progress=stderr_progress(args), **options)
     if args.json:
         print_json(result)
     else:

@@ -9,7 +9,7 @@ from pathlib import Path
 from dynid.cli._log_options import dask_client, scheduler_option
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import SEED, Range, print_json, stderr_progress
-from dynid.cli._robot_options import bounds_file, description, description_options, robot_argument
+from dynid.cli._robot_options import bounds_file, description_options, loaded_robot, robot_argument
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -70,12 +70,12 @@ def _retrieve(args: argparse.Namespace) -> int:
 
     from dynid.identification import retrieve_penalty, retrieve_sdp
     from dynid.model import load_model, save_model
-    from dynid.robot import load_robot, save_robot
+    from dynid.robot import save_robot
 
     if args.parameters_output and args.output and not _is_yaml(args.output):
         raise ValueError("`-o` names a robot export (.urdf, .xml) and `--parameters-output` "
                          "another: give one of them")
-    robot = load_robot(args.robot, tip=args.tip, **description(args))
+    robot = loaded_robot(args)
     model = load_model(args.coefficients)
     if model.robot.n_joints != robot.n_joints:
         raise ValueError(f"`COEFFS` is a model of {model.robot.n_joints} joints, `ROBOT` has "
@@ -84,8 +84,7 @@ def _retrieve(args: argparse.Namespace) -> int:
     total_mass = tuple(args.total_mass) if args.total_mass else None
     # coefficients dropped at identification (high relative std) are not fitted
     exclude = [int(k) for k in model.report.get("dropped", [])]
-    prior = (load_robot(args.prior, **description(args, main=False)).parameters if args.prior
-             else None)
+    prior = loaded_robot(args, args.prior, "--prior").parameters if args.prior else None
     if args.prior_weight is not None and (args.method != "penalty" or prior is None):
         raise ValueError("`--prior-weight` weighs --prior in --method penalty")
     if args.method == "sdp":

@@ -7,7 +7,7 @@ import math
 
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import print_json
-from dynid.cli._robot_options import ROBOT_HELP, description, description_options, rtol_option
+from dynid.cli._robot_options import ROBOT_HELP, description_options, loaded_robot, rtol_option
 
 # the optional extra that installs example-robot-data (dynid.robot._example_robot_data.INSTALL;
 # literal here: `dynid robots` imports nothing it does not need)
@@ -82,10 +82,9 @@ def _markdown_table(rows: list[dict]) -> str:
 def _robot_show(args: argparse.Namespace) -> int:
     from dynid.excitation.limits import excitation_limits
     from dynid.model import robot_base_parameters
-    from dynid.robot import load_robot
     from dynid.robot.inertia import MASS
 
-    robot = load_robot(args.robot, tip=args.tip, **description(args))
+    robot = loaded_robot(args)
     base = robot_base_parameters(robot, rtol=args.rtol)
     joints = _joint_rows(robot)
     completed = excitation_limits(robot)  # what `dynid excite` fills in
