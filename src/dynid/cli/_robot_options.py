@@ -91,8 +91,8 @@ def loaded_robot(args: argparse.Namespace, path: str | None = None, option: str 
     named by ``option`` (the positional ``robot``, or ``--prior``, ``--controller``)."""
     from dynid.robot import load_robot
 
-    with options_named({"name_or_path": option, "tip": "--tip", "xacro_args": "--xacro-arg",
-                        "packages": "--package-path"}):
+    with options_named({"name_or_path": option, "path": option, "tip": "--tip",
+                        "xacro_args": "--xacro-arg", "packages": "--package-path"}):
         robot = load_robot(path if path is not None else args.robot,
                            tip=getattr(args, "tip", None), **description(args, main=path is None))
     return with_gravity(robot, getattr(args, "gravity", None))
