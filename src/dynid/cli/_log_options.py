@@ -18,12 +18,17 @@ def step_options(parser: argparse.ArgumentParser) -> None:
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
     parser.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
-                        help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
-                             "no ddq; none otherwise)")
+                        help="zero-phase Butterworth low-pass of the positions and velocities "
+                             "(default: chosen from the log's spectrum when the log has no "
+                             "ddq, and said; none otherwise); torques are never filtered")
     parser.add_argument("--order", type=Range(int, 1, 10), default=4,
                         help="Butterworth order (default %(default)s)")
     parser.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
                         help="seconds dropped at both ends (default 0.5 when filtered here)")
+    parser.add_argument("--derive-velocity", action="store_true",
+                        help="ignore the log's velocities and derive them (and the "
+                             "accelerations) from its positions; a log without velocities "
+                             "gets them so anyway")
 
 
 def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True,
@@ -83,13 +88,19 @@ def prepared(args: argparse.Namespace, path: str, robot=None):
     if as_is:
         given = [flag for flag, dest in (("--resample", "resample"), ("--cutoff", "cutoff"),
                                          ("--trim", "trim")) if getattr(args, dest) is not None]
+        given += ["--derive-velocity"] * bool(getattr(args, "derive_velocity", False))
         if given:
             raise ValueError(f"`--as-is` uses the log as it is: it excludes {', '.join(given)}")
     data = read_log(args, path, robot, mmap=mmap)
     if as_is:
         return prepare(data, as_is=True)
     return prepare(data, rate=args.resample, cutoff=args.cutoff, order=args.order,
-                   trim_seconds=args.trim)
+                   trim_seconds=args.trim, velocity=velocity_source(args))
+
+
+def velocity_source(args: argparse.Namespace) -> str:
+    """``prepare``'s ``velocity`` from --derive-velocity."""
+    return "positions" if getattr(args, "derive_velocity", False) else "log"
 
 
 def scheduler_option(parser: argparse.ArgumentParser, what: str) -> None:
