@@ -134,3 +134,47 @@ def validation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poses", type=Range(int, 1, 100_000), default=1000, metavar="N",
                         help="poses sampled for the M(q) > 0 check (default %(default)s)")
     preprocessing_options(parser, split=False)
+    delay_option(parser, "model")
+
+
+def delay_option(parser: argparse.ArgumentParser, default: str) -> None:
+    """--delay: the torque channel's lag behind the positions (``default``: "auto" or
+    "model")."""
+    told = ("auto (default): estimated with the model's structure and compensated when "
+            "significant" if default == "auto" else
+            "default: the lag the model was identified with")
+    parser.add_argument("--delay", type=_delay, default=default, metavar="auto|MS",
+                        help="the torque channel's lag behind the positions [ms], compensated "
+                             f"by pairing each torque with the states that long before it; "
+                             f"{told}; 0 for none")
+
+
+def _delay(text: str):
+    if text in ("auto", "model"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be auto or milliseconds, got {text!r:.40}"
+                                         ) from None
+    if not -1000 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be within +-1000 ms, got {text!r:.40}")
+    return value * 1e-3
+
+
+def realigned(logs: list, delay: float) -> list:
+    """``logs`` with their torques paired with the states ``delay`` s before them."""
+    from dynid.identification.delay import shift_torques
+
+    return [shift_torques(log, delay) for log in logs]
+
+
+def as_identified(args: argparse.Namespace, model, data):
+    """A validation log realigned as ``model``'s logs were (--delay: default the lag it was
+    identified with, ``report["torque_delay_s"]``; or milliseconds)."""
+    delay = model.report.get("torque_delay_s", 0.0) if args.delay == "model" else args.delay
+    if delay == "auto":
+        raise ValueError("`--delay` of a validation is the model's (default) or milliseconds; "
+                         "auto estimates it while identifying")
+    return realigned([data], float(delay))[0] if delay else data
+

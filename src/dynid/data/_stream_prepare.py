@@ -45,6 +45,7 @@ from dynid.data.preprocess import (
     FIELDS,
     MAX_GAP_STEPS,
     MIN_SAMPLES,
+    VELOCITIES,
     GapWarning,
     _butterworth,
     _check_trim,
@@ -56,7 +57,6 @@ from dynid.data.preprocess import (
     _not_uniform,
     _too_few,
     _trimmed_away,
-    VELOCITIES,
     data_cutoff,
     derived_velocity,
 )

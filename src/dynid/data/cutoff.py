@@ -9,11 +9,12 @@ fixed 5 Hz is far below what a fast or a 5 kHz log needs and above what a slow o
 ``choose_cutoff`` reads both sides from the log's spectrum. Per joint, the Welch power spectrum
 ``P(f)`` of the signal that will be differentiated (positions, or velocities when the log has
 them; read from its first differences, so that the window's leakage from the strong slow motion
-does not stand above the noise for several Hz) is a motion band over a flat noise floor: the floor is the median of ``P`` over the upper
-half of the band (0.5-0.9 of Nyquist), where no arm moves, and the motion is ``P - floor``
-where ``P`` stands 10x above the floor (0 elsewhere). For a candidate cutoff ``fc`` the zero-phase Butterworth (forward-backward, amplitude
-``G(f) = 1 / (1 + (f / fc)^(2 order))``) leaves in the k-th derivative (k = 2 from positions, 1
-from velocities), relative to the derivative's power,
+does not stand above the noise for several Hz) is a motion band over a flat noise floor. The
+floor is the median of ``P`` over 0.5-0.9 of Nyquist, where no arm moves; the motion is
+``P - floor`` where ``P`` stands 10x above the floor (0 elsewhere). For a candidate cutoff
+``fc``, the zero-phase Butterworth (forward-backward, amplitude
+``G(f) = 1 / (1 + (f / fc)^(2 order))``) leaves in the k-th derivative (k = 2 from positions,
+1 from velocities), relative to the derivative's power,
 
     error(fc) = [ sum w (1 - G)^2 motion  +  sum w G^2 floor ] / sum w motion,   w = (2 pi f)^(2k)
 
@@ -100,15 +101,15 @@ def choose_cutoff(values: NDArray, step: float, *, derivatives: int = 2,
     low = min(MIN_CUTOFF, highest)
     grid = np.geomspace(low, highest, _GRID)
     if not moving.any():
-        return Cutoff(float(highest), tuple(band.tolist()),
-                      f"cutoff {highest:.3g} Hz: no joint moves above its noise")
+        return Cutoff(float(f"{highest:.3g}"), tuple(band.tolist()),
+                      "chosen from the log's spectrum: no joint moves above its noise")
     gain = 1.0 / (1.0 + (f[:, None] / grid[None, :]) ** (2 * order))  # (F, grid)
     w, m, fl = weight[:, 0:1], motion[:, moving], floor[moving]
     lost = np.einsum("fg,fj->gj", (1.0 - gain) ** 2, w * m)
     noise = np.einsum("fg,fj->gj", gain ** 2, w) * fl
     error = ((lost + noise) / signal[moving]).sum(axis=1)
-    best = float(grid[int(np.argmin(error))])
+    best = float(f"{grid[int(np.argmin(error))]:.3g}")  # as the steps print it
     edges = ", ".join("-" if np.isnan(b) else f"{b:.3g}" for b in band)
-    note = (f"cutoff {best:.3g} Hz chosen from the log's spectrum (band edges {edges} Hz; "
-            f"{'positions' if derivatives == 2 else 'velocities'} differentiated)")
+    note = (f"chosen from the log's spectrum: band edges {edges} Hz, "
+            f"{'positions' if derivatives == 2 else 'velocities'} differentiated")
     return Cutoff(best, tuple(band.tolist()), note)
