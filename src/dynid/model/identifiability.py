@@ -139,22 +139,52 @@ class Identifiability:
         return {"tolerance": self.tolerance, "counts": self.counts(), "notes": list(self.notes),
                 "quantities": [q.to_json() for q in self.quantities]}
 
+    @classmethod
+    def from_json(cls, entry) -> Identifiability:
+        """Back from ``to_json`` (a model file's ``report.identifiability``); ValueError on
+        anything else."""
+        try:
+            quantities = tuple(Quantity(
+                kind=str(q["kind"]), owner=str(q["owner"]),
+                parameters=tuple(str(p) for p in q["parameters"]), status=str(q["status"]),
+                determined=int(q["determined"]), held=int(q["held"]),
+                partners=tuple(str(p) for p in q.get("partners", ())),
+                bound=None if q.get("bound") is None else str(q["bound"]),
+                std=None if q.get("std") is None else float(q["std"]))
+                for q in entry["quantities"])
+            found = cls(quantities=quantities, tolerance=float(entry["tolerance"]),
+                        notes=tuple(str(n) for n in entry.get("notes", ())))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"`report.identifiability` is not an identifiability table "
+                             f"({error!r:.80})") from None
+        if any(q.status not in STATUSES for q in quantities):
+            raise ValueError(f"`report.identifiability`: a status outside {STATUSES}")
+        return found
+
+    def by_link(self) -> list[tuple[str, dict[str, Quantity]]]:
+        """``[(link, {kind: quantity})]``: each link's mass, CoM and inertia, with its joint's
+        rotor inertia (joint k drives link k) when identified."""
+        links = [q for q in self.quantities if q.kind in ("mass", "com", "inertia")]
+        owners = list(dict.fromkeys(q.owner for q in links))
+        rotors = [q for q in self.quantities if q.kind == "rotor inertia"]
+        out = []
+        for k, owner in enumerate(owners):
+            row = {q.kind: q for q in links if q.owner == owner}
+            if len(rotors) == len(owners):
+                row["rotor inertia"] = rotors[k]
+            out.append((owner, row))
+        return out
+
     def lines(self) -> list[str]:
         """A compact table: one line per link (mass, CoM, inertia, rotor inertia), then the
         friction coefficients that the data do not determine alone, then the notes."""
-        links = [q for q in self.quantities if q.kind in ("mass", "com", "inertia")]
-        owners = list(dict.fromkeys(q.owner for q in links))
-        rotors = [q for q in self.quantities if q.kind == "rotor inertia"]  # joint k: link k
         counts = self.counts()
         out = [f"  physical parameters (what sets each: the data, or the prior and the bounds): "
                f"{counts['determined']} determined, {counts['partly']} only in combination, "
                f"{counts['held']} held by the prior or a bound"]
-        for k, owner in enumerate(owners):
-            parts = [f"{kind} {self.find(kind, owner).words()}"
-                     for kind in ("mass", "com", "inertia")]
-            if rotors:
-                parts.append(f"rotor inertia {rotors[k].words()}")
-            out.append(f"    {owner}: " + "; ".join(parts))
+        for owner, row in self.by_link():
+            out.append(f"    {owner}: " + "; ".join(f"{kind} {quantity.words()}"
+                                                   for kind, quantity in row.items()))
         friction = [q for q in self.quantities if q.kind == "friction"]
         loose = [q for q in friction if q.status != "determined" or q.bound]
         if friction:
