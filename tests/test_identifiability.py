@@ -86,14 +86,14 @@ def panda_rotor():
                                      link_names=robot.link_names,
                                      joint_names=robot.joint_names,
                                      std=np.full(base.rank, 0.01))
-    return robot, base, columns.reshape(-1, base.n_parameters), found
+    return base, columns.reshape(-1, base.n_parameters), found
 
 
 def test_the_null_space_is_held(panda_rotor):
     """Link 1 turns about the vertical base axis: its mass and CoM move nothing (their
     columns of the regressor are zero: the torques do not change whatever they are), so
     the prior holds them; link 2's mass (joint 2 on joint 1's origin) too."""
-    robot, base, columns, found = panda_rotor
+    base, columns, found = panda_rotor
     names = list(base.names)
     for kind, owner, parameters in (("mass", "link1", ["m1"]),
                                     ("com", "link1", ["mx1", "my1", "mz1"]),
@@ -108,7 +108,7 @@ def test_the_null_space_is_held(panda_rotor):
 def test_rotor_inertia_of_joint_1_only_with_its_link(panda_rotor):
     """Joint 1's rotor turns with link 1 about one axis: only Ia1 + Izz1 (+ Iyy2) moves the
     arm, so each is partly determined, with the other named."""
-    robot, base, columns, found = panda_rotor
+    base, columns, found = panda_rotor
     rotor = found.find("rotor inertia", "joint1")
     assert rotor.status == "partly" and "Izz1" in rotor.partners
     inertia = found.find("inertia", "link1")
@@ -122,7 +122,7 @@ def test_rotor_inertia_of_joint_1_only_with_its_link(panda_rotor):
 def test_identifiable_quantities_are_determined(panda_rotor):
     """Friction and the distal rotor inertias move the torques alone: determined, with the
     std of their base parameter; link 7's products of inertia too (5 of its 6 entries)."""
-    robot, base, columns, found = panda_rotor
+    found = panda_rotor[2]
     for kind, owner in (("friction", "fv1"), ("friction", "fc7"),
                         ("rotor inertia", "joint7")):
         quantity = found.find(kind, owner)
@@ -133,7 +133,7 @@ def test_identifiable_quantities_are_determined(panda_rotor):
 def test_single_parameters_agree_with_the_regrouping(panda_rotor):
     """A scalar quantity is determined exactly when its parameter is a base parameter alone,
     held when it is unidentifiable (the regrouping's own classification), partly otherwise."""
-    robot, base, columns, found = panda_rotor
+    base, _, found = panda_rotor
     expected = {"alone": "determined", "combination": "partly", "unidentifiable": "held"}
     classes = base.classification()
     scalars = [q for q in found.quantities if len(q.parameters) == 1]

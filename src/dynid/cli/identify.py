@@ -547,6 +547,9 @@ def _physical_identifiability(args, model) -> list[str]:
     at, notes = bounds_at(robot.parameters, _bounds(args, robot) or robot.bounds,
                           link_names=robot.link_names, joint_names=robot.joint_names,
                           rotor=robot.rotor_inertia if model.rotor_inertia else None)
+    if model.report.get("prior_weight") == 0:  # no pull: the solver's choice, not the prior's
+        notes.append("--prior-weight 0: what the data leave is set by the solver within the "
+                     "bounds, not by the prior")
     found = physical_identifiability(
         model.base, robot.n_joints, rotor_inertia=model.rotor_inertia,
         link_names=robot.link_names, joint_names=robot.joint_names, std=model.std, bounds=at,

@@ -303,12 +303,14 @@ def regrouping_for(stacked: NDArray, independent: NDArray,
     must not carry ``2e-17 m2`` because the column of ``m2`` is itself 1e-6 of the largest);
     so are all terms of a column whose norm is below that share of the largest column (an
     unidentifiable parameter). Real terms as small as a sub-millimetre offset squared (1e-8 of
-    a column) are kept.
+    a column) pass this round-off rule.
 
     ``clean``: a term whose share of its column is at most ``clean`` is dropped too
-    (``clean_tolerance``: the square of the rank decision's ``rtol``). A table whose angles were written rounded (a URDF's ``rpy="1.5708"``) is, to the
-    rank decision, its exact form; its regroupings would still carry the residues of the
-    rounding, ``cos(1.5708)^2 = 1.349e-11 Iyy4`` — terms that are round-off to every reader.
+    (``clean_tolerance``: the square of the rank decision's ``rtol``, which takes lengths
+    under ~1 mm for zero). A table whose angles were written rounded (a URDF's
+    ``rpy="1.5708"``) is, to the rank decision, its exact form; its regroupings would still
+    carry the residues of the rounding, ``cos(1.5708)^2 = 1.349e-11 Iyy4`` — terms that are
+    round-off to every reader.
     """
     w = np.asarray(stacked, dtype=float)
     p = w.shape[1]
