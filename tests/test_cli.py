@@ -255,6 +255,10 @@ def test_identify_constrained_command(capsys, tmp_path):
                                  "cls3", "--prior", "panda-cad", "--validate", "0.2", "--json",
                                  "--parameters-output", str(params)])
     assert payload["constrained"]["consistent"] and payload["constrained"]["success"]
+    # which physical parameters the data determine (issue 32): link 1's mass is the prior's
+    held = {(q["kind"], q["owner"]) for q in payload["identifiability"]["quantities"]
+            if q["status"] == "held"}
+    assert ("mass", "link1") in held and ("inertia", "link7") not in held
     assert max(payload["validation"]["rmse"]) < 0.5
     identified = load_robot(params)
     assert identified.n_joints == 7 and identified.bounds is not None

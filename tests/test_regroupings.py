@@ -190,3 +190,60 @@ def test_szabo2021_table2_regroupings():
     friction = [n for n in base.base_names if n.startswith("tau_")]
     assert len(friction) == 9
     assert base.expressions()[base.base_names.index("m2")] == "m2 + 2 mx2 - 2 mx3"
+
+
+def _scaled_shares(robot, base, factor, regrouping):
+    """Each term's share of its column in the rank decision's scales (``group_scale``):
+    ``|G_ij| |W_i| / |W_j|`` of the weighted structural factor (the representative's own
+    term: 1)."""
+    from dynid.model.base_parameters import group_scale
+
+    scale = group_scale(robot, factor)
+    norms = np.linalg.norm(factor * scale, axis=0)
+    own = base.independent
+    scaled = regrouping / scale[own, None] * scale
+    return np.abs(scaled) * norms[own, None] / np.where(norms > 0, norms, 1.0)
+
+
+def test_regroupings_carry_no_residue_of_rounded_angles():
+    """The Panda with its twists written 1.5708 (as vendor URDFs write pi/2): the rank
+    decision takes the table for exact, and its regroupings no longer show the rounding's
+    residues (cos(1.5708)^2 = 1.349e-11 Iyy4): no term is below 1e-8 of its column in the
+    decision's scales; what was dropped moves no base parameter of the Panda's own values by
+    1e-9 of its size; a regrouping written with the residues still loads (check_regrouping);
+    the exact Panda's regroupings lose nothing."""
+    import dataclasses
+
+    from dynid.model.base_parameters import (
+        check_regrouping,
+        column_groups,
+        group_scale,
+        regrouping_for,
+        structural_factor,
+    )
+    from dynid.robot import Robot
+
+    exact = load_robot("panda")
+    rows = [dataclasses.replace(row, alpha=round(row.alpha, 4)) for row in exact.table]
+    rounded = Robot.from_mdh("panda-rounded", rows, exact.parameters, limits=exact.limits,
+                             gravity=exact.gravity)
+    for robot in (exact, rounded):
+        factor = structural_factor(robot)
+        base = robot_base_parameters(robot, factor=factor)
+        scale = group_scale(robot, factor)
+        groups = column_groups(robot, base.n_parameters)
+        raw = (regrouping_for(factor * scale, base.independent, groups)
+               * scale[base.independent, None]) / scale
+        shares = _scaled_shares(robot, base, factor, base.regrouping)
+        assert shares[base.regrouping != 0].min() >= 1e-8, robot.name
+        assert not any("e-1" in text for text in base.expressions()), robot.name
+        pi = robot.parameters.ravel()
+        moved = np.abs((base.regrouping - raw) @ pi)
+        assert np.all(moved <= 1e-9 * (np.abs(raw) @ np.abs(pi))), robot.name
+        check_regrouping(robot, dataclasses.replace(base, regrouping=raw))
+        residues = _scaled_shares(robot, base, factor, raw)[raw != 0].min()
+        if robot is exact:
+            assert np.array_equal(raw, base.regrouping)
+        else:  # the residues were there to drop
+            assert residues < 1e-10 and any("1.349e-11" in text for text in dataclasses.replace(
+                base, regrouping=raw).expressions())

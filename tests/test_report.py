@@ -48,6 +48,15 @@ def test_report_is_self_contained_with_every_section(report):
     assert "<th>σ (lower bound)</th>" in text  # CLS-3's: the unconstrained formula
 
 
+def test_report_says_which_link_parameters_the_data_determine(report):
+    """Issue 32: a CLS-3 mass the prior holds (the Panda's link 1 turns about the vertical)
+    must not read as measured: the report marks it, per link, from the model's report."""
+    text = report.read_text()
+    assert "What sets each physical parameter" in text
+    assert "<td class='text'>link1</td><td class='text bad'>held by the prior</td>" in text
+    assert "only with Iyy2" in text  # link 1's Izz: only with link 2's Iyy
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs "
                                               "Debian's chromium where it can)")
 def test_report_renders_in_headless_chromium(report, tmp_path):

@@ -501,6 +501,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     Everything is computed and formatted first; the model and the parameters are then
     written together (both or neither), and only then printed: a failure leaves no file.
     """
+    lines = (*lines, *_physical_identifiability(args, model))
     if parameters is not None and model.drive_gains is not None:
         from dynid.export import with_identified_gains
 
@@ -564,6 +565,33 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     _write(args, model, parameters)
     print("\n".join(text))
     return 0
+
+
+# the methods whose model holds full physical parameters, each with what holds the rest
+_PHYSICAL = ("cls1", "cls2", "cls3", "log-cholesky", "nls")
+
+
+def _physical_identifiability(args, model) -> list[str]:
+    """For a fit of full physical parameters (``_PHYSICAL``): which of them the data determine
+    and which the prior or a bound holds (``dynid.model.identifiability``), put in the
+    model's report (so in `--json` and the saved model) and returned as the text's lines."""
+    if args.method not in _PHYSICAL:
+        return []
+    from dynid.model.identifiability import bounds_at, physical_identifiability
+
+    robot = model.robot
+    at, notes = bounds_at(robot.parameters, _bounds(args, robot) or robot.bounds,
+                          link_names=robot.link_names, joint_names=robot.joint_names,
+                          rotor=robot.rotor_inertia if model.rotor_inertia else None)
+    if model.report.get("prior_weight") == 0:  # no pull: the solver's choice, not the prior's
+        notes.append("--prior-weight 0: what the data leave is set by the solver within the "
+                     "bounds, not by the prior")
+    found = physical_identifiability(
+        model.base, robot.n_joints, rotor_inertia=model.rotor_inertia,
+        link_names=robot.link_names, joint_names=robot.joint_names, std=model.std, bounds=at,
+        notes=notes)
+    model.report["identifiability"] = found.to_json()
+    return found.lines()
 
 
 def _torque_band(spread, logs, checks, level: float = 0.95) -> dict:

@@ -209,6 +209,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
                      "axes, kg m²):</p>")
         parts.append(table_html(["link", "m [kg]", "cx [m]", "cy [m]", "cz [m]", "Ixx", "Iyy",
                              "Izz", "Ixy", "Ixz", "Iyz"], rows))
+        parts.append(identifiability_html(model))
 
     # consistency
     parts.append("<h2>Physical consistency</h2>")
@@ -305,6 +306,45 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title or f'dynid report: {robot.name}')}</title>"
             f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def identifiability_html(model: LinearModel) -> str:
+    """Which of a full physical set's parameters the data determine and which the prior or a
+    bound holds (``dynid.model.identifiability``): the model report's table (written by
+    ``dynid identify``, with the bounds its solution sits on), else computed from the
+    regrouping alone. A held mass is the prior's, not a measurement: marked."""
+    from dynid.model.identifiability import Identifiability, physical_identifiability
+
+    robot = model.robot
+    entry = model.report.get("identifiability")
+    try:
+        found = (Identifiability.from_json(entry) if entry is not None else
+                 physical_identifiability(model.base, robot.n_joints,
+                                          rotor_inertia=model.rotor_inertia,
+                                          link_names=robot.link_names,
+                                          joint_names=robot.joint_names, std=model.std))
+    except ValueError as error:
+        return f"<p class='note'>Identifiability not shown: {_e(error)}</p>"
+    flag = {"determined": "good", "partly": "", "held": "bad"}
+    kinds = ["mass", "com", "inertia"] + (["rotor inertia"] if model.rotor_inertia else [])
+    rows = [[owner, *[(row[kind].words(), flag[row[kind].status]) if kind in row else "-"
+                      for kind in kinds]] for owner, row in found.by_link()]
+    loose = [q for q in found.quantities if q.kind == "friction"
+             and (q.status != "determined" or q.bound)]
+    counts = found.counts()
+    text = ("<p>What sets each physical parameter: the data determine it, only in "
+            "combination with others, or not at all — then the prior (where the fit starts "
+            "and what it is pulled to: by default the robot file's values) or a bound holds "
+            "it, and its value above is not a measurement. "
+            f"{counts['determined']} determined, {counts['partly']} only in combination, "
+            f"{counts['held']} held (a CoM through its mass and first moments).</p>")
+    text += table_html(["link", "mass", "CoM", "inertia",
+                        *(["rotor inertia"] if model.rotor_inertia else [])], rows,
+                       text_columns=len(kinds) + 1)
+    if loose:
+        text += ("<p>Friction: " + "; ".join(f"{_e(q.parameters[0])} {_e(q.words())}"
+                                             for q in loose) + ".</p>")
+    return text + "".join(f"<p class='note'>{_e(note)}</p>" for note in found.notes)
 
 
 def _drive_gains_html(model: LinearModel) -> str:

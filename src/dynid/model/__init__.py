@@ -5,6 +5,9 @@
   regrouping of every base parameter;
 - ``symbolic``: the regroupings as expressions in the table lengths (Jaco2 paper Table 3,
   Szabó 2021 Table 2);
+- ``identifiability``: which physical parameters (link masses, CoMs, inertias, rotor
+  inertias, friction) the data determine, only in combination, or not at all (held by a
+  prior or a bound);
 - ``linear_model``: the identified ``LinearModel`` (base coefficients, their standard
   deviations, friction, drive gains, the fit report) and its file (``save_model`` /
   ``load_model``);
@@ -29,6 +32,8 @@ from dynid.model.base_parameters import robot_base_parameters as robot_base_para
 from dynid.model.base_parameters import structural_regressor as structural_regressor
 from dynid.model.consistency import ConsistencyReport as ConsistencyReport
 from dynid.model.consistency import check_consistency as check_consistency
+from dynid.model.identifiability import Identifiability as Identifiability
+from dynid.model.identifiability import physical_identifiability as physical_identifiability
 from dynid.model.linear_model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.model.linear_model import STD_KINDS as STD_KINDS
 from dynid.model.linear_model import LinearModel as LinearModel
@@ -47,6 +52,7 @@ __all__ = [
     "AmbiguousRankError",
     "BaseParameters",
     "ConsistencyReport",
+    "Identifiability",
     "LinearModel",
     "SymbolicRegrouping",
     "base_parameters",
@@ -57,6 +63,7 @@ __all__ = [
     "load_model",
     "model_columns",
     "model_names",
+    "physical_identifiability",
     "processing_order",
     "regrouping_for",
     "relative_std_percent",

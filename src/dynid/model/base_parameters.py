@@ -63,7 +63,11 @@ Both methods then take exactly ``r`` representatives: ``"rref"`` on the rank-r r
 ``Sigma_r V_r^T`` (r, p) of ``R = U Sigma V^T``, whose columns have the dependencies of the
 numerically rank-r regressor (a column whose part left after eliminating the earlier leading
 ones is within the tolerance is dependent); ``"qr"`` as the first ``r`` pivots of ``R``'s
-column-pivoted QR. ``B`` is solved by least squares on the representatives.
+column-pivoted QR. ``B`` is solved by least squares on the representatives, and a term whose
+share of its column (in these weighted scales) is at most ``rtol^2`` is dropped
+(``clean_tolerance``): the residue of a table the decision took for exact, such as
+``cos(1.5708)^2 = 1.349e-11 Iyy4`` from a URDF's rounded right angle, which no reader should
+see in a regrouping (issue 32; ``tests/test_regroupings.py``).
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ __all__ = [
     "BaseParameters",
     "base_parameters",
     "check_regrouping",
+    "clean_tolerance",
     "column_groups",
     "default_friction",
     "group_scale",
@@ -282,7 +287,7 @@ def _qr_leading(r_factor: NDArray, rank: int) -> NDArray:
 
 
 def regrouping_for(stacked: NDArray, independent: NDArray,
-                   groups: NDArray | None = None) -> NDArray:
+                   groups: NDArray | None = None, *, clean: float = 0.0) -> NDArray:
     """``G`` (r, p) for given representative columns: ``B`` solves ``W_L B = W_K``.
 
     ``groups`` ``(p,)`` (integers; ``column_groups``: rigid body 0, rotor inertias 1,
@@ -298,7 +303,14 @@ def regrouping_for(stacked: NDArray, independent: NDArray,
     must not carry ``2e-17 m2`` because the column of ``m2`` is itself 1e-6 of the largest);
     so are all terms of a column whose norm is below that share of the largest column (an
     unidentifiable parameter). Real terms as small as a sub-millimetre offset squared (1e-8 of
-    a column) are kept.
+    a column) pass this round-off rule.
+
+    ``clean``: a term whose share of its column is at most ``clean`` is dropped too
+    (``clean_tolerance``: the square of the rank decision's ``rtol``, which takes lengths
+    under ~1 mm for zero). A table whose angles were written rounded (a URDF's
+    ``rpy="1.5708"``) is, to the rank decision, its exact form; its regroupings would still
+    carry the residues of the rounding, ``cos(1.5708)^2 = 1.349e-11 Iyy4`` — terms that are
+    round-off to every reader.
     """
     w = np.asarray(stacked, dtype=float)
     p = w.shape[1]
@@ -318,8 +330,32 @@ def regrouping_for(stacked: NDArray, independent: NDArray,
         # (e.g. 2e-17 m2 in a friction row, from a column itself 1e-6 of the largest)
         beta[share <= 10 * p * np.finfo(float).eps * column_norms.max()] = 0.0
         beta[:, column_norms[dependent] <= noise * column_norms.max()] = 0.0  # a zero column
+        if clean > 0:
+            beta = _without_residues(beta, share / np.where(
+                column_norms[dependent] > 0, column_norms[dependent], 1.0), clean)
         regrouping[:, dependent] = beta
     return regrouping
+
+
+def clean_tolerance(rtol: float | None) -> float:
+    """The share of a dependent column below which ``regrouping_for`` drops a term,
+    for a rank decision at ``rtol``: ``rtol^2``. The decision takes a table within ``rtol``
+    (angles within ~1e-5 rad, lengths under ~1 mm: module docstring) for its exact form; the
+    residues that leaves in a regrouping's coefficients are products of two such deviations
+    (a rounded right angle's cosine squared, a tilt times a sub-millimetre offset), at most
+    ``rtol^2`` of a column, while genuine terms are at least a length of ~1 cm squared (the
+    Jaco2's 9.6e-5 m4, a share of 5e-5). Terms of first order in a deviation (``3.673e-06
+    mz4`` from ``sin`` of the same rounded angle) stay: they are the table as written. 0 when
+    ``rtol`` is None (not known)."""
+    return 0.0 if rtol is None else float(rtol) ** 2
+
+
+def _without_residues(beta: NDArray, shares: NDArray, clean: float) -> NDArray:
+    """``beta`` (r, k) without its terms whose ``shares`` (of their column, ``|B_ij| |W_i| /
+    |W_j|``: in the parameters' scales) are at most ``clean``."""
+    out = np.array(beta)
+    out[np.abs(shares) <= clean] = 0.0
+    return out
 
 
 def _grouped_solve(basis: NDArray, targets: NDArray, basis_groups: NDArray,
@@ -409,7 +445,7 @@ def _from_factor(r_factor: NDArray, *, names: tuple[str, ...], method: Method, r
     else:
         independent = _qr_leading(scaled, row_space.shape[0])
     # G of the scaled columns, back to the stacked ones: W_L (D_L G' D^-1) = W
-    regrouping = (regrouping_for(scaled, independent, groups)
+    regrouping = (regrouping_for(scaled, independent, groups, clean=clean_tolerance(rtol))
                   * scale[independent, None]) / scale
     return BaseParameters(independent=independent, regrouping=regrouping, names=names,
                           tolerance=float(tolerance), method=method, rtol=float(rtol))
@@ -626,9 +662,11 @@ def check_regrouping(robot: Robot, base: BaseParameters, *,
       the rank tolerance ``rtol sigma_1`` after eliminating its representatives; rtol =
       ``base.rtol``, ``STRUCTURAL_RTOL`` when not recorded). A deleted or renamed row leaves a
       genuine direction out (>= sigma_k, >= 3e-2 for real structure) and fails here;
-    - the terms are those: ``|R_L (G - G_ref) D|_2 <= max(10 sigma_{k+1}, 1e-8)``, with
-      ``sigma_{k+1}`` the largest singular value the decision at ``rtol`` calls zero (the
-      rounded-angle residue: two regressors may disagree by that much, no more). An edited
+    - the terms are those: ``|R_L (G - G_ref) D|_2 <= max(10 sigma_{k+1}, 1e-8,
+      sqrt(p) rtol^2)``, with ``sigma_{k+1}`` the largest singular value the decision at
+      ``rtol`` calls zero (the rounded-angle residue: two regressors may disagree by that
+      much, no more) and ``rtol^2`` the residues ``regrouping_for`` drops from each column
+      (``clean_tolerance``: a file written before it dropped them holds them). An edited
       term fails here.
     """
     from threadpoolctl import threadpool_limits
@@ -644,7 +682,9 @@ def check_regrouping(robot: Robot, base: BaseParameters, *,
     weakest = singular[rank] if rank < p else 0.0
     groups = column_groups(robot, p, rotor_inertia=rotor_inertia) \
         if base.method == "rref" else None
-    reference = regrouping_for(scaled, base.independent, groups)  # of the scaled columns
+    # of the scaled columns, as the decision cleans them; a file written before the cleaning
+    # may still hold the residues it drops: up to clean_tolerance of each column
+    reference = regrouping_for(scaled, base.independent, groups, clean=clean_tolerance(rtol))
     scaled_terms = base.regrouping / scale[base.independent, None] * scale
     missed = np.linalg.norm(scaled[:, base.independent] @ reference - scaled, 2) / top
     if not missed <= max(np.sqrt(p) * rtol, 1e-8):
@@ -653,7 +693,7 @@ def check_regrouping(robot: Robot, base: BaseParameters, *,
                          f"regressor (the rank decision at rtol {rtol:.2g} allows "
                          f"{np.sqrt(p) * rtol:.2g})")
     differ = np.linalg.norm(scaled[:, base.independent] @ (scaled_terms - reference), 2) / top
-    allowed = max(10 * weakest / top, 1e-8)
+    allowed = max(10 * weakest / top, 1e-8, np.sqrt(p) * clean_tolerance(rtol))
     if not differ <= allowed:
         raise ValueError(f"{what} are not a regrouping of this robot's parameters (a term "
                          f"changed?): their terms miss {differ:.2g} of the regressor (the "

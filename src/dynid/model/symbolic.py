@@ -28,6 +28,7 @@ from dynid.friction.models import FrictionModel
 from dynid.model._compress import triangular_factor
 from dynid.model.base_parameters import (
     BaseParameters,
+    clean_tolerance,
     regrouping_for,
     structural_regressor,
 )
@@ -139,7 +140,8 @@ def symbolic_regrouping(robot: Robot, base: BaseParameters, *,
         for done, lengths in enumerate(samples, start=1):
             values.append(regrouping_for(triangular_factor(structural_regressor(
                 _with_lengths(robot, fields, lengths), friction=friction, kind=kind,
-                drop_joint1_gravity=drop_joint1_gravity, seed=seed)), base.independent))
+                drop_joint1_gravity=drop_joint1_gravity, seed=seed)), base.independent,
+                clean=clean_tolerance(base.rtol)))
             meter.update(done)
         return samples, np.array(values)  # (samples, r, p)
 
