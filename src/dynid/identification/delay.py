@@ -17,7 +17,7 @@ significant (an F test of one added parameter at p < 0.001, ``SIGNIFICANCE`` res
 variances, is reported): setting a weakly measured lag to 0 biases the viscous terms by more
 than its error, while the error of the lag found is carried into the standard deviations
 (``with_delay_std``: over 30 draws of a 3-joint twin, the 95 % intervals cover the truth in
-87 % of cases with a significance gate and without the lag's error, in 94 % with neither).
+87 % of cases behind a significance gate with the lag taken as known, in 94 % as here).
 ``shift_torques`` undoes it: each torque paired with the states ``d`` before it (the states
 interpolated: they are smooth; interpolated raw torques would have their noise averaged, and a
 half-sample shift would look better than it is), the samples the shift runs out of dropped.
