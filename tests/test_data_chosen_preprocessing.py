@@ -121,7 +121,7 @@ def test_a_lagging_torque_channel_is_found_and_undone(twin):
         [np.interp(raw.t - lag, raw.t, raw.tau[:, j]) for j in range(3)]))
     found = estimate_delay(template, prepare(late))
     assert found.seconds == pytest.approx(own + lag, abs=3e-4)
-    assert "compensated" in found.note()
+    assert "compensated" in found.note() and found.significant
     full = np.concatenate([truth.parameters.ravel(), truth.friction.coefficients])
     fixed = identify(truth, shift_torques(prepare(late), found.seconds))
     error = np.abs(fixed.friction_parameters - truth.friction.coefficients)
@@ -157,7 +157,7 @@ def test_identify_reports_the_lag_it_compensated_and_validate_pairs_as_identifie
     assert main(["identify", "arm3", str(log), "--friction", "viscous-coulomb", "-o",
                  str(model), "--json"]) == 0
     steps = json.loads(capsys.readouterr().out)["preprocessing"]
-    assert any("behind the positions (estimated, compensated" in step for step in steps)
+    assert any("behind the positions, estimated and compensated" in step for step in steps)
     delay = load_model(model).report["torque_delay_s"]
     assert 0.003 < delay < 0.0045
     assert main(["validate", str(model), str(log), "--json"]) == 0
@@ -168,3 +168,19 @@ def test_identify_reports_the_lag_it_compensated_and_validate_pairs_as_identifie
     assert main(["identify", "arm3", str(log), "--delay", "0", "--json"]) == 0
     steps = json.loads(capsys.readouterr().out)["preprocessing"]
     assert not any("behind the positions" in step for step in steps)
+
+
+def test_the_lags_error_joins_the_standard_deviations_of_what_it_moves(twin):
+    from dynid.identification.delay import with_delay_std
+
+    truth, raw = twin
+    ready = prepare(raw)
+    found = estimate_delay(linear_template(truth, truth.friction), ready)
+    assert 0 < found.std < 1e-3
+    model = identify(truth, shift_torques(ready, found.seconds))
+    wider = with_delay_std(model, found)
+    assert (wider.std >= model.std).all()
+    fv2 = model.base.base_names.index("fv2")  # the shoulder's viscous term reads the lag
+    assert wider.std[fv2] > 1.2 * model.std[fv2]
+    other = identify(truth, ready, rotor_inertia=True)  # another structure: left alone
+    assert with_delay_std(other, found) is other
