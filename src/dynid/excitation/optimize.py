@@ -21,11 +21,28 @@ difference of their own, second order in the step), and the series' analytic der
 Deterministic for a given seed. The final trajectory is scaled per joint, if needed, to stay
 within ``margin`` of every limit in continuous time (a Bernstein bound between grid points; the
 scaling keeps it at rest); the prior's torques are checked and reported.
+
+**A derived limit that cripples the excitation** (``UnderExcitedWarning``): an acceleration
+limit derived from a description (``dynid.excitation.limits``: effort less the worst pose's
+gravity, over the largest inertia) can leave a joint almost still — a Kinova Gen3 with a
+gripper gets 0.73 rad/s^2 on its shoulder, and a condition number of 142 where other arms
+reach 16-29. A joint is warned about when (1) its derived limit over its half range,
+``a_j / h_j`` (the squared frequency at which a full-range sinusoid reaches the limit), is below
+``UNDER_EXCITED_RATIO`` (1/4) of the other joints' median — its limit, not its range, holds it;
+and (2) the optimised trajectory with only that joint's motion scaled up to what its position
+and velocity limits allow under the others' limit (the median, at most the cap) has a
+condition number at least ``UNDER_EXCITED_GAIN`` (1.5) times lower: the limit costs
+conditioning (a lower bound on the gain: a new optimisation does better). One extra criterion
+evaluation per suspected joint; the warning names the limit, how it was derived, and the
+``--acceleration-limit`` values that lift it (the torque limits still hold: the optimisation
+keeps the prior model's torques within the efforts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -35,7 +52,13 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from dynid.dynamics import regressor, regressor_vjp, rnea
-from dynid.excitation.limits import CONTINUOUS_RANGE, excitation_limits
+from dynid.excitation.limits import (
+    ACCELERATION_CAP,
+    CONTINUOUS_RANGE,
+    PRISMATIC_ACCELERATION_CAP,
+    CompletedLimits,
+    excitation_limits,
+)
 from dynid.excitation.trajectory import FourierTrajectory, rest_at_ends
 from dynid.friction.models import FrictionModel
 from dynid.model.base_parameters import robot_base_parameters
@@ -43,7 +66,10 @@ from dynid.robot import JointLimits, Robot
 
 __all__ = [
     "CRITERIA",
+    "UNDER_EXCITED_GAIN",
+    "UNDER_EXCITED_RATIO",
     "ExcitationResult",
+    "UnderExcitedWarning",
     "criterion_value",
     "limit_gain",
     "optimize_excitation",
@@ -56,6 +82,12 @@ CRITERIA = ("cond", "fro", "logdet", "sigma-min")
 _PENALTY = 1e4
 _STEP = 1e-6  # central-difference step of the friction columns in dq
 _SINGULAR = 1e12  # objective of a trajectory whose regressor is rank deficient
+UNDER_EXCITED_RATIO = 0.25  # a_j / h_j below this share of the other joints' median: suspect
+UNDER_EXCITED_GAIN = 1.5  # condition number over the one with the joint scaled up: warned
+
+
+class UnderExcitedWarning(UserWarning):
+    """A derived acceleration limit leaves a joint under-excited (the module docstring)."""
 
 
 def _check_limits(robot: Robot) -> None:
@@ -178,12 +210,15 @@ class ExcitationResult:
     history: list[float] = field(default_factory=list)
     limits: JointLimits | None = None  # the limits it kept to (derived ones filled in)
     derived_limits: list[str] = field(default_factory=list)  # what was filled in, one per line
+    # joints a derived acceleration limit leaves under-excited (``_under_excited``)
+    under_excited: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         limits = {} if self.limits is None else {"limits": {
             key: getattr(self.limits, key).tolist()
             for key in ("lower", "upper", "velocity", "acceleration")}}
         return {**limits, "derived_limits": self.derived_limits,
+                "under_excited": self.under_excited,
                 "criterion": self.criterion, "value": self.value,
                 "condition_number": self.condition_number, "start_value": self.start_value,
                 "max_abs_q_margin": self.max_abs_q_margin, "success": self.success,
@@ -391,6 +426,8 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
         if (gain < 1).any():
             trajectory = _scaled(trajectory, np.minimum(gain, 1.0))
         value, condition = problem.value(trajectory)
+        crippled = (_under_excited(problem, trajectory, completed, margin, condition)
+                    if np.isfinite(value) else [])
     if not np.isfinite(value):
         raise ValueError(f"no trajectory excites every base parameter ({criterion} is inf): "
                          "use more harmonics or a longer period")
@@ -398,6 +435,8 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     q, dq, ddq = trajectory.sample(np.linspace(0, trajectory.period, 20_001))
     margin_q = float(np.min(np.minimum(q - robot.limits.lower, robot.limits.upper - q)))
     message = str(final.message)
+    for entry in crippled:
+        warnings.warn(entry["message"], UnderExcitedWarning, stacklevel=2)
     if np.isfinite(robot.limits.torque).all():
         peak = np.max(np.abs(rnea(robot, q, dq, ddq) + robot.friction.torque(dq))
                       / robot.limits.torque)
@@ -408,5 +447,57 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
         start_value=float(start_value), max_abs_q_margin=margin_q,
         success=bool(final.success), message=message, n_evaluations=problem.evaluations,
         seconds=time.perf_counter() - clock, history=history, limits=robot.limits,
-        derived_limits=completed.notes(),
+        derived_limits=completed.notes(), under_excited=crippled,
     )
+
+
+def _under_excited(problem: _Problem, trajectory: FourierTrajectory,
+                   completed: CompletedLimits, margin: float, condition: float) -> list[dict]:
+    """The joints whose derived acceleration limit cripples the excitation (the module
+    docstring's two tests), each a dict: ``joint`` (1-based), ``name``, ``limit`` and
+    ``lifted`` [rad/s^2 or m/s^2], ``source`` (how the limit was derived), ``gain`` (the
+    joint's motion scaled by), ``condition`` and ``condition_lifted``, ``message``."""
+    robot = completed.robot
+    limits = robot.limits
+    n = robot.n_joints
+    if n < 2:
+        return []
+    half = 0.5 * (limits.upper - limits.lower)
+    swing = limits.acceleration / half
+    prismatic = np.array([joint.kind == "prismatic" for joint in robot.joints])
+    cap = np.where(prismatic, PRISMATIC_ACCELERATION_CAP, ACCELERATION_CAP)
+    out = []
+    for j in completed.derived["acceleration"]:
+        reference = float(np.median(np.delete(swing, j)))
+        if not swing[j] < UNDER_EXCITED_RATIO * reference:
+            continue
+        lifted = min(reference * half[j], cap[j])
+        raised = limits.acceleration.copy()
+        raised[j] = lifted
+        other = dataclasses.replace(robot, limits=dataclasses.replace(limits,
+                                                                      acceleration=raised))
+        gain = float(limit_gain(trajectory, other, margin)[j])
+        if gain <= 1.05:  # held by its position or velocity limit, not this one
+            continue
+        scaled = _scaled(trajectory, np.where(np.arange(n) == j, gain, 1.0))
+        better = problem.value(scaled)[1]
+        if not condition >= UNDER_EXCITED_GAIN * better:
+            continue
+        name = robot.joint_names[j]
+        unit = "m/s^2" if prismatic[j] else "rad/s^2"
+        values = " ".join(f"{v:.3g}" for v in raised)
+        message = (
+            f"{name} (joint {j + 1}) is under-excited: its acceleration limit "
+            f"{limits.acceleration[j]:.3g} {unit} was derived ({completed.sources.get(j, '')}), "
+            f"{reference * half[j] / limits.acceleration[j]:.3g}x below what the other joints "
+            f"allow for its range; the condition number is {condition:.3g}, and "
+            f"{better:.3g} with this joint's motion scaled up {gain:.3g}x to a limit of "
+            f"{lifted:.3g} {unit}. If the arm allows it, give its real limit: "
+            f"`--acceleration-limit {values}` on `dynid excite` (one per joint; or "
+            "`limits.acceleration` in a robot file); the torque limits still hold through the "
+            "prior model")
+        out.append({"joint": j + 1, "name": name, "limit": float(limits.acceleration[j]),
+                    "lifted": float(lifted), "source": completed.sources.get(j, ""),
+                    "gain": gain, "condition": float(condition),
+                    "condition_lifted": float(better), "message": message})
+    return out
