@@ -1,6 +1,7 @@
 """Evaluation: validation of a model on a dataset (``validate``), what its residual says is
-missing (``diagnostics``), figures (``plots``) and the HTML report (``report``). It reads identified models (``dynid.model``) and runs no estimator:
-the comparison of methods, which fits them, is ``dynid.identification.compare``.
+missing (``diagnostics``), figures (``plots``) and the HTML report (``report``). It reads
+identified models (``dynid.model``) and runs no estimator: the comparison of methods, which
+fits them, is ``dynid.identification.compare``.
 """
 
 from dynid.evaluation.diagnostics import JointDiagnosis as JointDiagnosis

@@ -202,10 +202,16 @@ class ResidualDiagnostics:
             return
         slope = (np.gradient(predicted, t, axis=0) if m > 1 else np.zeros_like(predicted))
         residual = measured - predicted
-        every = np.broadcast_to(ddq[:, None, :], (m, self.n, self.n))  # all q̈, each row
-        z = np.concatenate([np.ones((m, self.n, 1)), every,
-                            np.stack([np.sign(dq), dq, slope, residual], axis=-1)], axis=-1)
-        self.gram += np.einsum("mja,mjb->jab", z, z)
+        # the Gram in blocks: the accelerations are every joint's columns, never copied per
+        # joint (a 100-joint chain's chunk would be GBs); the rest are each joint's own
+        own = np.stack([np.ones_like(dq), np.sign(dq), dq, slope, residual], axis=-1)
+        accelerations, rest = self._of([1]), self._of([0, 2, 3, 4]) + [self.n + 4]
+        cross = np.einsum("mk,mja->jka", ddq, own)
+        self.gram[:, accelerations[0]:accelerations[-1] + 1,
+                  accelerations[0]:accelerations[-1] + 1] += ddq.T @ ddq
+        self.gram[np.ix_(range(self.n), accelerations, rest)] += cross
+        self.gram[np.ix_(range(self.n), rest, accelerations)] += cross.transpose(0, 2, 1)
+        self.gram[np.ix_(range(self.n), rest, rest)] += np.einsum("mja,mjb->jab", own, own)
         self.count += m
         self.torque_sum += measured.sum(axis=0)
         self.torque_squares += (measured**2).sum(axis=0)

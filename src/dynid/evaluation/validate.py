@@ -5,14 +5,19 @@ space (Jaco2 paper, "Validation Methodology").
 On a motor-current log the model's drive gains ``K`` turn the currents into torques, and every
 error is given twice: in N m (``K i - tau^``) and in A (``i - tau^ / K``, the residual over
 each joint's gain), so that it reads against both the torque budget and the drives' current
-noise."""
+noise.
+
+Per scored joint, the residual is also diagnosed (``dynid.evaluation.diagnostics``): the
+missing term it points to (rotor inertia, Coulomb, viscous, an offset, a delayed torque
+channel) with the option that adds it, and a joint whose RMSE is above half its torque's
+variation is flagged — unexplained, or unexcited when that variation is within twice the
+noise — with an ``UnexplainedJointWarning``."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -232,6 +237,8 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
     ``joints`` (names or 1-based numbers): score these joints only (a dead sensor on another).
+    The report's ``diagnostics`` say per scored joint what its residual points to; each joint
+    flagged there (unexplained or unexcited) is also an ``UnexplainedJointWarning``.
     """
 
     check_compatible(model, data)

@@ -29,11 +29,14 @@ gripper gets 0.73 rad/s^2 on its shoulder, and a condition number of 142 where o
 reach 16-29. A joint is warned about when (1) its derived limit over its half range,
 ``a_j / h_j`` (the squared frequency at which a full-range sinusoid reaches the limit), is below
 ``UNDER_EXCITED_RATIO`` (1/4) of the other joints' median — its limit, not its range, holds it;
-and (2) the optimised trajectory with only that joint's motion scaled up to what its position
-and velocity limits allow under the others' limit (the median, at most the cap) has a
-condition number at least ``UNDER_EXCITED_GAIN`` (1.5) times lower: the limit costs
-conditioning (a lower bound on the gain: a new optimisation does better). One extra criterion
-evaluation per suspected joint; the warning names the limit, how it was derived, and the
+and (2) with that joint's limit raised to what the others allow for its range (their median
+``a / h`` times its ``h``, at most the cap), one more refinement warm-started from the optimum
+reaches a condition number at least ``UNDER_EXCITED_GAIN`` (1.5) times lower: the limit costs
+conditioning. (Scaling the joint's motion up instead is no test: the optimum has spread the
+joint slowly over its whole range, and only new, faster motion gains — Talos's left arm, its
+shoulder held to 0.82 rad/s^2 by gravity above its effort: 79 scaled to 63, re-optimised 17.)
+Test (2) costs one refinement per suspected joint, only where (1) holds; the warning names
+the limit, how it was derived, and the
 ``--acceleration-limit`` values that lift it (the torque limits still hold: the optimisation
 keeps the prior model's torques within the efforts).
 """
@@ -426,7 +429,23 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
         if (gain < 1).any():
             trajectory = _scaled(trajectory, np.minimum(gain, 1.0))
         value, condition = problem.value(trajectory)
-        crippled = (_under_excited(problem, trajectory, completed, margin, condition)
+
+        def lifted_condition(other: Robot) -> float:
+            """The condition number ``other`` (the same robot, one limit raised) reaches from
+            this optimum: one more refinement, warm-started, feasibly scaled."""
+            lifted = _Problem(other, criterion, harmonics, period, rate, margin, rest,
+                              friction, torque_limits)
+            found = scipy.optimize.minimize(
+                lifted.objective, final.x, jac=True, method="L-BFGS-B",
+                bounds=[(-margin, margin)] * n + [(None, None)] * (final.x.size - n),
+                options={"maxiter": max_iterations})
+            candidate = lifted.trajectory(found.x)
+            room = limit_gain(candidate, other, margin)
+            if (room < 1).any():
+                candidate = _scaled(candidate, np.minimum(room, 1.0))
+            return lifted.value(candidate)[1]
+
+        crippled = (_under_excited(completed, condition, lifted_condition)
                     if np.isfinite(value) else [])
     if not np.isfinite(value):
         raise ValueError(f"no trajectory excites every base parameter ({criterion} is inf): "
@@ -451,12 +470,13 @@ def optimize_excitation(robot: Robot, *, criterion: str = "cond", harmonics: int
     )
 
 
-def _under_excited(problem: _Problem, trajectory: FourierTrajectory,
-                   completed: CompletedLimits, margin: float, condition: float) -> list[dict]:
+def _under_excited(completed: CompletedLimits, condition: float,
+                   lifted_condition: Callable[[Robot], float]) -> list[dict]:
     """The joints whose derived acceleration limit cripples the excitation (the module
-    docstring's two tests), each a dict: ``joint`` (1-based), ``name``, ``limit`` and
-    ``lifted`` [rad/s^2 or m/s^2], ``source`` (how the limit was derived), ``gain`` (the
-    joint's motion scaled by), ``condition`` and ``condition_lifted``, ``message``."""
+    docstring's two tests; ``lifted_condition(robot)``: the condition number reached with the
+    robot's limits raised), each a dict: ``joint`` (1-based), ``name``, ``limit`` and
+    ``lifted`` [rad/s^2 or m/s^2], ``source`` (how the limit was derived), ``condition`` and
+    ``condition_lifted``, ``message``."""
     robot = completed.robot
     limits = robot.limits
     n = robot.n_joints
@@ -474,30 +494,33 @@ def _under_excited(problem: _Problem, trajectory: FourierTrajectory,
         lifted = min(reference * half[j], cap[j])
         raised = limits.acceleration.copy()
         raised[j] = lifted
-        other = dataclasses.replace(robot, limits=dataclasses.replace(limits,
-                                                                      acceleration=raised))
-        gain = float(limit_gain(trajectory, other, margin)[j])
-        if gain <= 1.05:  # held by its position or velocity limit, not this one
-            continue
-        scaled = _scaled(trajectory, np.where(np.arange(n) == j, gain, 1.0))
-        better = problem.value(scaled)[1]
+        better = lifted_condition(dataclasses.replace(robot, limits=dataclasses.replace(
+            limits, acceleration=raised)))
         if not condition >= UNDER_EXCITED_GAIN * better:
             continue
         name = robot.joint_names[j]
         unit = "m/s^2" if prismatic[j] else "rad/s^2"
-        values = " ".join(f"{v:.3g}" for v in raised)
+        values = " ".join(_rounded_down(v) for v in raised)
         message = (
             f"{name} (joint {j + 1}) is under-excited: its acceleration limit "
             f"{limits.acceleration[j]:.3g} {unit} was derived ({completed.sources.get(j, '')}), "
             f"{reference * half[j] / limits.acceleration[j]:.3g}x below what the other joints "
             f"allow for its range; the condition number is {condition:.3g}, and "
-            f"{better:.3g} with this joint's motion scaled up {gain:.3g}x to a limit of "
-            f"{lifted:.3g} {unit}. If the arm allows it, give its real limit: "
-            f"`--acceleration-limit {values}` on `dynid excite` (one per joint; or "
-            "`limits.acceleration` in a robot file); the torque limits still hold through the "
-            "prior model")
+            f"{better:.3g} with a limit of {lifted:.3g} {unit} on it. If the arm allows "
+            f"it, give its real limit: `--acceleration-limit {values}` on `dynid excite` (one "
+            "per joint; or `limits.acceleration` in a robot file); the torque limits still "
+            "hold through the prior model")
         out.append({"joint": j + 1, "name": name, "limit": float(limits.acceleration[j]),
                     "lifted": float(lifted), "source": completed.sources.get(j, ""),
-                    "gain": gain, "condition": float(condition),
-                    "condition_lifted": float(better), "message": message})
+                    "condition": float(condition), "condition_lifted": float(better),
+                    "message": message})
     return out
+
+
+def _rounded_down(value: float) -> str:
+    """``value`` to three significant digits, rounded towards zero: a limit printed for the
+    user to copy never exceeds the one it stands for."""
+    if value <= 0 or not np.isfinite(value):
+        return f"{value:.3g}"
+    step = 10.0 ** (np.floor(np.log10(value)) - 2)
+    return f"{np.floor(value / step * (1 + 1e-12)) * step:.3g}"
