@@ -205,7 +205,7 @@ class ResidualDiagnostics:
         # the Gram in blocks: the accelerations are every joint's columns, never copied per
         # joint (a 100-joint chain's chunk would be GBs); the rest are each joint's own
         own = np.stack([np.ones_like(dq), np.sign(dq), dq, slope, residual], axis=-1)
-        accelerations, rest = self._of([1]), self._of([0, 2, 3, 4]) + [self.n + 4]
+        accelerations, rest = self._of([1]), [*self._of([0, 2, 3, 4]), self.n + 4]
         cross = np.einsum("mk,mja->jka", ddq, own)
         self.gram[:, accelerations[0]:accelerations[-1] + 1,
                   accelerations[0]:accelerations[-1] + 1] += ddq.T @ ddq
