@@ -170,3 +170,61 @@ def test_a_double_pendulum_without_any_limit_is_excited(tmp_path, capsys):
     table = np.loadtxt(out, delimiter=",", skiprows=1)
     assert (np.abs(table[:, 1:3]) <= CONTINUOUS_RANGE).all()
     assert (np.abs(table[:, 3:5]) <= 1.0).all() and (np.abs(table[:, 5:7]) <= 2.0).all()
+
+
+def _weak_shoulder():
+    """arm3 without acceleration limits, its shoulder's effort 2 % above the gravity it holds at
+    the worst pose: the derived limit is the floor's, 0.5 x 0.1 x effort / max M_22 (about
+    0.75 rad/s^2), as a Kinova Gen3 with a gripper gets 0.73 on joint 2 (issue 32)."""
+    robot = load_robot("arm3")
+    lower, upper = robot.limits.lower, robot.limits.upper
+    q = lower + (upper - lower) * np.random.default_rng(3).random((4000, 3))
+    held = np.abs(gravity_torque(robot, q)).max(axis=0)[1]
+    return dataclasses.replace(robot, limits=dataclasses.replace(
+        robot.limits, acceleration=np.full(3, np.inf), torque=np.array([50.0, 1.02 * held,
+                                                                        50.0])))
+
+
+def test_a_derived_limit_that_cripples_a_joint_is_warned_with_the_option_that_lifts_it(
+        tmp_path, capsys):
+    from dynid.excitation.optimize import UNDER_EXCITED_GAIN, UnderExcitedWarning
+    from dynid.robot import save_robot
+
+    weak = _weak_shoulder()
+    small = {"harmonics": 5, "period": 10.0, "rate": 20.0, "starts": 1, "start_iterations": 10,
+             "max_iterations": 30, "seed": 0}
+    with pytest.warns(UnderExcitedWarning) as caught:
+        result = optimize_excitation(weak, **small)
+    assert len(caught) == 1
+    [entry] = result.under_excited
+    assert entry["joint"] == 2 and entry["limit"] < 1.0 and entry["lifted"] == ACCELERATION_CAP
+    assert entry["condition"] >= UNDER_EXCITED_GAIN * entry["condition_lifted"]
+    text = str(caught[0].message)
+    assert "joint2 (joint 2) is under-excited: its acceleration limit 0.7" in text
+    assert "(0.5 x max(effort" in text and "gravity" in text and "max M_jj" in text
+    assert "`--acceleration-limit 10 10 10` on `dynid excite`" in text
+    # the same arm with the effort to spare: no warning
+    strong = dataclasses.replace(weak, limits=dataclasses.replace(weak.limits,
+                                                                  torque=np.full(3, 50.0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnderExcitedWarning)
+        assert optimize_excitation(strong, **small).under_excited == []
+    # the command line: warned on stderr, in --json and the parameters file; the option named
+    # lifts it, and the condition number drops
+    save_robot(weak, tmp_path / "weak.yaml")
+    out = tmp_path / "traj.csv"
+    options = ["--harmonics", "5", "--period", "10", "--grid-rate", "20", "--rate", "50",
+               "--starts", "1", "--iterations", "30", "--json"]
+    assert main(["excite", str(tmp_path / "weak.yaml"), "-o", str(out), *options]) == 0
+    captured = capsys.readouterr()
+    payload = yaml.safe_load(captured.out)
+    assert [e["joint"] for e in payload["under_excited"]] == [2]
+    assert "UnderExcitedWarning" in captured.err and "--acceleration-limit" in captured.err
+    assert "under-excited" in yaml.safe_load(out.with_suffix(".yaml").read_text())[
+        "under_excited"][0]
+    assert main(["excite", str(tmp_path / "weak.yaml"), "-o", str(out), *options,
+                 "--acceleration-limit", "10", "10", "10"]) == 0
+    captured = capsys.readouterr()
+    lifted = yaml.safe_load(captured.out)
+    assert lifted["under_excited"] == [] and "UnderExcitedWarning" not in captured.err
+    assert lifted["condition_number"] * UNDER_EXCITED_GAIN < payload["condition_number"]

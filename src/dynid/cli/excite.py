@@ -107,7 +107,11 @@ def _excite(args: argparse.Namespace) -> int:
                            # what the trajectory keeps to, derived ones included
                            "acceleration_limits": result.limits.acceleration.tolist(),
                            **({"derived_limits": result.derived_limits}
-                              if result.derived_limits else {})},
+                              if result.derived_limits else {}),
+                           # a derived limit that cripples a joint (warned on stderr too)
+                           **({"under_excited": [entry["message"]
+                                                 for entry in result.under_excited]}
+                              if result.under_excited else {})},
                     allow_moving_ends=not args.rest)
     start = result.trajectory.sample([0.0])[0][0]
     payload = {**result.to_json(), "output": args.output,

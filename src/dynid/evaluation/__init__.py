@@ -1,8 +1,12 @@
-"""Evaluation: validation of a model on a dataset (``validate``), figures (``plots``) and the
-HTML report (``report``). It reads identified models (``dynid.model``) and runs no estimator:
-the comparison of methods, which fits them, is ``dynid.identification.compare``.
+"""Evaluation: validation of a model on a dataset (``validate``), what its residual says is
+missing (``diagnostics``), figures (``plots``) and the HTML report (``report``). It reads
+identified models (``dynid.model``) and runs no estimator: the comparison of methods, which
+fits them, is ``dynid.identification.compare``.
 """
 
+from dynid.evaluation.diagnostics import JointDiagnosis as JointDiagnosis
+from dynid.evaluation.diagnostics import UnexplainedJointWarning as UnexplainedJointWarning
+from dynid.evaluation.diagnostics import residual_diagnostics as residual_diagnostics
 from dynid.evaluation.plots import comparison_figure as comparison_figure
 from dynid.evaluation.plots import excitation_figure as excitation_figure
 from dynid.evaluation.plots import figure_png as figure_png
@@ -22,6 +26,8 @@ from dynid.evaluation.validate import model_mass_matrix_check as model_mass_matr
 from dynid.evaluation.validate import validate_model as validate_model
 
 __all__ = [
+    "JointDiagnosis",
+    "UnexplainedJointWarning",
     "ValidationReport",
     "build_report",
     "check_compatible",
@@ -34,6 +40,7 @@ __all__ = [
     "model_mass_matrix_check",
     "parameters_figure",
     "plot_torques",
+    "residual_diagnostics",
     "save_figure",
     "table_html",
     "torques_figure",

@@ -267,6 +267,7 @@ def build_report(model: LinearModel, data: Dataset, validation: ValidationReport
         ["residual |e| 95 % [N m]", *[cell(v, ".4f") for v in stats["p95_abs"]]],
         ["residual lag-1 autocorrelation", *[cell(v, ".3f") for v in
                                               stats["lag1_autocorrelation"]]]]))
+    parts.append(_diagnostics_html(validation))
     amperes = validation.currents
     if amperes is not None:
         scored = validation.joints or list(range(1, n + 1))
@@ -345,6 +346,32 @@ def identifiability_html(model: LinearModel) -> str:
         text += ("<p>Friction: " + "; ".join(f"{_e(q.parameters[0])} {_e(q.words())}"
                                              for q in loose) + ".</p>")
     return text + "".join(f"<p class='note'>{_e(note)}</p>" for note in found.notes)
+
+
+def _diagnostics_html(validation: ValidationReport) -> str:
+    """The residual diagnostics (``dynid.evaluation.diagnostics``): per scored joint, the
+    RMSE over the torque's variation about its mean (above 50 % in red: the model explains
+    little there), what it is, the missing terms the residual names; then one line per flagged
+    joint or named term, with the option that adds the term."""
+    found = validation.diagnostics
+    if not found:
+        return ""
+    status = {"explained": ("explained", "good"), "unexplained": ("UNEXPLAINED", "bad"),
+              "unexcited": ("unexcited", "bad")}
+    table = table_html(["", *[f"joint {d.joint}" for d in found]], [
+        ["RMSE / σ_τ [%] (σ_τ about its mean)",
+         *[(cell(100 * d.ratio, ".3g"), "bad" if d.flagged else "") for d in found]],
+        ["verdict", *[status[d.status] for d in found]],
+        ["residual points to", *[", ".join(d.named) or "-" for d in found]],
+        ["best delay [ms]", *[cell(d.delay_ms, ".3g") if "delay" in d.named else "-"
+                              for d in found]]])
+    notes = [d.message(f"joint {d.joint}") if d.flagged else
+             f"joint {d.joint}: its residual points to {d.describe_terms()}"
+             for d in found if d.flagged or d.named]
+    return ("<p>Residual diagnostics: a joint whose RMSE is above half its torque's variation "
+            "is flagged (unexcited when that variation is within twice the noise); a missing "
+            "term is named when it explains at least 20 % of the residual.</p>" + table
+            + "".join(f"<p class='note'>{_e(note)}</p>" for note in notes))
 
 
 def _drive_gains_html(model: LinearModel) -> str:

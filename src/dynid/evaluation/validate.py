@@ -5,10 +5,17 @@ space (Jaco2 paper, "Validation Methodology").
 On a motor-current log the model's drive gains ``K`` turn the currents into torques, and every
 error is given twice: in N m (``K i - tau^``) and in A (``i - tau^ / K``, the residual over
 each joint's gain), so that it reads against both the torque budget and the drives' current
-noise."""
+noise.
+
+Per scored joint, the residual is also diagnosed (``dynid.evaluation.diagnostics``): the
+missing term it points to (rotor inertia, Coulomb, viscous, an offset, a delayed torque
+channel) with the option that adds it, and a joint whose RMSE is above half its torque's
+variation is flagged — unexplained, or unexcited when that variation is within twice the
+noise — with an ``UnexplainedJointWarning``."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -16,7 +23,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from dynid.data.dataset import release_pages
+from dynid.data.preprocess import noise_level
 from dynid.dynamics import mass_matrix
+from dynid.evaluation.diagnostics import (
+    JointDiagnosis,
+    ResidualDiagnostics,
+    UnexplainedJointWarning,
+    remedies,
+)
 from dynid.excitation.trajectory import random_poses
 from dynid.metrics import NOT_FINITE_NOTE, ResidualSums, cell
 from dynid.model.consistency import check_consistency
@@ -55,6 +69,18 @@ class ValidationReport:
     effort: str = "torque"  # what the log held: "current" adds the errors in A
     drive_gains: NDArray | None = None  # (scored joints,) the model's K [N m/A] on a current log
     drive_gains_std: NDArray | None = None
+    # per scored joint: what its residual says (dynid.evaluation.diagnostics)
+    diagnostics: list[JointDiagnosis] = field(default_factory=list)
+
+    @property
+    def unexplained(self) -> list[int]:
+        """The 1-based joints whose RMSE is not clearly below their torque's variation."""
+        return [d.joint for d in self.diagnostics if d.status == "unexplained"]
+
+    @property
+    def unexcited(self) -> list[int]:
+        """The 1-based joints whose torque barely rises above the noise on this log."""
+        return [d.joint for d in self.diagnostics if d.status == "unexcited"]
 
     def _amperes(self, values) -> NDArray:
         """Torque figures [N m] of the scored joints as currents [A]: over |K| per joint."""
@@ -102,6 +128,8 @@ class ValidationReport:
                 "consistency": None if self.consistency is None else
                 self.consistency.to_json(), "mass_matrix": self.mass_matrix,
                 "effort": self.effort,
+                "diagnostics": [d.to_json() for d in self.diagnostics],
+                "unexplained_joints": self.unexplained, "unexcited_joints": self.unexcited,
                 **({} if self.currents is None else {
                     **{key: value.tolist() for key, value in self.currents.items()},
                     "drive_gains": {"value": self.drive_gains.tolist(),
@@ -146,6 +174,7 @@ class ValidationReport:
         out.append(row("residual lag-1 autocorr.", self.residuals["lag1_autocorrelation"], 3))
         if self.offsets is not None:
             out.append(row("offset shift, this log", [self.offsets[j - 1] for j in joints]))
+        out += self._diagnosis_lines(joints)
         matrix = self.mass_matrix
         out.append(f"  M(q) > 0 on {matrix['positive_fraction'] * 100:.1f} % of "
                    f"{matrix['n_samples']} sampled poses (smallest eigenvalue "
@@ -158,6 +187,22 @@ class ValidationReport:
                        "consistency does not apply; `dynid retrieve` finds a feasible set")
         else:
             out += self.consistency.lines()
+        return out
+
+    def _diagnosis_lines(self, joints: list[int]) -> list[str]:
+        """The residual diagnostics: RMSE over the torque's variation per joint, the missing
+        terms named, and one line per flagged joint or named term."""
+        if not self.diagnostics:
+            return []
+        ratio = "".join(f"{cell(100 * d.ratio, '.3g') + ' %':>9}" for d in self.diagnostics)
+        named = "".join(f"{(d.named[0] if d.named else '-')[:8]:>9}" for d in self.diagnostics)
+        out = [f"  {'RMSE / σ_τ (flag > 50 %)':<24}{ratio}",
+               f"  {'missing term':<24}{named}"]
+        for d in self.diagnostics:
+            if d.flagged:
+                out.append(f"  {d.status.upper()}: {d.message(f'joint {d.joint}')}")
+            elif d.named:
+                out.append(f"  joint {d.joint}: its residual points to {d.describe_terms()}")
         return out
 
 
@@ -192,6 +237,8 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
     ``reestimate_offsets``: the log's own torque offsets (its mean residual per joint) replace
     the model's — a torque sensor drifts between runs; the report says so and lists them.
     ``joints`` (names or 1-based numbers): score these joints only (a dead sensor on another).
+    The report's ``diagnostics`` say per scored joint what its residual points to; each joint
+    flagged there (unexplained or unexcited) is also an ``UnexplainedJointWarning``.
     """
 
     check_compatible(model, data)
@@ -231,20 +278,23 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
             predicted = rigid + friction
             if offsets is not None:
                 predicted = predicted + offsets
-            yield model.measured_torque(part), predicted, rigid
+            yield model.measured_torque(part), predicted, rigid, part
             release_pages(data, slice(start, start + part.n_samples))  # a mapped log's pages, used
 
     offsets = None
     if reestimate_offsets:
         offsets = sum(np.sum(measured - predicted, axis=0)
-                      for measured, predicted, _ in torques()) / data.n_samples
+                      for measured, predicted, *_ in torques()) / data.n_samples
     with_friction, rigid_only = ResidualSums(len(picked)), ResidualSums(len(picked))
+    diagnosis = ResidualDiagnostics(len(picked), _step(data))
     done = 0
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
-        for measured, predicted, rigid in torques(offsets):
+        for measured, predicted, rigid, part in torques(offsets):
             _finite_prediction(model, data, predicted[:, picked], done)
             with_friction.add(measured[:, picked], predicted[:, picked])
             rigid_only.add(measured[:, picked], rigid[:, picked])
+            diagnosis.add(part.t, part.dq[:, picked], part.ddq[:, picked],
+                          measured[:, picked], predicted[:, picked])
             done += measured.shape[0]
         figures = (with_friction.rmse(), with_friction.mae(), rigid_only.rmse())
     if not all(np.isfinite(f).all() for f in figures):
@@ -253,7 +303,7 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
                          f"{_largest(model)}; such a model cannot be validated — check its "
                          "coefficients and re-identify it")
     p95 = with_friction.percentile(
-        lambda: ((m - p)[:, picked] for m, p, _ in torques(offsets)))
+        lambda: ((m - p)[:, picked] for m, p, *_ in torques(offsets)))
     parameters = model.physical_parameters
     consistency = (check_consistency(parameters, model.robot.bounds)
                    if parameters is not None else None)
@@ -270,6 +320,16 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
                   "torque (were the torques logged?)")
         undefined = {"relative_error_percent": reason, "w_r": reason}
         relative, w_r = None, None
+    diagnoses = diagnosis.result(
+        with_friction.rmse(), noise=_noise(model, data, picked), joints=[j + 1 for j in picked],
+        remedy=remedies(friction=model.friction.name, rotor_inertia=model.rotor_inertia,
+                        offsets_reestimated=reestimate_offsets))
+    for entry in diagnoses:
+        # a log of zero torques (none logged) is said once, in `undefined`, not per joint
+        if entry.flagged and torque > 0:
+            name = model.robot.joint_names[entry.joint - 1]
+            warnings.warn(f"{_source(data)}: " + entry.message(
+                f"joint {entry.joint} ({name})"), UnexplainedJointWarning, stacklevel=2)
     return ValidationReport(
         n_samples=data.n_samples, rmse=with_friction.rmse(), mae=with_friction.mae(),
         rmse_rigid=rigid_only.rmse(), relative_error_percent=relative, w=w, w_r=w_r,
@@ -281,7 +341,27 @@ def validate_model(model, data, *, n_poses: int = 1000, seed: int = 0,
         offsets=None if offsets is None else offsets.tolist(),
         effort="current" if current else "torque",
         drive_gains=np.asarray(model.drive_gains)[picked] if current else None,
-        drive_gains_std=np.asarray(model.drive_gains_std)[picked] if current else None)
+        drive_gains_std=np.asarray(model.drive_gains_std)[picked] if current else None,
+        diagnostics=diagnoses)
+
+
+def _step(data) -> float:
+    """The log's median sampling step [s] (the delays scanned are whole steps of it)."""
+    steps = np.diff(np.asarray(data.t[: VALIDATION_CHUNK], dtype=float))
+    return float(np.median(steps)) if steps.size else 1.0
+
+
+def _noise(model, data, picked: list[int]) -> NDArray:
+    """The torque channel's white noise per scored joint [N m], from the log itself
+    (``dynid.data.noise_level`` on its first chunk), to tell an unexcited joint from an
+    unexplained one. Not the model's fit residual: a model that misses a term would count
+    that term as noise and call a joint unexcited that it fails to explain. On a low-passed log
+    it is a lower bound (the filter took the noise's high frequencies), so a joint near the
+    noise is then called unexplained rather than unexcited: flagged either way."""
+    part = data.select(slice(0, VALIDATION_CHUNK))
+    if part.n_samples < 4:
+        return np.full(len(picked), np.nan)
+    return noise_level(model.measured_torque(part))[picked]
 
 
 def _source(data) -> str:

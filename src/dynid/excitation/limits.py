@@ -32,7 +32,7 @@ A limit the description gives is never changed; ``--acceleration-limit`` on ``dy
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,12 +72,15 @@ class CompletedLimits:
 
     ``robot``: a copy with the completed ``limits``; ``derived``: per limit name
     (``"acceleration"``, ``"velocity"``, ``"position"``) the 0-based joints filled in;
-    ``rule``: per acceleration-derived joint, ``"effort"`` or ``"velocity"`` (the rule used).
+    ``rule``: per acceleration-derived joint, ``"effort"`` or ``"velocity"`` (the rule used);
+    ``sources``: per acceleration-derived joint, the rule with its figures, for a message
+    (``"0.5 x max(effort 39 - gravity 36.2, 0.1 x 39) N m / max M_jj 2.67 kg m^2"``).
     """
 
     robot: Robot
     derived: dict[str, tuple[int, ...]]
     rule: dict[int, str]
+    sources: dict[int, str] = field(default_factory=dict)
 
     def notes(self) -> list[str]:
         """One line per completed limit, for a command's output."""
@@ -131,6 +134,14 @@ def derived_acceleration_limits(robot: Robot, *, continuous_range: float = CONTI
     """``(n,)`` acceleration limits by the module's rule for every joint (whatever the robot
     gives), and ``(n,)`` booleans: True where the effort rule applied (False: no effort limit,
     the velocity rule)."""
+    limits, by_effort, _ = _derived(robot, continuous_range=continuous_range, poses=poses,
+                                    seed=seed)
+    return limits, by_effort
+
+
+def _derived(robot: Robot, *, continuous_range: float, poses: int = POSES,
+             seed: int = 0) -> tuple[NDArray, NDArray, list[str]]:
+    """``derived_acceleration_limits`` and, per joint, the rule with its figures (text)."""
     _check_range(continuous_range)
     if isinstance(poses, bool) or not isinstance(poses, (int, np.integer)) or poses < 1:
         raise ValueError(f"`poses` must be an integer >= 1, got {poses!r}")
@@ -142,6 +153,7 @@ def derived_acceleration_limits(robot: Robot, *, continuous_range: float = CONTI
     effort = robot.limits.torque
     by_effort = np.isfinite(effort)
     out = np.empty(n)
+    largest, gravity = np.full(n, np.nan), np.full(n, np.nan)
     if by_effort.any():
         largest, gravity = np.zeros(n), np.zeros(n)
         for start in range(0, poses, _CHUNK):
@@ -157,7 +169,19 @@ def derived_acceleration_limits(robot: Robot, *, continuous_range: float = CONTI
     velocity = np.where(np.isfinite(robot.limits.velocity), robot.limits.velocity,
                         np.where(prismatic, DEFAULT_VELOCITY[1], DEFAULT_VELOCITY[0]))
     out = np.where(by_effort, out, velocity / RAMP_TIME)
-    return np.minimum(out, cap), by_effort
+    unit = np.where(prismatic, "m/s^2", "rad/s^2")
+    gravity = np.where(gravity > 1e-12 * effort, gravity, 0.0)  # round-off of a level joint
+    force = np.where(prismatic, "N", "N m")
+    mass = np.where(prismatic, "kg", "kg m^2")
+    sources = [
+        (f"{ACCELERATION_SAFETY:g} x max(effort {effort[j]:.3g} - gravity {gravity[j]:.3g} "
+         f"{force[j]} at the worst pose, {MIN_HEADROOM:g} x effort) / max M_jj "
+         f"{largest[j]:.3g} {mass[j]}"
+         if by_effort[j] else
+         f"velocity limit {velocity[j]:.3g} reached in {RAMP_TIME:g} s (no effort limit)")
+        + (f", capped at {cap[j]:g} {unit[j]}" if out[j] > cap[j] else "")
+        for j in range(n)]
+    return np.minimum(out, cap), by_effort, sources
 
 
 def excitation_limits(robot: Robot, *,
@@ -172,13 +196,13 @@ def excitation_limits(robot: Robot, *,
     velocity = np.where(no_velocity, np.where(prismatic, DEFAULT_VELOCITY[1],
                                               DEFAULT_VELOCITY[0]), limits.velocity)
     no_acceleration = ~np.isfinite(limits.acceleration)
-    acceleration, rule = limits.acceleration, {}
+    acceleration, rule, sources = limits.acceleration, {}, {}
     if no_acceleration.any():
-        derived, by_effort = derived_acceleration_limits(robot,
-                                                         continuous_range=continuous_range)
+        derived, by_effort, why = _derived(robot, continuous_range=continuous_range)
         acceleration = np.where(no_acceleration, derived, limits.acceleration)
         rule = {int(j): "effort" if by_effort[j] else "velocity"
                 for j in np.flatnonzero(no_acceleration)}
+        sources = {int(j): why[j] for j in np.flatnonzero(no_acceleration)}
     completed = JointLimits(lower=lower, upper=upper, velocity=velocity,
                             acceleration=acceleration, torque=limits.torque)
     return CompletedLimits(
@@ -186,4 +210,4 @@ def excitation_limits(robot: Robot, *,
         derived={"acceleration": tuple(int(j) for j in np.flatnonzero(no_acceleration)),
                  "velocity": tuple(int(j) for j in np.flatnonzero(no_velocity)),
                  "position": tuple(position)},
-        rule=rule)
+        rule=rule, sources=sources)
