@@ -1,0 +1,67 @@
+"""An engine no one here wrote: an arm exported to MJCF with armature (rotor inertia), damping
+and friction loss, simulated by MuJoCo (dynid.simulate.mujoco_twin), identified by dynid and
+scored held out against the noise floor (dynid.bench.armature)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from dynid.bench.armature import floor_ratios, mujoco_logs, mujoco_truth
+from dynid.robot import load_robot
+
+NOISE = 0.1
+
+
+@pytest.fixture(scope="module")
+def arm3_in_mujoco():
+    pytest.importorskip("mujoco", reason="the MuJoCo twin needs the `mujoco` package "
+                                         "(pip install 'dynid[mujoco]')")
+    description = load_robot("arm3")
+    truth = mujoco_truth(description, armature=0.3)
+    logs = mujoco_logs(truth, duration=8.0, noise=NOISE, seeds=(1, 2), rate=500.0)
+    return description, truth, logs
+
+
+def test_the_tracking_and_the_friction_mujoco_applied(arm3_in_mujoco):
+    _, truth, (log, _) = arm3_in_mujoco
+    assert log.metadata["source"].startswith("MuJoCo twin")
+    assert max(log.metadata["tracking_rms"]) < 0.02  # rad: the computed torque tracks
+    applied = log.metadata["mujoco_friction"]
+    # above the fitting speed the friction loss saturates at fc, the damping is fv dq ...
+    np.testing.assert_allclose(applied["fc"], truth.friction.fc, rtol=0.02)
+    np.testing.assert_allclose(applied["fv"], truth.friction.fv, rtol=0.05)
+    # ... and near zero speed MuJoCo's soft constraint is no sign(dq): a few per cent of fc
+    assert 0 < max(applied["residual_rms"]) < 0.5 * truth.friction.fc[0]
+
+
+def test_dynid_identifies_the_mujoco_arm_at_the_noise_floor_with_rotor_inertia(
+        arm3_in_mujoco):
+    description, _, (identification, held_out) = arm3_in_mujoco
+    assert identification.ddq is not None  # MuJoCo's accelerations; dropped to identify
+    ratios = floor_ratios(description, identification, held_out, NOISE)
+    assert ratios["rotor_inertia"].max() <= 1.5, ratios
+    # arm3 states no rotor inertia: by default the armature is left out of the model, and
+    # the held-out error of the joint it weighs most on is well above the floor
+    assert ratios["default"].max() > 2.0, ratios
+
+
+def test_without_mujoco_the_error_names_the_extra(monkeypatch):
+    from dynid.simulate import mujoco_twin
+
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco raises
+    with pytest.raises(ModuleNotFoundError, match=r"dynid\[mujoco\]"):
+        mujoco_twin.load_mjcf("<mujoco/>")
+
+
+def test_an_mjcf_that_is_no_fixed_base_arm_is_refused():
+    pytest.importorskip("mujoco", reason="the MuJoCo twin needs the `mujoco` package")
+    from dynid.simulate.mujoco_twin import load_mjcf
+
+    free = ('<mujoco><worldbody><body><freejoint/><inertial pos="0 0 0" mass="1" '
+            'diaginertia="1 1 1"/></body></worldbody></mujoco>')
+    with pytest.raises(ValueError, match="fixed base"):
+        load_mjcf(free)
+
