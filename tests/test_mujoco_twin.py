@@ -4,12 +4,14 @@ scored held out against the noise floor (dynid.bench.armature)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
 import pytest
 
 from dynid.bench.armature import floor_ratios, mujoco_logs, mujoco_truth
+from dynid.cli import main
 from dynid.robot import load_robot
 
 NOISE = 0.1
@@ -46,6 +48,26 @@ def test_dynid_identifies_the_mujoco_arm_at_the_noise_floor_with_rotor_inertia(
     # arm3 states no rotor inertia: by default the armature is left out of the model, and
     # the held-out error of the joint it weighs most on is well above the floor
     assert ratios["default"].max() > 2.0, ratios
+
+
+def test_the_identify_command_with_rotor_inertia_reaches_the_floor(arm3_in_mujoco, tmp_path,
+                                                                   capsys):
+    """As a user would: the MuJoCo log written without accelerations, `dynid identify
+    --rotor-inertia`, the model scored on the held-out log."""
+    from dynid.bench.armature import held_out_ratio
+    from dynid.data import write_dataset
+    from dynid.model import load_model
+
+    _, truth, (identification, held_out) = arm3_in_mujoco
+    log = write_dataset(tmp_path / "ident.csv", dataclasses.replace(identification, ddq=None))
+    assert main(["identify", "arm3", str(log), "--rotor-inertia", "-o",
+                 str(tmp_path / "model.yaml"), "--quiet"]) == 0
+    capsys.readouterr()
+    model = load_model(tmp_path / "model.yaml")
+    assert model.rotor_inertia
+    assert held_out_ratio(model, held_out, NOISE).max() <= 1.5
+    # the last joint's armature stands alone in its regressor column: identified within 10 %
+    assert abs(model.rotor_parameters[-1] / truth.rotor_inertia[-1] - 1) < 0.1
 
 
 def test_without_mujoco_the_error_names_the_extra(monkeypatch):

@@ -80,7 +80,7 @@ def floor_ratios(description: Robot, identification, held_out, noise: float) -> 
     return out
 
 
-def run(*, robot: str = "panda", duration: float = 10.0, noise: float = 0.1,
+def run(*, robot: str = "panda", duration: float = 20.0, noise: float = 0.1,
         armature: float = ARMATURE, seed: int = 1,
         progress: Callable[[str], None] | None = None) -> dict:
     """Simulate ``robot`` with ``armature`` in MuJoCo (two logs of ``duration`` s at 1 kHz,

@@ -93,7 +93,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                        metavar="PCT",
                        help="move every link's mass, centre of mass and inertia by a random "
                             "relative amount up to PCT %%, each link kept a physical body "
-                            "(drawn from --truth-seed; default: the robot file's values)")
+                            "(drawn from --truth-seed; default: the robot file's values). "
+                            "The closed loop's controller keeps the robot file's model")
     truth.add_argument("--truth-seed", type=SEED, default=0, metavar="N",
                        help="random seed of --perturb (default %(default)s): logs with other "
                             "--seed values share the truth")
@@ -101,7 +102,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        metavar="KG_M2",
                        help="the drives' reflected rotor inertia [kg m^2] (MuJoCo's armature), "
                             "one value for every joint or one per joint (default: the robot "
-                            "file's)")
+                            "file's); the closed loop's controller knows them")
     truth.add_argument("--viscous", type=Range(float, 0, 1e4), nargs="+", metavar="FV",
                        help="viscous friction [N m s/rad], one value or one per joint: the "
                             "truth's friction becomes viscous-Coulomb (with --coulomb; the "
@@ -180,7 +181,12 @@ def _simulate(args: argparse.Namespace) -> int:
                     "--stiffness": args.stiffness, "--damping": args.damping,
                     "--controller": args.controller, "--substeps": args.substeps}
     if args.closed_loop:
-        law = control_law(args, description, rate=args.rate, resolution=args.position_resolution,
+        # the controller's model (default) is the robot file, not the truth: what a user's
+        # controller knows; with the drives' rotor inertias, which its vendor knows (without
+        # them a light wrist's gains would be the link's, 10-100 times too low)
+        known = (description if args.rotor_inertia is None else
+                 description.with_rotor_inertia(robot.rotor_inertia))
+        law = control_law(args, known, rate=args.rate, resolution=args.position_resolution,
                           velocity_from_positions=args.velocity_from_positions,
                           substeps=args.substeps)
         with options_named(LOOP_KEYWORDS):
