@@ -70,6 +70,38 @@ def test_the_identify_command_with_rotor_inertia_reaches_the_floor(arm3_in_mujoc
     assert abs(model.rotor_parameters[-1] / truth.rotor_inertia[-1] - 1) < 0.1
 
 
+def test_simulate_with_the_mujoco_engine(tmp_path, capsys):
+    pytest.importorskip("mujoco", reason="the MuJoCo twin needs the `mujoco` package")
+    import yaml
+
+    from dynid.data import read_dataset
+    from dynid.excitation import FourierTrajectory
+    from dynid.simulate.truth import load_truth
+
+    trajectory = tmp_path / "traj.yaml"
+    trajectory.write_text(yaml.safe_dump(FourierTrajectory(
+        a=0.3 * np.ones((3, 2)), b=0.2 * np.ones((3, 2)), q0=np.zeros(3),
+        omega_f=2 * np.pi / 2).to_dict()))
+    log = tmp_path / "log.csv"
+    common = ["simulate", "arm3", str(trajectory), "-o", str(log), "--duration", "2",
+              "--rate", "500", "--engine", "mujoco"]
+    assert main([*common, "--rotor-inertia", "0.1", "--viscous", "0.2", "--coulomb", "0.5",
+                 "--noise", "0.05", "--json"]) == 0
+    summary = yaml.safe_load(capsys.readouterr().out)
+    assert summary["engine"] == "mujoco" and max(summary["tracking_rms"]) < 0.02
+    data = read_dataset(log)
+    assert data.n_samples == 1001 and data.ddq is not None  # MuJoCo's accelerations
+    truth = load_truth(tmp_path / "log.truth.yaml")
+    assert truth.log["engine"] == "mujoco"
+    np.testing.assert_allclose(truth.log["mujoco_friction"]["fc"], 0.5, rtol=0.02)
+    np.testing.assert_allclose(truth.rotor_inertia, 0.1)
+    # what MuJoCo cannot hold is refused, naming the options
+    assert main(common) == 2  # arm3's arctan friction
+    assert "give the truth's with --viscous and --coulomb" in capsys.readouterr().err
+    assert main([*common, "--coulomb", "0", "--closed-loop", "--substeps", "2"]) == 2
+    assert "`--closed-loop`, `--substeps` are for --engine dynid" in capsys.readouterr().err
+
+
 def test_without_mujoco_the_error_names_the_extra(monkeypatch):
     from dynid.simulate import mujoco_twin
 

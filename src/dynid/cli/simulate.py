@@ -114,6 +114,15 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="the torque channel lags the positions by MS milliseconds: the "
                             "torque logged at t is the one applied at t - MS (the log starts "
                             "MS late; default %(default)g)")
+    truth.add_argument("--engine", choices=("dynid", "mujoco"), default="dynid",
+                       help="what simulates the truth: dynid's own dynamics (default), or "
+                            "MuJoCo (needs the mujoco package, dynid[mujoco]): the truth "
+                            "exported to MJCF (rotor inertia as armature, --viscous as damping, "
+                            "--coulomb as frictionloss, MuJoCo's soft dry friction) and tracked "
+                            "by computed torque on MuJoCo's own model at --rate, gains from "
+                            "--natural-frequency, reading the exact state (the sensor options "
+                            "shape the log only); the friction MuJoCo applied is measured into "
+                            "the truth file")
     truth.add_argument("--no-velocity", action="store_true",
                        help="write the log without velocity columns (drives that log "
                             "positions only)")
@@ -133,9 +142,8 @@ def _beside(args: argparse.Namespace) -> dict:
 def _simulate(args: argparse.Namespace) -> int:
     from dynid.excitation import FourierTrajectory, load_trajectory
     from dynid.simulate import SensorModel, simulate_closed_loop, simulate_open_loop
-    from dynid.simulate.twin import with_payload
-
     from dynid.simulate.truth import twin_truth
+    from dynid.simulate.twin import with_payload
 
     description = loaded_robot(args)
     with options_named(TRUTH_KEYWORDS):
@@ -180,7 +188,9 @@ def _simulate(args: argparse.Namespace) -> int:
     loop_options = {"--natural-frequency": args.natural_frequency,
                     "--stiffness": args.stiffness, "--damping": args.damping,
                     "--controller": args.controller, "--substeps": args.substeps}
-    if args.closed_loop:
+    if args.engine == "mujoco":
+        data = _mujoco_run(args, robot, trajectory, duration, sensor, loop_options)
+    elif args.closed_loop:
         # the controller's model (default) is the robot file, not the truth: what a user's
         # controller knows; with the drives' rotor inertias, which its vendor knows (without
         # them a light wrist's gains would be the link's, 10-100 times too low)
@@ -205,7 +215,7 @@ def _simulate(args: argparse.Namespace) -> int:
         data = dataclasses.replace(data, ddq=None)
     truth_file = _write(args, data, description, robot)
     summary = {"robot": robot.name, "n_samples": data.n_samples, "duration_s": data.duration,
-               "closed_loop": args.closed_loop, "output": args.output,
+               "closed_loop": args.closed_loop, "engine": args.engine, "output": args.output,
                "contacts": data.metadata.get("contacts", []), "effort": data.effort,
                "drive_gains": data.metadata["sensor"].get("drive_gains"),
                "truth": str(truth_file), "differs_from_robot_file": _differs(args),
@@ -215,11 +225,16 @@ def _simulate(args: argparse.Namespace) -> int:
                **({"control_law": data.metadata["source"],
                    "controller": data.metadata["controller"],
                    "rk4_substeps": data.metadata["rk4_substeps"],
-                   "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {})}
+                   "tracking_rms": data.metadata["tracking_rms"]} if args.closed_loop else {}),
+               **({"control_law": data.metadata["source"],
+                   "tracking_rms": data.metadata["tracking_rms"],
+                   "mujoco_friction": data.metadata["mujoco_friction"]}
+                  if args.engine == "mujoco" else {})}
     if args.json:
         print_json(summary)
     else:
-        loop = "closed loop" if args.closed_loop else "open loop"
+        loop = ("MuJoCo, computed torque" if args.engine == "mujoco" else
+                "closed loop" if args.closed_loop else "open loop")
         effort = ("motor currents [A], drive gains "
                   + " ".join(f"{k:g}" for k in data.metadata["sensor"]["drive_gains"])
                   + " N m/A" if data.effort == "current" else "joint torques [N m]")
@@ -234,6 +249,7 @@ def _simulate(args: argparse.Namespace) -> int:
                      "(" + ", ".join(f"{c:g}" for c in com) + ") m in the tool frame"))
         if args.closed_loop:
             print(f"  RK4 steps per control period: {data.metadata['rk4_substeps']}")
+        if args.closed_loop or args.engine == "mujoco":
             print("  tracking RMS per joint [rad]: "
                   + " ".join(f"{v:.3g}" for v in data.metadata["tracking_rms"]))
         for contact in data.metadata.get("contacts", []):
@@ -260,9 +276,11 @@ def _write(args: argparse.Namespace, data, description, truth):
     from dynid.simulate.truth import truth_path, truth_to_dict
 
     path = truth_path(args.output)
-    log = {"file": Path(args.output).name, "seed": args.seed,
+    log = {"file": Path(args.output).name, "engine": args.engine, "seed": args.seed,
            "torque_delay_s": args.delay / 1000, "velocities": not args.no_velocity,
-           "closed_loop": args.closed_loop, "sensor": data.metadata["sensor"]}
+           "closed_loop": args.closed_loop, "sensor": data.metadata["sensor"],
+           **({"mujoco_friction": data.metadata["mujoco_friction"]}
+              if "mujoco_friction" in data.metadata else {})}
     perturbation = ({"percent": args.perturb, "seed": args.truth_seed} if args.perturb
                     else None)
     spec = truth_to_dict(truth, description=description, log=log, perturbation=perturbation,
@@ -272,3 +290,38 @@ def _write(args: argparse.Namespace, data, description, truth):
         (args.output, lambda tmp: write_dataset(tmp, data, velocities=not args.no_velocity)),
         (path, lambda tmp: tmp.write_text(text, encoding="utf-8"))])
     return path
+
+
+# what a MuJoCo run does not take: its loop is its own (computed torque on MuJoCo's model)
+_NOT_IN_MUJOCO = {"--closed-loop": "closed_loop", "--stiffness": "stiffness",
+                  "--damping": "damping", "--controller": "controller",
+                  "--substeps": "substeps", "--contact": "contact"}
+
+
+def _mujoco_run(args: argparse.Namespace, truth, trajectory, duration: float, sensor,
+                loop_options: dict):
+    """The log of ``truth`` simulated by MuJoCo (``dynid.simulate.mujoco_twin``)."""
+    from dynid.export.writers import to_mjcf
+    from dynid.friction.models import NoFriction, ViscousCoulomb
+    from dynid.simulate.mujoco_twin import simulate_mujoco
+
+    given = [flag for flag, dest in _NOT_IN_MUJOCO.items() if getattr(args, dest)]
+    if given:
+        raise ValueError(f"`--engine mujoco` runs its own loop (computed torque on MuJoCo's "
+                         f"model, --natural-frequency its gains): `{'`, `'.join(given)}` "
+                         f"{'is' if len(given) == 1 else 'are'} for --engine dynid")
+    friction = truth.friction
+    exact = isinstance(friction, NoFriction) or (isinstance(friction, ViscousCoulomb)
+                                                 and not friction.fo.any())
+    if not exact:
+        kind = friction.name + (" with offsets fo" if isinstance(friction, ViscousCoulomb)
+                                else "")
+        raise ValueError(f"`--engine mujoco`: MuJoCo's joints have viscous (damping) and dry "
+                         f"(frictionloss) friction only; {truth.name!r}'s friction is {kind}: "
+                         "give the truth's with --viscous and --coulomb (0 for none)")
+    w = loop_options["--natural-frequency"]
+    with options_named({"natural_frequency": "--natural-frequency"}):
+        return simulate_mujoco(to_mjcf(truth), trajectory, duration=duration, rate=args.rate,
+                               natural_frequency=20.0 if w is None else
+                               (w[0] if len(w) == 1 else w),
+                               sensor=sensor, seed=args.seed)
