@@ -111,3 +111,12 @@ def test_simulate_without_truth_options_writes_the_robot_files_truth(tmp_path, c
     assert_close(truth.parameters, load_robot("arm3").parameters)
     assert truth.log["velocities"] is True and truth.perturbation == {}
     assert "dq" in np.load(log).files
+
+
+def test_an_npz_log_without_velocities_has_no_dq_array(tmp_path):
+    from dynid.data import write_dataset
+
+    data = simulate_open_loop(load_robot("arm3"), _trajectory(), duration=0.2, rate=100.0)
+    archive = np.load(write_dataset(tmp_path / "log.npz", data, velocities=False))
+    assert sorted(archive.files) == ["ddq", "q", "t", "tau"]
+    assert_close(archive["tau"], data.tau)

@@ -65,6 +65,15 @@ def held_out_ratio(model, log, noise: float) -> NDArray:
     return np.sqrt(np.mean(error**2, axis=0)) / noise
 
 
+def truth_ratio(truth: Robot, log, noise: float) -> NDArray:
+    """Per joint: the held-out ratio of the truth itself (dynid's dynamics with the armature
+    and ``fv dq + fc sign(dq)``): what MuJoCo's smooth friction loss leaves above 1."""
+    from dynid.dynamics import rnea
+
+    error = rnea(truth, log.q, log.dq, log.ddq) + truth.friction.torque(log.dq) - log.tau
+    return np.sqrt(np.mean(error**2, axis=0)) / noise
+
+
 def floor_ratios(description: Robot, identification, held_out, noise: float) -> dict:
     """``{"default": ..., "rotor_inertia": ...}``: the held-out ratios per joint of dynid's
     default fit of ``identification`` (its accelerations dropped, prepared by default) and of
@@ -96,10 +105,12 @@ def run(*, robot: str = "panda", duration: float = 20.0, noise: float = 0.1,
     simulate_seconds = time.perf_counter() - start
     say(f"MuJoCo: 2 x {duration:g} s of {robot} in {simulate_seconds:.1f} s")
     ratios = floor_ratios(description, identification, held_out, noise)
+    ratios["truth"] = truth_ratio(truth, held_out, noise)
     return {"robot": robot, "armature": armature, "viscous": VISCOUS, "coulomb": COULOMB,
             "noise": noise, "duration_s": duration,
             "armature_floor_ratio": float(ratios["default"].max()),
             "armature_floor_ratio_rotor_inertia": float(ratios["rotor_inertia"].max()),
+            "truth_floor_ratio": float(ratios["truth"].max()),
             "held_out_ratio": {name: value.tolist() for name, value in ratios.items()},
             "mujoco_friction": identification.metadata["mujoco_friction"],
             "tracking_rms": identification.metadata["tracking_rms"],
@@ -111,4 +122,5 @@ def summary(result: dict) -> str:
             f"{result['noise']:g} N m noise: held-out error over the noise floor "
             f"{result['armature_floor_ratio']:.2f} (default), "
             f"{result['armature_floor_ratio_rotor_inertia']:.2f} (with the rotor-inertia "
-            "columns)")
+            f"columns), {result['truth_floor_ratio']:.2f} (the truth: MuJoCo's smooth friction "
+            "loss)")
