@@ -13,6 +13,7 @@ from dynid.simulate.contacts import external_torques as external_torques
 from dynid.simulate.contacts import parse_contact as parse_contact
 from dynid.simulate.controller import Controller as Controller
 from dynid.simulate.mujoco_twin import simulate_mujoco as simulate_mujoco
+from dynid.simulate.truth import TwinTruth as TwinTruth
 from dynid.simulate.truth import load_truth as load_truth
 from dynid.simulate.truth import perturbed as perturbed
 from dynid.simulate.truth import twin_truth as twin_truth
@@ -26,6 +27,7 @@ __all__ = [
     "Contact",
     "Controller",
     "SensorModel",
+    "TwinTruth",
     "closed_loop_pieces",
     "external_torques",
     "load_truth",
