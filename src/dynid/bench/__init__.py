@@ -67,6 +67,10 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),
+    "armature": Suite("an arm with armature, damping and friction loss simulated by MuJoCo, "
+                      "identified by default and with rotor inertia: armature_floor_ratio "
+                      "(held-out error over the noise floor; needs mujoco)", "armature",
+                      robot="panda"),
 })
 
 #: the suites ``make bench`` runs (``bench/run.py``)

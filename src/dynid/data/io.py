@@ -607,12 +607,16 @@ def _velocities_derived(path: Path, arrays: dict, metadata: dict, effort: str) -
     return dataclasses.replace(checked, dq=dq)
 
 
-def write_dataset(path: str | Path, data: Dataset) -> Path:
+def write_dataset(path: str | Path, data: Dataset, *, velocities: bool = True) -> Path:
     """Write a dataset as CSV or NPZ (by suffix), atomically; a current log
-    (``data.effort == "current"``) writes ``current`` where a torque log writes ``tau``."""
+    (``data.effort == "current"``) writes ``current`` where a torque log writes ``tau``.
+    ``velocities=False`` leaves the ``dq`` columns (array) out, as the logs of drives that
+    record positions only."""
     path = Path(path)
     effort = "current" if data.effort == "current" else "tau"
     arrays = {"t": data.t, "q": data.q, "dq": data.dq, effort: data.tau}
+    if not velocities:
+        del arrays["dq"]
     for name in ("ddq", "M", "g"):
         if getattr(data, name) is not None:
             arrays[name] = getattr(data, name)
@@ -623,8 +627,9 @@ def write_dataset(path: str | Path, data: Dataset) -> Path:
     if data.M is not None:
         raise ValueError("`path`: M(q), g(q) samples need the .npz format")
     n = data.n_joints
-    header = ["t"] + [f"{p}{j + 1}" for p in ("q", "dq", effort) for j in range(n)]
-    table = [data.t[:, None], data.q, data.dq, data.tau]
+    fields = ("q", "dq", effort) if velocities else ("q", effort)
+    header = ["t"] + [f"{p}{j + 1}" for p in fields for j in range(n)]
+    table = [data.t[:, None], data.q, *([data.dq] if velocities else []), data.tau]
     if data.ddq is not None:
         header += [f"ddq{j + 1}" for j in range(n)]
         table.append(data.ddq)

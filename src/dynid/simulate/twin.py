@@ -95,7 +95,12 @@ class SensorModel:
     - ``jitter_std`` [s]: Gaussian error of each time stamp (sorted to stay increasing);
     - ``drop_probability``: each sample lost with this probability (gaps in the log);
     - ``drive_gains`` [N m/A]: the drives log motor currents ``(tau + bias + noise) / K``
-      instead of torques (noise and bias stay given in N m); ``effort="current"``.
+      instead of torques (noise and bias stay given in N m); ``effort="current"``;
+    - ``torque_delay`` [s]: the torque channel lags the positions by this much, as on arms
+      whose drives report torque a few milliseconds late: the torque logged at ``t`` is the
+      one applied at ``t - torque_delay`` (linear between samples; exact for a whole number
+      of sample periods), and the log starts ``torque_delay`` late, where the late channel
+      has its first value.
     """
 
     torque_noise_std: ArrayLike = 0.0
@@ -105,11 +110,15 @@ class SensorModel:
     jitter_std: float = 0.0
     drop_probability: float = 0.0
     drive_gains: ArrayLike | None = None
+    torque_delay: float = 0.0
 
     def __post_init__(self) -> None:
         if not (self.position_resolution >= 0 and self.jitter_std >= 0):  # NaN fails too
             raise ValueError("`position_resolution` and `jitter_std` must be >= 0, got "
                              f"{self.position_resolution}, {self.jitter_std}")
+        if not (self.torque_delay >= 0 and np.isfinite(self.torque_delay)):
+            raise ValueError(f"`torque_delay` must be a finite number of seconds >= 0, got "
+                             f"{self.torque_delay}")
         if not 0 <= self.drop_probability < 1:
             raise ValueError(f"`drop_probability` must be in [0, 1), got {self.drop_probability}")
 
@@ -119,6 +128,8 @@ class SensorModel:
         sigma = as_vector("torque_noise_std", self.torque_noise_std, n)
         if (sigma < 0).any():
             raise ValueError(f"`torque_noise_std` must be >= 0, got {sigma}")
+        if self.torque_delay > 0:
+            t, q, dq, ddq, tau = _delayed(t, q, dq, ddq, tau, self.torque_delay)
         tau = tau + as_vector("torque_bias", self.torque_bias, n)
         tau = tau + rng.standard_normal(tau.shape) * sigma
         effort = "torque"
@@ -149,7 +160,23 @@ class SensorModel:
                            "velocity_from_positions": self.velocity_from_positions,
                            "jitter_std": self.jitter_std,
                            "drop_probability": self.drop_probability,
+                           "torque_delay": self.torque_delay,
                            **({} if gains is None else {"drive_gains": gains.tolist()})}})
+
+
+def _delayed(t: NDArray, q: NDArray, dq: NDArray, ddq: NDArray | None, tau: NDArray,
+             delay: float) -> tuple:
+    """The signals with the torque channel ``delay`` s late: from the first sample whose
+    ``t - delay`` the run covers, the torque interpolated there (linearly; at a sample itself
+    for a whole number of periods)."""
+    late = t - delay
+    rows = late >= t[0] - 1e-9 * (t[-1] - t[0])  # round-off of t - delay on a sample
+    if rows.sum() < 2:
+        raise ValueError(f"`torque_delay` ({delay:g} s) leaves fewer than 2 samples of a "
+                         f"{t[-1] - t[0]:g} s run")
+    shifted = np.column_stack([np.interp(np.maximum(late[rows], t[0]), t, tau[:, j])
+                               for j in range(tau.shape[1])])
+    return (t[rows], q[rows], dq[rows], None if ddq is None else ddq[rows], shifted)
 
 
 # The compiled loop runs in blocks of samples, each about _BLOCK_SECONDS of wall time: progress
