@@ -1,0 +1,248 @@
+"""Transmissions (``dynid.robot.Transmission``): the convention theta = G q, tau = G^T tau_m,
+the motors' rotor inertia and friction through a coupling, motor-side logs, robot files and
+URDF ``<transmission>`` elements, and a coupled-wrist twin identified from a motor-side log.
+
+The twin's truth is built here, independently of the library's coupled terms: motor-side
+quantities (``theta = G q`` with the full matrix G, motor rotor inertias ``I_m`` and motor
+friction in motor units) and ``tau = rnea_rigid + G^T (I_m theta'' + f_m(theta'))``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dynid.data import Dataset, to_joint_side
+from dynid.dynamics import (
+    forward_dynamics,
+    friction_regressor,
+    mass_matrix,
+    rnea,
+    rotor_regressor,
+)
+from dynid.friction.models import ViscousCoulomb
+from dynid.identification import identify
+from dynid.robot import Transmission, load_robot, robot_from_dict, robot_to_dict
+
+RATE = 200.0
+# the TX40's reductions as signed motor turns per joint turn (one motor reversed), and its
+# wrist: joint 5 also turns motor 6, theta_6 = r_6 (q_6 + C q_5)
+REDUCTIONS = np.array([32.0, 32.0, 45.0, -48.0, 45.0, 32.0])
+WRIST = 0.5
+ROTOR_MOTOR = np.array([3.0e-4, 3.0e-4, 1.5e-4, 4.0e-5, 4.0e-5, 4.0e-5])  # kg m^2, motor side
+VISCOUS_MOTOR = np.array([4e-3, 4e-3, 2e-3, 1e-3, 1e-3, 1.2e-3])  # N m s/rad, motor side
+COULOMB_MOTOR = np.array([0.10, 0.10, 0.06, 0.04, 0.04, 0.05])  # N m, motor side
+NOISE_MOTOR = 2e-3  # N m on each motor torque
+
+
+def _coupled(n: int = 6) -> Transmission:
+    coupling = np.eye(n)
+    coupling[5, 4] = WRIST
+    return Transmission(REDUCTIONS[:n], coupling)
+
+
+def _trajectory(seed: int, seconds: float = 20.0, n: int = 6):
+    """Sum-of-sines joint motion and its exact derivatives, ``(N, n)`` each."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 1.0 / RATE)
+    omega = 2 * np.pi * 0.1 * np.arange(1, 6)
+    a = rng.normal(0.0, 0.35, (5, n)) / np.arange(1, 6)[:, None]
+    phase = rng.uniform(0, 2 * np.pi, (5, n))
+    arg = omega[None, :, None] * t[:, None, None] + phase[None]
+    q = np.einsum("tkj,kj->tj", np.sin(arg), a)
+    dq = np.einsum("tkj,kj,k->tj", np.cos(arg), a, omega)
+    ddq = -np.einsum("tkj,kj,k->tj", np.sin(arg), a, omega**2)
+    return t, q, dq, ddq
+
+
+def _truth():
+    """The TX40 with other link parameters than its file's (what the estimator is told)."""
+    robot = load_robot("tx40")
+    rng = np.random.default_rng(7)
+    params = robot.parameters.copy()
+    params[:, 0] *= rng.uniform(0.8, 1.2, robot.n_joints)  # masses
+    params[:, 1:4] *= rng.uniform(0.8, 1.2, (robot.n_joints, 3))
+    params[:, 4:] *= rng.uniform(0.9, 1.1, (robot.n_joints, 6))
+    return robot.with_parameters(params).with_friction(ViscousCoulomb.zeros(6)) \
+        .with_rotor_inertia(None)
+
+
+def _motor_log(truth, seed: int) -> tuple[Dataset, np.ndarray]:
+    """A motor-side log of ``truth`` with the coupled wrist (built from the motor side, the
+    full G), and its joint-side noise ``G^T e_m``."""
+    g = _coupled().matrix
+    t, q, dq, ddq = _trajectory(seed)
+    theta, dtheta, ddtheta = q @ g.T, dq @ g.T, ddq @ g.T
+    motor = ROTOR_MOTOR * ddtheta + VISCOUS_MOTOR * dtheta + COULOMB_MOTOR * np.sign(dtheta)
+    tau = rnea(truth, q, dq, ddq) + motor @ g  # G^T tau_m, row by row
+    noise = np.random.default_rng(seed + 100).normal(0.0, NOISE_MOTOR, q.shape)
+    tau_m = np.linalg.solve(g.T, tau.T).T + noise
+    return Dataset(t=t, q=theta, dq=dtheta, ddq=ddtheta, tau=tau_m), noise @ g
+
+
+def _rmse(model, log: Dataset) -> np.ndarray:
+    error = log.tau - model.predict(log.q, log.dq, log.ddq)
+    return np.sqrt(np.mean(error**2, axis=0))
+
+
+# --- the convention ------------------------------------------------------------------------
+
+def test_transmission_maps_positions_by_g_and_torques_by_its_transpose():
+    transmission = _coupled()
+    g = transmission.matrix
+    assert g[5, 4] == REDUCTIONS[5] * WRIST and g[5, 5] == REDUCTIONS[5]
+    q = np.random.default_rng(0).normal(size=(7, 6))
+    theta = transmission.motor_positions(q)
+    np.testing.assert_allclose(theta, q @ g.T, rtol=1e-14)
+    np.testing.assert_allclose(transmission.joint_positions(theta), q, rtol=1e-12, atol=1e-14)
+    tau_m = np.random.default_rng(1).normal(size=(7, 6))
+    tau = transmission.joint_torques(tau_m)
+    np.testing.assert_allclose(tau, tau_m @ g, rtol=1e-14)
+    # power balance: tau . dq == tau_m . dtheta
+    np.testing.assert_allclose(np.sum(tau * q, axis=1), np.sum(tau_m * theta, axis=1),
+                               rtol=1e-12)
+
+
+def test_coupled_rotor_and_friction_columns_are_the_motor_side_terms():
+    """``C^T diag(I_a) C ddq`` with ``I_a = r^2 I_m`` is ``G^T diag(I_m) G ddq``; the friction
+    columns with reflected coefficients give ``G^T f_m(G dq)``."""
+    transmission = _coupled()
+    g = transmission.matrix
+    rng = np.random.default_rng(2)
+    dq, ddq = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
+    reflected = REDUCTIONS**2 * ROTOR_MOTOR
+    np.testing.assert_allclose(rotor_regressor(ddq, transmission) @ reflected,
+                               (ROTOR_MOTOR * (ddq @ g.T)) @ g, rtol=1e-12)
+    friction = ViscousCoulomb(REDUCTIONS**2 * VISCOUS_MOTOR,
+                              np.abs(REDUCTIONS) * COULOMB_MOTOR, np.zeros(6))
+    expected = (VISCOUS_MOTOR * (dq @ g.T) + COULOMB_MOTOR * np.sign(dq @ g.T)) @ g
+    np.testing.assert_allclose(friction_regressor(friction, dq, transmission)
+                               @ friction.coefficients, expected, rtol=1e-12)
+    # the coupled wrist's extra entries: motor 6's rotor acts on joint 5's row
+    assert np.count_nonzero(rotor_regressor(ddq, transmission)[0, 4]) == 2
+
+
+def test_rigid_dynamics_carry_the_coupled_rotors():
+    robot = load_robot("tx40").with_rotor_inertia(REDUCTIONS**2 * ROTOR_MOTOR) \
+        .with_transmission(_coupled())
+    g = _coupled().matrix
+    rng = np.random.default_rng(3)
+    q, dq, ddq = (rng.normal(size=(4, 6)) for _ in range(3))
+    rigid = robot.with_rotor_inertia(None)
+    np.testing.assert_allclose(rnea(robot, q, dq, ddq),
+                               rnea(rigid, q, dq, ddq) + (ROTOR_MOTOR * (ddq @ g.T)) @ g,
+                               rtol=1e-12)
+    rotors = g.T @ np.diag(ROTOR_MOTOR) @ g
+    np.testing.assert_allclose(mass_matrix(robot, q), mass_matrix(rigid, q) + rotors,
+                               rtol=1e-12)
+    tau = rnea(robot, q, dq, ddq)
+    np.testing.assert_allclose(forward_dynamics(robot, q, dq, tau), ddq, rtol=1e-9, atol=1e-9)
+
+
+def test_uncoupled_transmission_is_todays_model_bit_for_bit():
+    robot = load_robot("tx40").with_rotor_inertia(np.full(6, 0.1))
+    geared = robot.with_transmission(Transmission.simple(REDUCTIONS))
+    rng = np.random.default_rng(4)
+    q, dq, ddq = (rng.normal(size=(9, 6)) for _ in range(3))
+    assert np.array_equal(rnea(geared, q, dq, ddq), rnea(robot, q, dq, ddq))
+    assert np.array_equal(mass_matrix(geared, q), mass_matrix(robot, q))
+    assert np.array_equal(rotor_regressor(ddq, geared.transmission), rotor_regressor(ddq))
+    friction = ViscousCoulomb(*rng.uniform(0.1, 1.0, (3, 6)))
+    assert np.array_equal(friction_regressor(friction, dq, geared.transmission),
+                          friction.regressor(dq))
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"reductions": [1.0, 0.0]}, "reduction 0"),
+    ({"reductions": [1.0, 2.0], "coupling": [[1.0, 1.0], [1.0, 1.0]]}, "singular"),
+    ({"reductions": [1.0, 2.0], "coupling": [[2.0, 0.0], [0.0, 1.0]]}, "unit diagonal"),
+    ({"reductions": [1.0, 2.0], "coupling": np.eye(3)}, "shape"),
+    ({"reductions": [1.0, np.nan]}, "reductions"),
+    ({"reductions": [1.0, 2.0], "motor_names": ("a", "a")}, "distinct"),
+])
+def test_transmission_refuses_what_is_no_transmission(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Transmission(**kwargs)
+
+
+def test_from_matrix_needs_each_motor_on_its_own_joint():
+    with pytest.raises(ValueError, match="diagonal"):
+        Transmission.from_matrix([[0.0, 1.0], [1.0, 0.0]])
+    differential = Transmission.from_matrix([[50.0, 50.0], [-50.0, 50.0]])
+    np.testing.assert_array_equal(differential.matrix, [[50.0, 50.0], [-50.0, 50.0]])
+
+
+# --- robot files ---------------------------------------------------------------------------
+
+def test_robot_file_round_trips_the_transmission():
+    spec = robot_to_dict(load_robot("tx40"))
+    spec["transmission"] = {"reductions": REDUCTIONS.tolist(), "motors": [f"m{k}" for k in
+                                                                          range(6)],
+                            "couplings": [{"motor": "joint6", "joint": 5, "ratio": WRIST}]}
+    robot = robot_from_dict(spec)
+    np.testing.assert_array_equal(robot.transmission.matrix, _coupled().matrix)
+    again = robot_from_dict(robot_to_dict(robot))
+    np.testing.assert_array_equal(again.transmission.matrix, robot.transmission.matrix)
+    assert again.transmission.motor_names == tuple(f"m{k}" for k in range(6))
+    assert "transmission" not in robot_to_dict(load_robot("tx40"))  # direct drive: unwritten
+
+
+@pytest.mark.parametrize(("entry", "match"), [
+    ({"reductions": [1.0] * 5}, "reductions"),
+    ({"reductions": [1.0] * 6, "couplings": [{"motor": 6, "joint": 9, "ratio": 1.0}]},
+     "no joint"),
+    ({"reductions": [1.0] * 6, "couplings": [{"motor": 6, "joint": 6, "ratio": 1.0}]},
+     "own joint"),
+    ({"reductions": [1.0] * 6, "couplings": [{"motor": 6, "joint": 5}]}, "ratio"),
+    ({"reductions": [1.0] * 6, "gears": 1}, "gears"),
+])
+def test_robot_file_transmission_errors_name_the_field(entry, match):
+    spec = robot_to_dict(load_robot("tx40"))
+    spec["transmission"] = entry
+    with pytest.raises(ValueError, match=match):
+        robot_from_dict(spec)
+
+
+# --- motor-side logs -----------------------------------------------------------------------
+
+def test_to_joint_side_maps_the_log_and_says_so():
+    truth = _truth()
+    log, _ = _motor_log(truth, seed=1)
+    joint = to_joint_side(log, _coupled())
+    _, q, dq, ddq = _trajectory(1)
+    np.testing.assert_allclose(joint.q, q, atol=1e-12)
+    np.testing.assert_allclose(joint.dq, dq, atol=1e-11)
+    np.testing.assert_allclose(joint.ddq, ddq, atol=1e-10)
+    assert "motor side to joint side" in joint.metadata["preprocessing"][-1]
+    currents = Dataset(t=log.t, q=log.q, dq=log.dq, tau=log.tau, effort="current")
+    with pytest.raises(ValueError, match="currents"):
+        to_joint_side(currents, _coupled())
+    kept = to_joint_side(currents, Transmission.simple(REDUCTIONS))
+    np.testing.assert_array_equal(kept.tau, currents.tau)  # currents stay per motor
+
+
+# --- the coupled-wrist twin ----------------------------------------------------------------
+
+def coupled_wrist_errors() -> dict:
+    """Held-out RMSE per joint over the noise floor, identified from a motor-side log of the
+    coupled-wrist twin with the coupling (``with``) and with reductions alone (``without``)."""
+    truth = _truth()
+    told = load_robot("tx40")  # the file's link parameters, not the truth's
+    fit_log, _ = _motor_log(truth, seed=11)
+    check_log, noise = _motor_log(truth, seed=12)
+    floor = np.sqrt(np.mean(noise**2, axis=0))
+    out = {}
+    for name, transmission in (("with", _coupled()),
+                               ("without", Transmission.simple(REDUCTIONS))):
+        robot = told.with_transmission(transmission)
+        model = identify(robot, to_joint_side(fit_log, transmission),
+                         friction=ViscousCoulomb.zeros(6), rotor_inertia=True)
+        check = to_joint_side(check_log, _coupled())  # the held-out log, mapped right
+        out[name] = _rmse(model, check) / floor
+    return out
+
+
+def test_coupled_wrist_identified_at_the_noise_floor_only_with_its_coupling():
+    errors = coupled_wrist_errors()
+    assert errors["with"].max() < 1.1, errors["with"]
+    # without the coupling the wrist joints (5, 6) are clearly worse: coupled_wrist_gain
+    assert errors["without"][4:].max() > 3.0 * errors["with"][4:].max(), errors
