@@ -246,3 +246,76 @@ def test_coupled_wrist_identified_at_the_noise_floor_only_with_its_coupling():
     assert errors["with"].max() < 1.1, errors["with"]
     # without the coupling the wrist joints (5, 6) are clearly worse: coupled_wrist_gain
     assert errors["without"][4:].max() > 3.0 * errors["with"][4:].max(), errors
+
+
+# --- URDF <transmission> -------------------------------------------------------------------
+
+def _urdf(tmp_path, transmissions: str):
+    links = '<link name="base"/>' + "".join(
+        f'<link name="l{k}"><inertial><mass value="1"/><origin xyz="0 0 0.1"/><inertia '
+        'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
+        f'<joint name="j{k}" type="revolute"><parent link="{"base" if k == 0 else f"l{k - 1}"}"/>'
+        f'<child link="l{k}"/><origin xyz="0 0 0.2"/><axis xyz="{"0 0 1" if k % 2 == 0 else "0 1 0"}"/>'
+        '<limit lower="-2" upper="2" effort="50" velocity="2"/></joint>' for k in range(3))
+    path = tmp_path / "arm.urdf"
+    path.write_text(f'<robot name="arm">{links}{transmissions}</robot>')
+    return path
+
+
+def test_urdf_simple_and_ros2_control_differential_transmissions(tmp_path):
+    from dynid.robot import load_urdf
+
+    path = _urdf(tmp_path, (
+        '<transmission name="t0"><type>transmission_interface/SimpleTransmission</type>'
+        '<joint name="j0"/><actuator name="m0"><mechanicalReduction>-100</mechanicalReduction>'
+        "</actuator></transmission>"
+        '<ros2_control name="arm" type="system"><transmission name="wrist">'
+        "<plugin>transmission_interface/DifferentialTransmission</plugin>"
+        '<actuator name="m2" role="actuator2"><mechanical_reduction>-50</mechanical_reduction>'
+        "</actuator>"
+        '<actuator name="m1" role="actuator1"><mechanical_reduction>50</mechanical_reduction>'
+        "</actuator>"
+        '<joint name="j1" role="joint1"><mechanical_reduction>2</mechanical_reduction></joint>'
+        '<joint name="j2" role="joint2"><mechanical_reduction>-2</mechanical_reduction></joint>'
+        "</transmission></ros2_control>"))
+    robot = load_urdf(path)
+    # ros2_control: a1 = ar1 (jr1 j1 + jr2 j2), a2 = ar2 (jr1 j1 - jr2 j2)
+    np.testing.assert_array_equal(robot.transmission.matrix,
+                                  [[-100, 0, 0], [0, 100, -100], [0, -100, -100]])
+    assert robot.transmission.motor_names == ("m0", "m1", "m2")
+    assert not robot.transmission.uncoupled
+    spec = robot_to_dict(robot, folder=tmp_path)  # the URDF's own: read again, not written
+    assert "transmission" not in spec
+
+
+def test_uncoupled_urdf_robot_identifies_as_before(tmp_path):
+    from dynid.robot import load_urdf
+
+    plain = load_urdf(_urdf(tmp_path, ""))
+    geared = load_urdf(_urdf(tmp_path, (
+        '<transmission name="t0"><type>transmission_interface/SimpleTransmission</type>'
+        '<joint name="j0"/><actuator name="m0"><mechanicalReduction>-100</mechanicalReduction>'
+        "</actuator></transmission>")))
+    assert plain.transmission.direct and not geared.transmission.direct
+    t, q, dq, ddq = _trajectory(5, seconds=4.0, n=3)
+    tau = rnea(plain, q, dq, ddq) + np.sign(dq) * 0.3
+    log = Dataset(t=t, q=q, dq=dq, ddq=ddq, tau=tau)
+    models = [identify(robot, log, friction=ViscousCoulomb.zeros(3), rotor_inertia=True)
+              for robot in (plain, geared)]
+    assert np.array_equal(models[0].coefficients, models[1].coefficients)
+
+
+# --- a coupled model's files ---------------------------------------------------------------
+
+def test_coupled_model_file_round_trips_and_codegen_refuses(tmp_path):
+    from dynid.model.linear_model import load_model, save_model
+
+    truth = _truth()
+    log = to_joint_side(_motor_log(truth, seed=3)[0], _coupled())
+    robot = load_robot("tx40").with_transmission(_coupled())
+    model = identify(robot, log, friction=ViscousCoulomb.zeros(6), rotor_inertia=True)
+    save_model(model, tmp_path / "model.yaml")
+    again = load_model(tmp_path / "model.yaml")
+    np.testing.assert_array_equal(again.robot.transmission.matrix, _coupled().matrix)
+    np.testing.assert_allclose(again.predict(log.q, log.dq, log.ddq),
+                               model.predict(log.q, log.dq, log.ddq), rtol=1e-12, atol=1e-12)

@@ -665,7 +665,11 @@ def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
         out["rotor_inertia"] = robot.rotor_inertia.tolist()
     out["friction"] = robot.friction.to_dict()
     out.update(_drive_gains_dict(robot))
-    out.update(_transmission_dict(robot))
+    mine, urdfs = robot.transmission, described.transmission
+    if not (np.array_equal(mine.matrix, urdfs.matrix)
+            and mine.motor_names == urdfs.motor_names):  # the URDF's own is read again
+        out["transmission"] = _transmission_dict(robot).get(
+            "transmission", {"reductions": [1.0] * robot.n_joints})
     if robot.bounds is not None:
         out["bounds"] = robot.bounds.to_dict()
     return out
