@@ -361,3 +361,55 @@ def test_generated_c_carries_the_coupled_rotors_and_friction(tmp_path):
                                    atol=1e-14)
     # the coupling is in the code: motor 6's speed u[5] mixes joints 5 and 6
     assert "u[5] = 0.5 * dq[4] + dq[5];" in (tmp_path / "wrist.c").read_text()
+
+
+def test_urdf_export_keeps_reductions_and_refuses_a_coupling(tmp_path):
+    from dynid.export import to_mjcf, to_urdf
+    from dynid.robot import load_urdf
+
+    robot = load_robot("tx40").with_rotor_inertia(REDUCTIONS**2 * ROTOR_MOTOR)
+    geared = robot.with_transmission(Transmission.simple(REDUCTIONS, [f"m{k}" for k in
+                                                                      range(6)]))
+    path = tmp_path / "tx40.urdf"
+    path.write_text(to_urdf(geared))
+    back = load_urdf(path)
+    np.testing.assert_array_equal(back.transmission.matrix, geared.transmission.matrix)
+    assert back.transmission.motor_names == geared.transmission.motor_names
+    np.testing.assert_allclose(back.rotor_inertia, geared.rotor_inertia, rtol=1e-15)
+    coupled = robot.with_transmission(_coupled())
+    for writer in (to_urdf, to_mjcf):
+        with pytest.raises(ValueError, match="couples motors \\(motor6 with joint5\\)"):
+            writer(coupled)
+
+
+# --- the command line ------------------------------------------------------------------------
+
+def test_identify_and_validate_a_motor_side_log_from_the_command_line(tmp_path, capsys):
+    import json
+
+    from dynid.cli import main
+    from dynid.data import write_dataset
+    from dynid.robot import save_robot
+
+    truth = _truth()
+    robot_file = tmp_path / "tx40.yaml"
+    save_robot(load_robot("tx40").with_transmission(_coupled()), robot_file)
+    for seed, name in ((21, "fit.npz"), (22, "check.npz")):
+        write_dataset(tmp_path / name, _motor_log(truth, seed)[0])
+    model = tmp_path / "model.yaml"
+    assert main(["identify", str(robot_file), str(tmp_path / "fit.npz"), "--motor-side",
+                 "--as-is", "--rotor-inertia", "--friction", "viscous-coulomb", "-o",
+                 str(model), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert any("motor side to joint side" in step for step in report["preprocessing"])
+    assert main(["validate", str(model), str(tmp_path / "check.npz"), "--motor-side", "--as-is",
+                 "--json"]) == 0
+    validated = json.loads(capsys.readouterr().out)
+    _, noise = _motor_log(truth, 22)
+    floor = np.sqrt(np.mean(noise**2, axis=0))
+    assert (np.asarray(validated["rmse"]) < 1.1 * floor).all(), (validated["rmse"], floor)
+    # without --motor-side the motor torques are read as joint torques: far off
+    assert main(["validate", str(model), str(tmp_path / "check.npz"), "--as-is",
+                 "--json"]) == 0
+    wrong = json.loads(capsys.readouterr().out)
+    assert (np.asarray(wrong["rmse"]) > 3 * floor).any()

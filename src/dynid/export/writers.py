@@ -6,7 +6,11 @@ MJCF attach a child link at its joint, so joint i sits at ``post_{i-1} @ pre_i``
 and each link's parameters are carried from the dynid link frame into the joint frame (through
 ``post``: only standard DH has one). The inertial block is the CoM and the inertia about it.
 Rotor inertias (reflected): MJCF's joint ``armature``; in URDF a simple transmission per joint
-with Drake's ``drake:rotor_inertia`` (reduction 1), which ``dynid.robot.load_urdf`` reads back.
+with its reduction (``robot.transmission``; 1 for direct drive) and Drake's
+``drake:rotor_inertia`` on the motor side (``I_a / r^2``), which ``dynid.robot.load_urdf`` reads
+back. A transmission that couples motors (a coupled wrist) has no URDF or MJCF counterpart
+(ros2_control's differential is one special 2 x 2 form): it is refused, not dropped; the robot
+file (``dynid.robot.save_robot``) keeps it.
 Friction: URDF's ``<dynamics damping friction>`` and MJCF's ``damping``/``frictionloss`` are
 viscous and Coulomb terms; they take the model's when it has them (viscous-Coulomb, Stribeck's
 ``fv``/``fc``, LuGre's ``sigma2``/``fc``); an offset or a sigmoid has no counterpart, and is
@@ -131,12 +135,14 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
     names no link or joint of the robot has (``base_link``, ``tool``, ``tool_joint``, else
     ``_1``, ``_2`` ...); names that could not load back are refused (``check_names``)."""
     check_names(robot)
+    _check_uncoupled(robot, "URDF")
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
     base, tool_link = _free_name("base_link", names), _free_name("tool", names)
     tool_joint = _free_name(tool_link + "_joint", robot.joint_names)
     rotor = robot.rotor_inertia
+    direct = robot.transmission.direct
     namespace = ' xmlns:drake="http://drake.mit.edu"' if rotor.any() else ""
     parts = [XML_DECLARATION, f"<robot name={quoteattr(robot.name)}{namespace}>",
              *_comments("link frames at their joints", note)]
@@ -179,17 +185,33 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
               f"    <child link={quoteattr(tool_link)}/>",
               f'    <origin xyz="{_vector(tool[:3, 3])}" rpy="{_vector(_rpy(tool[:3, :3]))}"/>',
               "  </joint>"]
-    if rotor.any():  # reflected rotor inertias, read back by dynid.robot.load_urdf
-        for joint, value in zip(robot.joints, rotor, strict=True):
+    if rotor.any() or not direct:  # reductions and rotor inertias, read back by load_urdf
+        transmission = robot.transmission
+        for k, (joint, value) in enumerate(zip(robot.joints, rotor, strict=True)):
+            reduction = transmission.reductions[k]
+            motor = joint.name + "_motor" if direct else transmission.motor_names[k]
             parts += [f"  <transmission name={quoteattr(joint.name + '_transmission')}>",
                       "    <type>transmission_interface/SimpleTransmission</type>",
                       f"    <joint name={quoteattr(joint.name)}/>",
-                      f"    <actuator name={quoteattr(joint.name + '_motor')}>",
-                      "      <mechanicalReduction>1</mechanicalReduction>",
-                      f'      <drake:rotor_inertia value="{_number(value)}"/>',
+                      f"    <actuator name={quoteattr(motor)}>",
+                      f"      <mechanicalReduction>{_number(reduction)}</mechanicalReduction>",
+                      *([f'      <drake:rotor_inertia value="{_number(value / reduction**2)}"/>']
+                        if rotor.any() else []),
                       "    </actuator>", "  </transmission>"]
     parts.append("</robot>")
     return "\n".join(parts) + "\n"
+
+
+def _check_uncoupled(robot: Robot, what: str) -> None:
+    """ValueError where ``robot``'s transmission couples motors: ``what`` (URDF, MJCF) has no
+    element that says it, and a file without it would model another arm."""
+    if not robot.transmission.uncoupled:
+        pairs = ", ".join(f"{robot.transmission.motor_names[k]} with {robot.joint_names[j]}"
+                          for k, j, _ in robot.transmission.couplings())
+        raise ValueError(f"`robot`: its transmission couples motors ({pairs}), which {what} "
+                         "cannot say (its transmissions and armature are per joint): keep "
+                         "the robot in a dynid robot file (dynid.robot.save_robot), which "
+                         "holds the coupling")
 
 
 def _free_name(name: str, taken) -> str:
@@ -205,6 +227,7 @@ def to_mjcf(robot: Robot, parameters: NDArray | None = None,
             friction: FrictionModel | None = None) -> str:
     """The MuJoCo MJCF of ``robot`` (a fixed base; the same frames as ``to_urdf``)."""
     check_names(robot)
+    _check_uncoupled(robot, "MJCF")
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
