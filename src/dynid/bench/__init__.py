@@ -64,6 +64,8 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),
+    "transmission": Suite("a coupled wrist identified from motor-side logs with and without "
+                          "its coupling (coupled_wrist_gain)", "transmission", robot="tx40"),
 })
 
 #: the suites ``make bench`` runs (``bench/run.py``)
