@@ -251,11 +251,12 @@ def test_coupled_wrist_identified_at_the_noise_floor_only_with_its_coupling():
 # --- URDF <transmission> -------------------------------------------------------------------
 
 def _urdf(tmp_path, transmissions: str):
+    parents, axes = ("base", "l0", "l1"), ("0 0 1", "0 1 0")
     links = '<link name="base"/>' + "".join(
         f'<link name="l{k}"><inertial><mass value="1"/><origin xyz="0 0 0.1"/><inertia '
         'ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
-        f'<joint name="j{k}" type="revolute"><parent link="{"base" if k == 0 else f"l{k - 1}"}"/>'
-        f'<child link="l{k}"/><origin xyz="0 0 0.2"/><axis xyz="{"0 0 1" if k % 2 == 0 else "0 1 0"}"/>'
+        f'<joint name="j{k}" type="revolute"><parent link="{parents[k]}"/>'
+        f'<child link="l{k}"/><origin xyz="0 0 0.2"/><axis xyz="{axes[k % 2]}"/>'
         '<limit lower="-2" upper="2" effort="50" velocity="2"/></joint>' for k in range(3))
     path = tmp_path / "arm.urdf"
     path.write_text(f'<robot name="arm">{links}{transmissions}</robot>')
@@ -413,3 +414,17 @@ def test_identify_and_validate_a_motor_side_log_from_the_command_line(tmp_path, 
                  "--json"]) == 0
     wrong = json.loads(capsys.readouterr().out)
     assert (np.asarray(wrong["rmse"]) > 3 * floor).any()
+
+
+def test_a_robots_own_friction_acts_through_its_coupling():
+    from dynid.dynamics import friction_torque
+
+    friction = ViscousCoulomb(REDUCTIONS**2 * VISCOUS_MOTOR, np.abs(REDUCTIONS) * COULOMB_MOTOR,
+                              np.zeros(6))
+    robot = load_robot("tx40").with_friction(friction)
+    dq = np.random.default_rng(8).normal(size=(5, 6))
+    assert np.array_equal(friction_torque(robot, dq), friction.torque(dq))
+    g = _coupled().matrix
+    expected = (VISCOUS_MOTOR * (dq @ g.T) + COULOMB_MOTOR * np.sign(dq @ g.T)) @ g
+    np.testing.assert_allclose(friction_torque(robot.with_transmission(_coupled()), dq),
+                               expected, rtol=1e-12)

@@ -17,6 +17,7 @@ from dynid.dynamics.regressor import regressor_vjp as regressor_vjp
 from dynid.dynamics.regressor import rotor_names as rotor_names
 from dynid.dynamics.regressor import rotor_regressor as rotor_regressor
 from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
+from dynid.dynamics.rnea import friction_torque as friction_torque
 from dynid.dynamics.rnea import gravity_torque as gravity_torque
 from dynid.dynamics.rnea import rnea as rnea
 from dynid.dynamics.rnea import rotor_torque as rotor_torque
@@ -27,6 +28,7 @@ __all__ = [
     "forward_dynamics",
     "forward_kinematics",
     "friction_regressor",
+    "friction_torque",
     "gravity_torque",
     "mass_matrix",
     "parameter_names",

@@ -17,7 +17,18 @@ from dynid.dynamics._inputs import gravity_vector, joint_arrays, link_parameters
 from dynid.dynamics._launch import launch
 from dynid.robot import Robot
 
-__all__ = ["coriolis_torque", "gravity_torque", "rnea", "rotor_torque"]
+__all__ = ["coriolis_torque", "friction_torque", "gravity_torque", "rnea", "rotor_torque"]
+
+
+def friction_torque(robot: Robot, dq: ArrayLike, t: ArrayLike | None = None) -> NDArray:
+    """The robot's own friction torques ``(N, n)`` at ``dq`` ``(N, n)`` (along the time series
+    ``t`` for a model with a state): ``robot.friction`` per joint, or the motors' friction at
+    their speeds through a coupled transmission, ``C^T f(C dq)``."""
+    transmission = robot.transmission
+    speeds = transmission.motor_speeds(np.asarray(dq, dtype=float))
+    torque = robot.friction.torque(speeds) if t is None else \
+        robot.friction.torque_along(t, speeds)
+    return transmission.to_joints(torque[..., None])[..., 0]
 
 
 def rotor_torque(robot: Robot, ddq: NDArray, rotor_inertia: ArrayLike | None = None
