@@ -428,3 +428,46 @@ def test_a_robots_own_friction_acts_through_its_coupling():
     expected = (VISCOUS_MOTOR * (dq @ g.T) + COULOMB_MOTOR * np.sign(dq @ g.T)) @ g
     np.testing.assert_allclose(friction_torque(robot.with_transmission(_coupled()), dq),
                                expected, rtol=1e-12)
+
+
+def test_motor_side_needs_a_stated_transmission(tmp_path, capsys):
+    from dynid.cli import main
+    from dynid.data import write_dataset
+
+    write_dataset(tmp_path / "log.npz", _motor_log(_truth(), 1)[0])
+    assert main(["identify", "tx40", str(tmp_path / "log.npz"), "--motor-side",
+                 "--as-is"]) == 2
+    assert "`--motor-side`: 'tx40' states no transmission" in capsys.readouterr().err
+
+
+def test_robot_show_lists_the_transmission(tmp_path, capsys):
+    import json
+
+    from dynid.cli import main
+    from dynid.robot import save_robot
+
+    path = tmp_path / "tx40.yaml"
+    save_robot(load_robot("tx40").with_transmission(_coupled()), path)
+    assert main(["robot", "show", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "motor6: joint6 x 32 (theta = 32 (joint6 + joint5 x 0.5))" in text
+    assert main(["robot", "show", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["transmission"]
+    assert shown["coupling"][5][4] == WRIST and shown["reductions"] == REDUCTIONS.tolist()
+
+
+def test_per_log_offsets_through_a_coupling_are_the_joints():
+    """Each motor-side log with its own motor torque offsets ``o_m``: the fit reports each
+    log's joint-side offsets ``G^T o_m``."""
+    truth = _truth()
+    g = _coupled().matrix
+    offsets = [np.linspace(-0.02, 0.03, 6), np.linspace(0.01, -0.01, 6)]
+    logs = []
+    for seed, offset in zip((31, 32), offsets, strict=True):
+        log = _motor_log(truth, seed)[0]
+        logs.append(to_joint_side(Dataset(t=log.t, q=log.q, dq=log.dq, ddq=log.ddq,
+                                          tau=log.tau + offset), _coupled()))
+    robot = load_robot("tx40").with_transmission(_coupled())
+    model = identify(robot, logs, friction=ViscousCoulomb.zeros(6), rotor_inertia=True)
+    for reported, offset in zip(model.report["log_offsets"], offsets, strict=True):
+        np.testing.assert_allclose(reported["offsets"], offset @ g, atol=0.05)

@@ -92,6 +92,10 @@ def on_joint_side(args: argparse.Namespace, data, robot):
     if robot is None:
         raise ValueError("`--motor-side` maps a log through the robot's transmission: give "
                          "the robot")
+    if robot.transmission.direct:
+        raise ValueError(f"`--motor-side`: {robot.name!r} states no transmission (direct "
+                         "drive), so the motors' log would be read as the joints'; give its "
+                         "reductions (and couplings) under `transmission:` in the robot file")
     try:
         return to_joint_side(data, robot.transmission)
     except ValueError as error:
