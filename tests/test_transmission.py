@@ -377,6 +377,14 @@ def test_urdf_export_keeps_reductions_and_refuses_a_coupling(tmp_path):
     np.testing.assert_array_equal(back.transmission.matrix, geared.transmission.matrix)
     assert back.transmission.motor_names == geared.transmission.motor_names
     np.testing.assert_allclose(back.rotor_inertia, geared.rotor_inertia, rtol=1e-15)
+    # a differential (ros2_control's form) is written as one and read back
+    differential = np.diag(REDUCTIONS)
+    differential[np.ix_([4, 5], [4, 5])] = [[45.0, 90.0], [-30.0, 60.0]]
+    diff = robot.with_transmission(Transmission.from_matrix(differential))
+    path.write_text(to_urdf(diff))
+    back = load_urdf(path)
+    np.testing.assert_allclose(back.transmission.matrix, differential, rtol=1e-15)
+    np.testing.assert_allclose(back.rotor_inertia, robot.rotor_inertia, rtol=1e-15)
     coupled = robot.with_transmission(_coupled())
     for writer in (to_urdf, to_mjcf):
         with pytest.raises(ValueError, match="couples motors \\(motor6 with joint5\\)"):
