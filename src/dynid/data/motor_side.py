@@ -42,12 +42,14 @@ def to_joint_side(data: Dataset, transmission: Transmission) -> Dataset:
                          "a joint's torque then mixes several motors' currents, which "
                          "per-joint drive gains do not describe; log motor torques "
                          "(tau_m = K_m i) or joint torques")
-    fields = {name: transmission.joint_positions(getattr(data, name))
-              for name in ("q", "dq") if getattr(data, name) is not None}
-    fields["ddq"] = None if data.ddq is None else transmission.joint_positions(data.ddq)
+    fields = {name: None if getattr(data, name) is None  # a log without velocities
+              else transmission.joint_positions(getattr(data, name))
+              for name in ("q", "dq", "ddq")}
     fields["tau"] = transmission.joint_torques(data.tau) if data.effort == "torque" \
         else np.asarray(data.tau)
-    what = "positions, velocities" + (", accelerations" if data.ddq is not None else "") + \
+    what = ", ".join(label for name, label in (("q", "positions"), ("dq", "velocities"),
+                                                ("ddq", "accelerations"))
+                     if getattr(data, name) is not None) + \
         (" and torques (tau = G^T tau_m)" if data.effort == "torque"
          else " (motor currents kept per motor)")
     coupled = "" if transmission.uncoupled else \
