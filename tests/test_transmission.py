@@ -104,21 +104,26 @@ def test_transmission_maps_positions_by_g_and_torques_by_its_transpose():
 
 def test_coupled_rotor_and_friction_columns_are_the_motor_side_terms():
     """``C^T diag(I_a) C ddq`` with ``I_a = r^2 I_m`` is ``G^T diag(I_m) G ddq``; the friction
-    columns with reflected coefficients give ``G^T f_m(G dq)``."""
-    transmission = _coupled()
-    g = transmission.matrix
+    columns with reflected coefficients (``r^2 fv_m``, ``|r| fc_m``, ``r fo_m``) give
+    ``G^T f_m(G dq)``, whatever the coupled motor's sense of rotation."""
     rng = np.random.default_rng(2)
     dq, ddq = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
-    reflected = REDUCTIONS**2 * ROTOR_MOTOR
-    np.testing.assert_allclose(rotor_regressor(ddq, transmission) @ reflected,
-                               (ROTOR_MOTOR * (ddq @ g.T)) @ g, rtol=1e-12)
-    friction = ViscousCoulomb(REDUCTIONS**2 * VISCOUS_MOTOR,
-                              np.abs(REDUCTIONS) * COULOMB_MOTOR, np.zeros(6))
-    expected = (VISCOUS_MOTOR * (dq @ g.T) + COULOMB_MOTOR * np.sign(dq @ g.T)) @ g
-    np.testing.assert_allclose(friction_regressor(friction, dq, transmission)
-                               @ friction.coefficients, expected, rtol=1e-12)
+    offset_motor = rng.normal(0.0, 0.01, 6)
+    for sign in (1.0, -1.0):
+        reductions = REDUCTIONS * np.array([1, 1, 1, 1, 1, sign])
+        transmission = Transmission(reductions, _coupled().coupling)
+        g = transmission.matrix
+        reflected = reductions**2 * ROTOR_MOTOR
+        np.testing.assert_allclose(rotor_regressor(ddq, transmission) @ reflected,
+                                   (ROTOR_MOTOR * (ddq @ g.T)) @ g, rtol=1e-12)
+        friction = ViscousCoulomb(reductions**2 * VISCOUS_MOTOR,
+                                  np.abs(reductions) * COULOMB_MOTOR, reductions * offset_motor)
+        expected = (VISCOUS_MOTOR * (dq @ g.T) + COULOMB_MOTOR * np.sign(dq @ g.T)
+                    + offset_motor) @ g
+        np.testing.assert_allclose(friction_regressor(friction, dq, transmission)
+                                   @ friction.coefficients, expected, rtol=1e-12)
     # the coupled wrist's extra entries: motor 6's rotor acts on joint 5's row
-    assert np.count_nonzero(rotor_regressor(ddq, transmission)[0, 4]) == 2
+    assert np.count_nonzero(rotor_regressor(ddq, _coupled())[0, 4]) == 2
 
 
 def test_rigid_dynamics_carry_the_coupled_rotors():
@@ -479,3 +484,29 @@ def test_per_log_offsets_through_a_coupling_are_the_joints():
     model = identify(robot, logs, friction=ViscousCoulomb.zeros(6), rotor_inertia=True)
     for reported, offset in zip(model.report["log_offsets"], offsets, strict=True):
         np.testing.assert_allclose(reported["offsets"], offset @ g, atol=0.05)
+
+
+@pytest.mark.parametrize(("element", "match"), [
+    ('<joint name="j1"/><actuator name="a"/><actuator name="b"/>', "2 joints and 2 actuators"),
+    ('<joint name="j1"/><joint name="nope"/><actuator name="a"/><actuator name="b"/>',
+     "not all its joints are arm joints"),
+])
+def test_a_differential_dynid_cannot_read_is_named(tmp_path, element, match):
+    from dynid.robot import URDFWarning, load_urdf
+
+    path = _urdf(tmp_path, '<transmission name="d"><type>transmission_interface/'
+                           f"DifferentialTransmission</type>{element}</transmission>")
+    with pytest.warns(URDFWarning, match=match):
+        robot = load_urdf(path)
+    assert robot.transmission.direct
+
+
+def test_a_urdf_differential_with_a_zero_reduction_is_refused_by_name(tmp_path):
+    from dynid.robot import load_urdf
+
+    path = _urdf(tmp_path, (
+        '<transmission name="d"><type>transmission_interface/DifferentialTransmission</type>'
+        '<joint name="j1"/><joint name="j2"/><actuator name="a"><mechanicalReduction>0'
+        '</mechanicalReduction></actuator><actuator name="b"/></transmission>'))
+    with pytest.raises(ValueError, match=r"arm\.urdf: the transmissions give no valid"):
+        load_urdf(path)
