@@ -75,7 +75,7 @@ def raw() -> Dataset:
 
 @pytest.fixture(scope="module")
 def prepared(raw) -> Dataset:
-    return prepare(raw)
+    return prepare(raw, cutoff=5.0)  # fixed: the piece sizes below are sized to its overlap
 
 
 @pytest.mark.parametrize("piece", ["divides", "does not divide", "one sample at the end",
@@ -85,12 +85,20 @@ def test_a_uniform_log_is_filtered_differentiated_and_trimmed_as_prepare_does(ra
     kept = prepared.n_samples  # 39000 (0.5 s trimmed at each end)
     piece_samples = {"divides": kept // 6, "does not divide": 6001,
                      "one sample at the end": kept - 1, "one piece": kept}[piece]
-    pieces = _streamed(raw, piece_samples)
+    pieces = _streamed(raw, piece_samples, cutoff=5.0)
     assert [p.n_samples for p in pieces][-1] == (1 if piece == "one sample at the end" else
                                                  kept - (len(pieces) - 1) * piece_samples)
     _assert_as_prepared(pieces, prepared)
     assert prepared.metadata["preprocessing"] == [
         "butterworth order 4 cutoff 5 Hz", "ddq from dq", "trimmed 0.5 s / 0.5 s"]
+
+
+def test_the_cutoff_chosen_from_the_spectrum_is_prepares(raw):
+    whole = prepare(raw)
+    chosen = float(whole.metadata["preprocessing"][0].split()[4])
+    assert 1.0 < chosen < 5.0  # sines up to 0.9 Hz, noisy velocities
+    assert "chosen from the log's spectrum" in whole.metadata["preprocessing"][0]
+    _assert_as_prepared(_streamed(raw, 20_000), whole)
 
 
 def test_a_steep_filter_and_a_low_cutoff_agree_too(raw):
@@ -104,9 +112,9 @@ def test_a_steep_filter_and_a_low_cutoff_agree_too(raw):
 @pytest.mark.parametrize("rate", [None, 400.0])
 def test_an_irregular_log_is_resampled_on_prepares_grid(rate):
     raw = _log(irregular=True, seed=1, start=1234.5)  # an offset that rounds the grid
-    whole = prepare(raw, rate=rate)
+    whole = prepare(raw, rate=rate, cutoff=5.0)
     assert whole.metadata["preprocessing"][0].startswith("resample")
-    _assert_as_prepared(_streamed(raw, 3001 if rate else 6000, rate=rate), whole)
+    _assert_as_prepared(_streamed(raw, 3001 if rate else 6000, rate=rate, cutoff=5.0), whole)
 
 
 def test_a_log_with_gaps_is_prepared_segment_by_segment():
@@ -114,9 +122,9 @@ def test_a_log_with_gaps_is_prepared_segment_by_segment():
         _log(8000, seed=4, start=11.0)
     raw = concatenate([first, short, last])  # gaps of 0.5 s and 1.3 s; 200 samples too short
     with pytest.warns(GapWarning) as expected:
-        whole = prepare(raw)
+        whole = prepare(raw, cutoff=5.0)
     with pytest.warns(GapWarning) as streamed:
-        pieces = _streamed(raw, 6000)
+        pieces = _streamed(raw, 6000, cutoff=5.0)
     assert [str(w.message) for w in streamed] == [str(w.message) for w in expected]
     assert "split at 2 gap(s)" in str(expected[0].message)
     assert "200 samples in segments too short to prepare dropped" in str(expected[0].message)
@@ -138,8 +146,8 @@ def test_a_log_with_accelerations_is_filtered_only_when_asked():
     for name in ("t", "q", "dq", "ddq", "tau"):
         assert np.array_equal(np.concatenate([getattr(p, name) for p in as_it_is]),
                               getattr(raw, name))
-    _assert_as_prepared(_streamed(raw, 5000, trim_seconds=2.0, rate=500.0),
-                        prepare(raw, trim_seconds=2.0, rate=500.0))
+    _assert_as_prepared(_streamed(raw, 5000, trim_seconds=2.0, rate=500.0, cutoff=5.0),
+                        prepare(raw, trim_seconds=2.0, rate=500.0, cutoff=5.0))
 
 
 def test_a_memory_mapped_log_streams_in_the_memory_of_a_piece(tmp_path):
@@ -211,7 +219,7 @@ def test_ctrl_c_leaves_no_file(tmp_path, monkeypatch):
         return window(*args)
     monkeypatch.setattr(stream_prepare, "_window", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        prepare_to_file(_log(), tmp_path / "prepared.npz", piece_samples=6000)
+        prepare_to_file(_log(), tmp_path / "prepared.npz", piece_samples=6000, cutoff=5.0)
     assert len(calls) == 3
     assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary pieces
 
@@ -292,7 +300,7 @@ def test_no_warning_for_a_log_without_gaps(raw):
 
 def test_progress_lines_count_the_samples_prepared(raw, prepared):
     lines: list[str] = []
-    pieces = prepare_pieces(raw, piece_samples=6001, progress=lines.append)
+    pieces = prepare_pieces(raw, piece_samples=6001, progress=lines.append, cutoff=5.0)
     assert lines == []  # planning reports nothing; the pieces do
     assert sum(piece.n_samples for piece in pieces) == prepared.n_samples
     assert lines[-1].startswith(f"preparing the log (samples): {prepared.n_samples}/"

@@ -18,12 +18,17 @@ def step_options(parser: argparse.ArgumentParser) -> None:
                         help="resample to this rate (irregular logs are resampled at their "
                              "median rate anyway)")
     parser.add_argument("--cutoff", type=Range(float, high=100_000, above=0), metavar="HZ",
-                        help="zero-phase Butterworth low-pass (default 5 Hz when the log has "
-                             "no ddq; none otherwise)")
+                        help="zero-phase Butterworth low-pass of the positions and velocities "
+                             "(default: chosen from the log's spectrum when the log has no "
+                             "ddq, and said; none otherwise); torques are never filtered")
     parser.add_argument("--order", type=Range(int, 1, 10), default=4,
                         help="Butterworth order (default %(default)s)")
     parser.add_argument("--trim", type=Range(float, 0, 86_400), metavar="S",
                         help="seconds dropped at both ends (default 0.5 when filtered here)")
+    parser.add_argument("--derive-velocity", action="store_true",
+                        help="ignore the log's velocities and derive them (and the "
+                             "accelerations) from its positions; a log without velocities "
+                             "gets them so anyway")
 
 
 def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True,
@@ -115,13 +120,19 @@ def prepared(args: argparse.Namespace, path: str, robot=None):
     if as_is:
         given = [flag for flag, dest in (("--resample", "resample"), ("--cutoff", "cutoff"),
                                          ("--trim", "trim")) if getattr(args, dest) is not None]
+        given += ["--derive-velocity"] * bool(getattr(args, "derive_velocity", False))
         if given:
             raise ValueError(f"`--as-is` uses the log as it is: it excludes {', '.join(given)}")
     data = read_log(args, path, robot, mmap=mmap)
     if as_is:
         return prepare(data, as_is=True)
     return prepare(data, rate=args.resample, cutoff=args.cutoff, order=args.order,
-                   trim_seconds=args.trim)
+                   trim_seconds=args.trim, velocity=velocity_source(args))
+
+
+def velocity_source(args: argparse.Namespace) -> str:
+    """``prepare``'s ``velocity`` from --derive-velocity."""
+    return "positions" if getattr(args, "derive_velocity", False) else "log"
 
 
 def scheduler_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -155,3 +166,47 @@ def validation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poses", type=Range(int, 1, 100_000), default=1000, metavar="N",
                         help="poses sampled for the M(q) > 0 check (default %(default)s)")
     preprocessing_options(parser, split=False)
+    delay_option(parser, "model")
+
+
+def delay_option(parser: argparse.ArgumentParser, default: str) -> None:
+    """--delay: the torque channel's lag behind the positions (``default``: "auto" or
+    "model")."""
+    told = ("auto (default): estimated with the model's structure and compensated when "
+            "significant" if default == "auto" else
+            "default: the lag the model was identified with")
+    parser.add_argument("--delay", type=_delay, default=default, metavar="auto|MS",
+                        help="the torque channel's lag behind the positions [ms], compensated "
+                             f"by pairing each torque with the states that long before it; "
+                             f"{told}; 0 for none")
+
+
+def _delay(text: str):
+    if text in ("auto", "model"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be auto or milliseconds, got {text!r:.40}"
+                                         ) from None
+    if not -1000 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be within +-1000 ms, got {text!r:.40}")
+    return value * 1e-3
+
+
+def realigned(logs: list, delay: float) -> list:
+    """``logs`` with their torques paired with the states ``delay`` s before them."""
+    from dynid.identification.delay import shift_torques
+
+    return [shift_torques(log, delay) for log in logs]
+
+
+def as_identified(args: argparse.Namespace, model, data):
+    """A validation log realigned as ``model``'s logs were (--delay: default the lag it was
+    identified with, ``report["torque_delay_s"]``; or milliseconds)."""
+    delay = model.report.get("torque_delay_s", 0.0) if args.delay == "model" else args.delay
+    if delay == "auto":
+        raise ValueError("`--delay` of a validation is the model's (default) or milliseconds; "
+                         "auto estimates it while identifying")
+    return realigned([data], float(delay))[0] if delay else data
+

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._log_options import on_joint_side, preprocessing_options, step_options
+from dynid.cli._log_options import (
+    on_joint_side,
+    preprocessing_options,
+    step_options,
+    velocity_source,
+)
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import print_json, stderr_progress
 from dynid.cli._robot_options import description_options, loaded_robot, robot_options
@@ -107,7 +112,7 @@ def _data_prepare(args: argparse.Namespace) -> int:
     data = on_joint_side(args, data, robot)
     pieces = prepare_pieces(time_series(data), rate=args.resample, cutoff=args.cutoff,
                             order=args.order, trim_seconds=args.trim,
-                            progress=stderr_progress(args))
+                            velocity=velocity_source(args), progress=stderr_progress(args))
     seen: dict = {"n_samples": 0}
 
     def counted():

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from dynid.cli._controller import control_law, controller_options
 from dynid.cli._fit_options import (
+    NONLINEAR_FRICTION,
     current_options,
     friction_options,
     linear_friction,
@@ -16,9 +17,11 @@ from dynid.cli._fit_options import (
 )
 from dynid.cli._log_options import (
     dask_client,
+    delay_option,
     prepared,
     preprocessing_options,
     read_log,
+    realigned,
     scheduler_option,
 )
 from dynid.cli._outputs import output_options
@@ -145,6 +148,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     robot_options(identify)
     scheduler_option(identify, "fold the logs (ols, wls, constrained)")
     preprocessing_options(identify)
+    delay_option(identify, "auto")
     identify.add_argument("--drop-above", type=Range(float, high=1e6, above=0), metavar="PCT",
                           help="drop coefficients whose relative std exceeds PCT %% and "
                                "re-estimate (Gaz: 30; default: keep all)")
@@ -225,7 +229,7 @@ def _identify(args: argparse.Namespace) -> int:
                              f"filter): it excludes {', '.join(given)}")
         logs = [read_log(args, path, robot) for path in args.data]
     else:
-        logs = [prepared(args, path, robot) for path in args.data]
+        logs = _with_delay(args, robot, [prepared(args, path, robot) for path in args.data])
     steps = logs[0].metadata.get("preprocessing", [])
     checks = None
     if args.validate is not None:  # the final fraction of every log is held out
@@ -233,6 +237,36 @@ def _identify(args: argparse.Namespace) -> int:
         logs, checks = [fit for fit, _ in pairs], [check for _, check in pairs]
     with options_named(LIBRARY_KEYWORDS):  # the fits' errors name these options
         return _fit(args, robot, logs, checks, steps)
+
+
+def _with_delay(args, robot, logs):
+    """The logs realigned for their torque channel's lag (--delay: estimated with the fit's
+    model structure, unless given; a log used as it is, --as-is, only with a given lag)."""
+    if args.delay == "auto" and getattr(args, "as_is", False):
+        return logs
+    if args.delay == "auto":
+        from dynid.identification.delay import estimate_delay
+        from dynid.identification.linear.idim import linear_template
+        from dynid.model import default_friction
+
+        if any(log.effort != "torque" for log in logs):
+            return logs  # currents: the gains are unknown yet (give --delay MS)
+        rotor = (bool(robot.rotor_inertia.any()) if args.rotor_inertia is None
+                 else args.rotor_inertia)
+        friction = (default_friction(robot) if args.friction in NONLINEAR_FRICTION
+                    else linear_friction(robot, args))
+        template = linear_template(robot, friction, rotor_inertia=rotor)
+        delay = estimate_delay(template, logs)
+        if not delay.seconds:
+            for log in logs:
+                log.metadata["preprocessing"] = [*log.metadata.get("preprocessing", []),
+                                                 delay.note()]
+            return logs
+        logs = realigned(logs, delay.seconds)
+        for log in logs:
+            log.metadata["preprocessing"][-1] = delay.note()
+        return logs
+    return realigned(logs, args.delay) if args.delay else logs
 
 
 # the library keywords through which `dynid identify` passes its options (and what stands for
@@ -472,6 +506,8 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
 
         parameters = with_identified_gains(parameters, model.drive_gains)
     error, _, _ = _errors(model, logs)
+    if "torque_delay_s" in logs[0].metadata:  # validate pairs its logs the same way
+        model.report["torque_delay_s"] = logs[0].metadata["torque_delay_s"]
     held_out = rms = None
     if checks is not None:
         held_out, rms, count = _errors(model, checks)

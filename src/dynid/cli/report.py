@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._log_options import prepared, validation_options
+from dynid.cli._log_options import as_identified, prepared, validation_options
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import print_json
 
@@ -38,9 +38,10 @@ def _report(args: argparse.Namespace) -> int:
     from dynid.model import load_model
 
     model = load_model(args.model)
-    data = prepared(args, args.data, model.robot)
+    data = as_identified(args, model, prepared(args, args.data, model.robot))
     check_compatible(model, data)
-    identification = (prepared(args, args.identification, model.robot)
+    identification = (as_identified(args, model, prepared(args, args.identification,
+                                                          model.robot))
                       if args.identification else None)
     if identification is not None:
         check_compatible(model, identification)

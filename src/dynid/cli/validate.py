@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._log_options import prepared, validation_options
+from dynid.cli._log_options import as_identified, prepared, validation_options
 from dynid.cli._outputs import FIGURE_SUFFIXES, output_options
 from dynid.cli._parsing import options_named, print_json
 from dynid.cli._robot_options import joint_keys
@@ -35,6 +35,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     model = load_model(args.model)
     data = prepared(args, args.data, model.robot)
+    data = as_identified(args, model, data)
     check_compatible(model, data)
     import numpy as np
 

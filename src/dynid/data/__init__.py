@@ -23,11 +23,11 @@ from dynid.data.io import read_static as read_static
 from dynid.data.io import write_dataset as write_dataset
 from dynid.data.io import write_log_pieces as write_log_pieces
 from dynid.data.motor_side import to_joint_side as to_joint_side
-from dynid.data.preprocess import DEFAULT_CUTOFF as DEFAULT_CUTOFF
 from dynid.data.preprocess import DEFAULT_TRIM as DEFAULT_TRIM
 from dynid.data.preprocess import FIELDS as FIELDS
 from dynid.data.preprocess import MAX_GAP_STEPS as MAX_GAP_STEPS
 from dynid.data.preprocess import GapWarning as GapWarning
+from dynid.data.preprocess import data_cutoff as data_cutoff
 from dynid.data.preprocess import differentiate as differentiate
 from dynid.data.preprocess import inspect as inspect
 from dynid.data.preprocess import lowpass as lowpass
@@ -44,7 +44,6 @@ from dynid.data.rosbag import JOINT_STATE as JOINT_STATE
 from dynid.data.rosbag import read_rosbag as read_rosbag
 
 __all__ = [
-    "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
     "EFFORTS",
     "FIELDS",
@@ -57,6 +56,7 @@ __all__ = [
     "GapWarning",
     "StaticData",
     "concatenate",
+    "data_cutoff",
     "differentiate",
     "inspect",
     "lower_triangle",

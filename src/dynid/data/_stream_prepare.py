@@ -24,6 +24,7 @@ digit on their bit patterns (16 bits a pass), so the grid, the filter and every 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -35,15 +36,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid._progress import Progress
+from dynid.data.cutoff import SPECTRUM_SAMPLES, Cutoff
 from dynid.data.dataset import Dataset, release_pages
 from dynid.data.io import write_log_pieces
 from dynid.data.preprocess import (
     _JITTER_RTOL,
-    DEFAULT_CUTOFF,
     DEFAULT_TRIM,
     FIELDS,
     MAX_GAP_STEPS,
     MIN_SAMPLES,
+    VELOCITIES,
     GapWarning,
     _butterworth,
     _check_trim,
@@ -55,6 +57,8 @@ from dynid.data.preprocess import (
     _not_uniform,
     _too_few,
     _trimmed_away,
+    data_cutoff,
+    derived_velocity,
 )
 
 # scipy.signal is imported where a filter runs: it loads scipy.stats, seconds of
@@ -199,10 +203,12 @@ class _Segment:
     keep: tuple[int, int]  # the grid's rows that trimming keeps
     steps: list[str]
     overlap: int
+    from_positions: bool = False
 
 
 def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: float | None,
-          order: int, trim_seconds: float | None, median: float | None = None) -> _Segment:
+          order: int, trim_seconds: float | None, from_positions: bool = False,
+          median: float | None = None) -> _Segment:
     """``_prepare``'s steps for rows ``start:stop``, its checks and errors in its order."""
     if stop - start < MIN_SAMPLES:
         raise _too_few(data.metadata, stop - start)
@@ -217,24 +223,30 @@ def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: f
         steps.append(f"resample {rate:g} Hz")
         median = _median_step(grid)
         irregular, shortest, longest = _irregularity(grid, median)
-    differentiate = data.ddq is None
+    differentiate = data.ddq is None or from_positions
     sos, overlap = None, 0
     if differentiate or cutoff is not None:
         if irregular:
             raise _not_uniform(shortest, longest)
-        cutoff = DEFAULT_CUTOFF if cutoff is None else cutoff
+        chosen = cutoff if isinstance(cutoff, Cutoff) else None
+        if cutoff is None:
+            chosen = data_cutoff(_head(data, start, stop), rate=rate, order=order,
+                                 from_positions=from_positions)
+        cutoff = float(cutoff if chosen is None else chosen)
         sos = _butterworth(median, cutoff, order, str(data.metadata.get("source", "the log")))
         padding = _filter_padding(sos)
         if grid.n <= padding:
             raise ValueError(f"`data` needs more than {padding} samples for this filter")
-        steps.append(f"butterworth order {order} cutoff {cutoff:g} Hz")
+        steps.append(f"butterworth order {order} cutoff {cutoff:g} Hz"
+                     + (f" ({chosen.note})" if chosen is not None else ""))
         import scipy.signal  # here, not above: see the imports
         radius = float(np.abs(scipy.signal.sos2zpk(sos)[1]).max(initial=0.0))
         decay = math.ceil(math.log(DECAY) / math.log(radius)) if radius > 0 else 0
         overlap = max(decay, padding)
     if differentiate:
-        steps.append("ddq from dq")
-        overlap += 2  # central differences reach one sample on each side; one spare
+        steps.append("dq and ddq from q" if from_positions else "ddq from dq")
+        # central differences reach one sample on each side (twice from q); one spare
+        overlap += 3 if from_positions else 2
     keep = (0, grid.n)
     if differentiate or trim_seconds is not None:
         seconds = DEFAULT_TRIM if trim_seconds is None else trim_seconds
@@ -245,12 +257,21 @@ def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: f
             raise _trimmed_away(seconds, seconds, float(last - first))
         steps.append(f"trimmed {seconds:g} s / {seconds:g} s")
     return _Segment(start, stop, log, grid, resampled, sos, median, differentiate, keep,
-                    steps, overlap)
+                    steps, overlap, from_positions)
+
+
+def _head(data: Dataset, start: int, stop: int) -> Dataset:
+    """The first rows of ``start:stop``, in memory: twice what the cutoff's spectrum reads, so
+    that resampled they still cover the ``SPECTRUM_SAMPLES`` grid samples it reads."""
+    rows = slice(start, min(stop, start + 2 * SPECTRUM_SAMPLES))
+    fields = {name: np.array(getattr(data, name)[rows]) for name in ("t", "q", "dq", "tau")}
+    release_pages(data, rows)
+    return Dataset(**fields, metadata={"source": data.metadata.get("source", "the log")})
 
 
 def prepare_pieces(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
                    order: int = 4, trim_seconds: float | None = None,
-                   piece_samples: int | None = None,
+                   piece_samples: int | None = None, velocity: str = "log",
                    progress: Callable[[str], None] | None = None) -> Iterator[Dataset]:
     """``prepare(data, ...)`` as consecutive pieces of ``piece_samples`` samples (a segment's
     last piece shorter), holding one piece and its overlap at a time: ``data`` may be
@@ -273,7 +294,10 @@ def prepare_pieces(data: Dataset, *, rate: float | None = None, cutoff: float | 
     if piece_samples is not None and piece_samples < MIN_PIECE_SAMPLES:
         raise ValueError(f"`piece_samples` must be at least {MIN_PIECE_SAMPLES}, got "
                          f"{piece_samples}")
-    options = {"rate": rate, "cutoff": cutoff, "order": order, "trim_seconds": trim_seconds}
+    if velocity not in VELOCITIES:
+        raise ValueError(f"`velocity` must be one of {VELOCITIES}, got {velocity!r:.40}")
+    options = {"rate": rate, "cutoff": cutoff, "order": order, "trim_seconds": trim_seconds,
+               "from_positions": velocity == "positions" or derived_velocity(data)}
     whole = _LogTimes(data, 0, data.n_samples)
     median = _median_step(whole) if data.n_samples >= 3 else None
     gaps, where, longest = _gaps(whole, median) if median is not None else ([], 0, 0.0)
@@ -285,6 +309,12 @@ def prepare_pieces(data: Dataset, *, rate: float | None = None, cutoff: float | 
     else:
         note = _gap_note(len(gaps), longest, whole.at(where))
         bounds = [0, *(k + 1 for k in gaps), data.n_samples]
+        if cutoff is None and (data.ddq is None or options["from_positions"]):
+            start, stop = max(itertools.pairwise(bounds), key=lambda pair: pair[1] - pair[0])
+            with contextlib.suppress(ValueError):  # too short: each segment fails on its own
+                options["cutoff"] = data_cutoff(
+                    _head(data, start, stop), rate=rate, order=order,
+                    from_positions=options["from_positions"])
         plans, dropped = [], 0
         for start, stop in itertools.pairwise(bounds):
             try:
@@ -353,10 +383,13 @@ def _window(data: Dataset, plan: _Segment, start: int, stop: int) -> tuple[NDArr
         t = np.array(data.t[rows])
         fields = {name: np.array(getattr(data, name)[rows]) for name in names}
     release_pages(data, rows)
-    if plan.sos is not None:
+    if plan.sos is not None:  # the states only, as in `prepare`
         import scipy.signal  # here, not above: see the imports
-        fields = {name: scipy.signal.sosfiltfilt(plan.sos, values, axis=0)
-                  for name, values in fields.items()}
+        states = ("q",) if plan.from_positions else ("q", "dq", "ddq")
+        fields.update({name: scipy.signal.sosfiltfilt(plan.sos, values, axis=0)
+                       for name, values in fields.items() if name in states})
+    if plan.from_positions:
+        fields["dq"] = np.gradient(fields["q"], plan.step, axis=0)
     if plan.differentiate:
         fields["ddq"] = np.gradient(fields["dq"], plan.step, axis=0)
     kept = slice(start - first, stop - first)
@@ -366,6 +399,7 @@ def _window(data: Dataset, plan: _Segment, start: int, stop: int) -> tuple[NDArr
 def prepare_to_file(data: Dataset, path: str | Path, *, rate: float | None = None,
                     cutoff: float | None = None, order: int = 4,
                     trim_seconds: float | None = None, piece_samples: int | None = None,
+                    velocity: str = "log",
                     progress: Callable[[str], None] | None = None) -> Path:
     """``prepare(data, ...)`` written to ``path`` (an uncompressed ``.npz``) piece by piece:
     ``write_log_pieces(path, prepare_pieces(data, ...))``, a log of any length in the memory
@@ -374,7 +408,7 @@ def prepare_to_file(data: Dataset, path: str | Path, *, rate: float | None = Non
     ``UserWarning`` says so; ``prepare`` drops them too once it resamples or filters)."""
     return write_log_pieces(path, prepare_pieces(
         time_series(data), rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds,
-        piece_samples=piece_samples, progress=progress))
+        piece_samples=piece_samples, velocity=velocity, progress=progress))
 
 
 def time_series(data: Dataset) -> Dataset:

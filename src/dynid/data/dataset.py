@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from dynid._validation import as_float_array, frozen_copy, strictly_increasing
 
 __all__ = [
+    "DERIVED_VELOCITY",
     "EFFORTS",
     "MAX_MAGNITUDE",
     "MAX_SAMPLES",
@@ -28,6 +29,10 @@ __all__ = [
     "static_rows",
     "with_accelerations",
 ]
+
+# ``metadata["velocity"]`` of a log read without velocities: its dq are central differences of
+# its positions, which ``prepare`` derives again from the filtered positions
+DERIVED_VELOCITY = "derived from positions"
 
 
 # |q|, |dq|, |ddq|, |tau| above this are no arm's (rad, rad/s, rad/s^2, N m) and overflow the

@@ -4,6 +4,9 @@ controller's M(q) and g(q) (CSV, NPZ); every write is atomic.
 Time series (``read_dataset`` / ``write_dataset``; ROS 2 bags: ``dynid.data.rosbag``):
 
 - CSV with a header row ``t, q1..qn, dq1..dqn, tau1..taun`` and optionally ``ddq1..ddqn``;
+  a log without velocities (no ``dq`` columns or array, or none mapped) is read with central
+  differences of its positions, marked so that ``prepare`` derives them again from the
+  filtered positions;
   SI units (s, rad, rad/s, N m, rad/s^2); one sample per row. A log of motor currents
   (``Dataset.effort == "current"``) has ``current1..currentn`` [A] instead of ``tau1..taun``;
   a file with both is an error;
@@ -42,6 +45,7 @@ is also accepted), then ``g1..gn``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -67,7 +71,14 @@ from dynid._reading import (
     read_text,
 )
 from dynid._validation import is_index
-from dynid.data.dataset import EFFORTS, Dataset, StaticData, lower_triangle, static_rows
+from dynid.data.dataset import (
+    DERIVED_VELOCITY,
+    EFFORTS,
+    Dataset,
+    StaticData,
+    lower_triangle,
+    static_rows,
+)
 from dynid.data.rosbag import bag_file, read_rosbag
 
 __all__ = ["MAPPED_FIELDS", "PANDA_LOG_FILES", "UNITS", "column_mapping", "read_dataset",
@@ -128,12 +139,13 @@ def column_mapping(columns: Mapping | str | Path) -> dict[str, FieldColumns]:
     if "tau" in mapping and "current" in mapping:
         raise ValueError(f"{where} maps both `tau` and `current`: a log holds torques or "
                          "currents, map one of them")
-    missing = [field for field in ("t", "q", "dq") if field not in mapping]
+    missing = [field for field in ("t", "q") if field not in mapping]
     if "tau" not in mapping and "current" not in mapping:
         missing.append("tau (or current)")
     if missing:
-        raise ValueError(f"{where} lacks {', '.join(missing)}: it must map t, q, dq and tau "
-                         "or current (ddq is optional)")
+        raise ValueError(f"{where} lacks {', '.join(missing)}: it must map t, q and tau or "
+                         "current (dq and ddq are optional: without dq, velocities are derived "
+                         "from the positions)")
     return mapping
 
 
@@ -377,6 +389,8 @@ def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool
     effort = "current" if columns["current"] else "tau"
     n = len(columns["q"])
     for prefix in ("dq", effort):
+        if prefix == "dq" and not columns["dq"] and n:  # no velocities: derived from q
+            continue
         if len(columns[prefix]) != n or n == 0:
             odd = [name for name in header if re.fullmatch(r"(q|dq|ddq|tau|current)\w+", name)
                    and not re.fullmatch(r"(q|dq|ddq|tau|current)[0-9]+", name)]
@@ -392,15 +406,16 @@ def _own_csv(path: Path, header: list[str], values: NDArray) -> tuple[dict, bool
         raise ValueError(
             f"`path`: {path.name} has {len(columns['ddq'])} ddq columns for {n} joints"
         )
-    expected = 1 + (4 if columns["ddq"] else 3) * n
+    expected = 1 + (2 + bool(columns["dq"]) + bool(columns["ddq"])) * n
     if len(header) != expected:
         raise ValueError(
             f"`path`: {path.name} has {len(header)} columns, expected {expected} "
-            f"(t, q1..qn, dq1..dqn, {effort}1..{effort}n[, ddq1..ddqn]); map the columns of "
+            f"(t, q1..qn[, dq1..dqn], {effort}1..{effort}n[, ddq1..ddqn]); map the columns of "
             "another CSV with `columns`"
         )
     arrays = {"t": values[:, header.index("t")], "q": values[:, columns["q"]],
-              "dq": values[:, columns["dq"]], "tau": values[:, columns[effort]],
+              "dq": values[:, columns["dq"]] if columns["dq"] else None,
+              "tau": values[:, columns[effort]],
               "ddq": values[:, columns["ddq"]] if columns["ddq"] else None}
     return arrays, effort == "current"
 
@@ -522,7 +537,7 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
             arrays = {key: value[rows] if key in MAPPED_FIELDS else value
                       for key, value in arrays.items() if key not in ("M", "g")}
         _one_effort(path, "tau" in arrays, "current" in arrays, "arrays")
-        missing = [name for name in ("t", "q", "dq") if name not in arrays]
+        missing = [name for name in ("t", "q") if name not in arrays]
         if "tau" not in arrays and "current" not in arrays:
             missing.append("tau")
         if missing:
@@ -570,7 +585,26 @@ def _in_si(path: Path, arrays: dict, units: dict[str, str], effort: str,
         read[label] = unit
         if factor != 1.0:
             arrays[field] = np.asarray(arrays[field], dtype=float) * factor
-    return _named(path, Dataset, **arrays, metadata={**metadata, "units": read}, effort=effort)
+    metadata = {**metadata, "units": read}
+    if arrays.get("dq") is not None:
+        return _named(path, Dataset, **arrays, metadata=metadata, effort=effort)
+    return _velocities_derived(path, arrays, metadata, effort)
+
+
+def _velocities_derived(path: Path, arrays: dict, metadata: dict, effort: str) -> Dataset:
+    """The Dataset of a log without velocities: checked with zero velocities first (time
+    stamps, shapes, finite values), then given central differences of its positions, marked
+    ``metadata["velocity"]`` so that ``prepare`` derives them again from the filtered
+    positions (``dynid.data.preprocess.derived_velocity``)."""
+    if metadata.get("memory_mapped"):
+        raise ValueError(f"`path`: {path.name} has no velocities (dq): a memory-mapped log is "
+                         "used as it is and must carry them (prepare it to a file first: "
+                         "dynid data prepare)")
+    q = np.asarray(arrays["q"], dtype=float)
+    checked = _named(path, Dataset, **{**arrays, "dq": np.zeros_like(q)},
+                     metadata={**metadata, "velocity": DERIVED_VELOCITY}, effort=effort)
+    dq = np.gradient(checked.q, checked.t, axis=0) if checked.n_samples > 1 else checked.dq
+    return dataclasses.replace(checked, dq=dq)
 
 
 def write_dataset(path: str | Path, data: Dataset) -> Path:

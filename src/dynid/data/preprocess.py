@@ -5,7 +5,8 @@ Real logs are irregular (the Panda log: median 1 ms, 504 gaps over 1.5 ms, large
 noisy (position resolution about 1e-4 rad). The usual path::
 
     uniform = resample(data, rate=1000.0)                      # linear interpolation
-    smooth = lowpass(uniform, cutoff=5.0, order=4)             # zero-phase Butterworth
+    cutoff = data_cutoff(uniform)                              # from the log's spectrum
+    smooth = lowpass(uniform, cutoff, fields=("q", "dq"))      # zero-phase Butterworth, states
     ready = trim(differentiate(smooth, source="dq"), 0.5, 0.5) # ddq, then drop filter edges
     fit, check = split(ready, 0.7)
 
@@ -29,7 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from dynid.data.dataset import Dataset, concatenate
+from dynid.data.cutoff import Cutoff
+from dynid.data.dataset import DERIVED_VELOCITY, Dataset, concatenate
 from dynid.robot import Robot
 
 # scipy.signal is imported where a filter runs: it loads scipy.stats, seconds of
@@ -37,11 +39,15 @@ from dynid.robot import Robot
 # through the Dataset type) would pay for nothing
 
 __all__ = [
-    "DEFAULT_CUTOFF",
     "DEFAULT_TRIM",
+    "DERIVED_VELOCITY",
     "FIELDS",
     "MAX_GAP_STEPS",
+    "VELOCITIES",
     "GapWarning",
+    "data_cutoff",
+    "dead_band",
+    "derived_velocity",
     "differentiate",
     "inspect",
     "lowpass",
@@ -57,10 +63,8 @@ __all__ = [
 ]
 
 FIELDS = ("q", "dq", "ddq", "tau")
-# Defaults of ``prepare`` for a raw log: a 4th-order 5 Hz Butterworth (the Jaco2 paper's cutoff:
-# it keeps the excitation band, fundamental 0.075 Hz and its harmonics, and removes encoder and
-# torque-sensor noise), and 0.5 s trimmed at both ends (the filter's edge transients).
-DEFAULT_CUTOFF = 5.0
+# ``prepare`` trims 0.5 s at both ends of a log it filters (the filter's edge transients); its
+# cutoff is chosen from each log's spectrum (``dynid.data.cutoff``), never a fixed one
 DEFAULT_TRIM = 0.5
 MIN_SAMPLES = 10  # fewer cannot be filtered, differentiated and trimmed
 MAX_GAP_STEPS = 10  # a longer gap splits the log (the Panda log's largest: 8.8 median steps)
@@ -329,32 +333,65 @@ def segments(data: Dataset, max_gap_steps: float = MAX_GAP_STEPS) -> list[Datase
     return [data.select(slice(start, stop)) for start, stop in itertools.pairwise(bounds)]
 
 
-def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
-            order: int = 4, trim_seconds: float | None = None, as_is: bool = False) -> Dataset:
-    """A log ready to identify: resampled when irregular (or when ``rate`` is given), and,
-    when it has no accelerations, low-passed (``cutoff``, default ``DEFAULT_CUTOFF``),
-    differentiated and trimmed (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already
-    has ``ddq`` is only filtered when ``cutoff`` is given. The steps go to the metadata.
+VELOCITIES = ("log", "positions")
 
-    A log with gaps (see the module docstring) is prepared segment by segment. A log longer
-    than memory: ``prepare_pieces`` (the same log, piece by piece) or ``prepare_to_file``.
+
+def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = None,
+            order: int = 4, trim_seconds: float | None = None, as_is: bool = False,
+            velocity: str = "log") -> Dataset:
+    """A log ready to identify: resampled when irregular (or when ``rate`` is given), and,
+    when it has no accelerations, its states low-passed, differentiated and trimmed
+    (``trim_seconds``, default ``DEFAULT_TRIM``). A log that already has ``ddq`` is only
+    filtered when ``cutoff`` is given. The steps go to the metadata.
+
+    ``cutoff`` [Hz]: None chooses it from the log's spectrum (``dynid.data.cutoff``: the
+    cutoff that loses the least of the motion's accelerations and lets the least noise
+    through), said in the steps. Only the states are filtered (q, dq and a logged ddq), never
+    the torques: the regressor is built from the states, and a filter on the torques alone
+    smears every Coulomb step that the regressor's sign(dq) columns keep sharp (Coulomb
+    friction comes out low, viscous high) and colours the residuals (the formula standard
+    deviations then claim several times the precision the data has). Torque noise left in is
+    white, and least squares averages it out at no bias.
+
+    ``velocity``: ``"log"`` differentiates the log's velocities for the accelerations;
+    ``"positions"`` derives both from the positions (a log whose velocities are noisy or
+    missing: a reader that found no velocities marks the log so, and ``"log"`` then derives
+    them too).
+
+    A log with gaps (see the module docstring) is prepared segment by segment, with one cutoff
+    (chosen on its longest segment). A log longer than memory: ``prepare_pieces`` (the same
+    log, piece by piece) or ``prepare_to_file``.
 
     ``as_is``: every step off — the log is used exactly as it is (no resampling, filtering,
-    differentiation, trimming or splitting at gaps; an irregular rate is kept), so it must
+    differentiation or trimming or splitting at gaps; an irregular rate is kept), so it must
     carry ``ddq``, and ``rate``, ``cutoff`` and ``trim_seconds`` must be None."""
+    if velocity not in VELOCITIES:
+        raise ValueError(f"`velocity` must be one of {VELOCITIES}, got {velocity!r:.40}")
     if as_is:
+        if velocity == "positions":
+            raise ValueError("`as_is` uses the log as it is: it excludes `velocity` "
+                             "'positions'")
         return _as_is(data, rate=rate, cutoff=cutoff, trim_seconds=trim_seconds)
+    from_positions = velocity == "positions" or derived_velocity(data)
     parts = segments(data)
     if len(parts) == 1:
-        return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds)
+        return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds,
+                        from_positions=from_positions)
     steps = np.diff(data.t)
     largest = int(np.argmax(steps))
     note = _gap_note(len(parts) - 1, steps[largest], data.t[largest])
+    if cutoff is None and _filters(parts[0], cutoff, from_positions):
+        longest = max(parts, key=lambda part: part.n_samples)
+        try:
+            cutoff = data_cutoff(longest, rate=rate, order=order,
+                                 from_positions=from_positions)
+        except ValueError:  # too short for a spectrum: each segment fails as it would
+            pass
     ready, dropped = [], 0
     for part in parts:
         try:
             ready.append(_prepare(part, rate=rate, cutoff=cutoff, order=order,
-                                  trim_seconds=trim_seconds))
+                                  trim_seconds=trim_seconds, from_positions=from_positions))
         except ValueError:  # too short to filter, differentiate or trim
             dropped += part.n_samples
     if not ready:
@@ -365,6 +402,29 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
     joined = concatenate(ready)
     joined.metadata["preprocessing"] = [note, *ready[0].metadata.get("preprocessing", [])]
     return joined
+
+
+def derived_velocity(data: Dataset) -> bool:
+    """Whether ``data``'s velocities were derived from its positions by the reader (the log
+    had none): ``prepare`` then derives them again, from the filtered positions."""
+    return data.metadata.get("velocity") == DERIVED_VELOCITY
+
+
+def data_cutoff(data: Dataset, *, rate: float | None = None, order: int = 4,
+                from_positions: bool = False):
+    """The cutoff ``prepare`` chooses for ``data`` (a ``dynid.data.cutoff.Cutoff``: a float
+    with the band edges and a note), on its resampled grid."""
+    from dynid.data.cutoff import choose_cutoff  # scipy.signal: only where a filter runs
+    _, irregular = _irregularity(data.t)
+    if rate is not None or irregular:
+        data = resample(data, rate)
+    values = data.q if from_positions else data.dq
+    return choose_cutoff(values, uniform_step(data), derivatives=2 if from_positions else 1,
+                         order=order)
+
+
+def _filters(data: Dataset, cutoff: float | None, from_positions: bool) -> bool:
+    return data.ddq is None or from_positions or cutoff is not None
 
 
 def _gap_note(count: int, largest: float, after: float) -> str:
@@ -403,18 +463,64 @@ def _too_few(metadata: dict, n_samples: int) -> ValueError:
 
 
 def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: int,
-             trim_seconds: float | None) -> Dataset:
+             trim_seconds: float | None, from_positions: bool = False) -> Dataset:
     if data.n_samples < MIN_SAMPLES:
         raise _too_few(data.metadata, data.n_samples)
     _, irregular = _irregularity(data.t)
     if rate is not None or irregular:
         data = resample(data, rate)
-    needs_ddq = data.ddq is None
-    if needs_ddq or cutoff is not None:
-        data = lowpass(data, DEFAULT_CUTOFF if cutoff is None else cutoff, order=order)
-    if needs_ddq:
-        data = differentiate(data)
-    if needs_ddq or trim_seconds is not None:
+    differentiates = data.ddq is None or from_positions
+    if _filters(data, cutoff, from_positions):
+        chosen = cutoff if isinstance(cutoff, Cutoff) else None
+        if cutoff is None:
+            chosen = data_cutoff(data, order=order, from_positions=from_positions)
+        cutoff = float(cutoff if chosen is None else chosen)
+        states = ("q",) if from_positions else ("q", "dq", "ddq")
+        data = lowpass(data, cutoff, order=order, fields=states)
+        if chosen is not None:
+            data.metadata["preprocessing"][-1] += f" ({chosen.note})"
+    if differentiates:
+        raw_dq = np.gradient(data.q, data.t, axis=0) if from_positions else data.dq
+        data = differentiate(data, source="q" if from_positions else "dq")
+    if differentiates or trim_seconds is not None:
         seconds = DEFAULT_TRIM if trim_seconds is None else trim_seconds
         data = trim(data, seconds, seconds)
+    if differentiates:
+        data = _with_dead_band(data, raw_dq)
     return data
+
+
+# A joint slower than this fraction of its speed (99th percentile of |dq|) is taken as
+# stuck, or as reversing: see ``dead_band``
+DEAD_BAND_FRACTION = 0.02
+# ... or slower than this many standard deviations of its velocity's noise
+DEAD_BAND_NOISE = 3.0
+
+
+def dead_band(dq: NDArray, raw_dq: NDArray) -> NDArray:
+    """Per joint, the speed [rad/s] below which a prepared log's samples carry no friction
+    information a fit can use (``(n,)``; the fits leave those samples of that joint out).
+
+    Where a joint reverses or sticks, dry friction is whatever holds it (anywhere between the
+    static limits, chattering in sign with the velocity's noise), and accelerations derived by
+    differentiation cannot follow the jumps that each change of sign puts into them: a Coulomb
+    column sign(dq) there is wrong in sign half the time, and a least-squares fit shrinks the
+    Coulomb coefficient towards zero and inflates the viscous one to make up (on a Panda
+    twin: Coulomb 10-28 % low on the wrist joints, viscous up to 2.6x high, from the 5-9 % of
+    samples slower than 0.005 rad/s). The band is the larger of ``DEAD_BAND_NOISE`` times the
+    raw velocity's noise (``noise_level`` of ``raw_dq``, before any filter) and
+    ``DEAD_BAND_FRACTION`` of the joint's speed (the 99th percentile of ``|dq|``)."""
+    speed = np.percentile(np.abs(dq), 99, axis=0)
+    return np.maximum(DEAD_BAND_NOISE * noise_level(raw_dq), DEAD_BAND_FRACTION * speed)
+
+
+def _with_dead_band(data: Dataset, raw_dq: NDArray) -> Dataset:
+    band = dead_band(data.dq, raw_dq)
+    left_out = (np.abs(data.dq) < band).mean(axis=0)
+    note = ("friction fits leave out each joint's samples slower than "
+            + ", ".join(f"{b:.2g}" for b in band) + " rad/s (sticking and reversals; "
+            + ", ".join(f"{100 * f:.1f}" for f in left_out) + " % of the samples)")
+    metadata = {**data.metadata, "dead_band": [float(b) for b in band],
+                "preprocessing": [*data.metadata.get("preprocessing", []), note]}
+    return Dataset(**{name: getattr(data, name) for name in ("t", *FIELDS, "M", "g")},
+                   metadata=metadata, effort=data.effort)

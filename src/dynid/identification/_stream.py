@@ -435,6 +435,7 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
         for k, log, first, total in pieces:
             gathers = [_gathers(model, layout, log_index=k, n_logs=n_logs,
                                 n_deviations=n_deviations) for layout in layouts[k]]
+            band = _dead_band(model, log)
             for start in range(0, log.n_samples, chunk):
                 rows = slice(start, min(start + chunk, log.n_samples))
                 q, dq, ddq = (np.asarray(getattr(log, name)[rows])
@@ -459,6 +460,8 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                         for dest, value in gathers[j][1]:
                             own[:, dest] = value
                         own[:, -1] = target[mine, j]
+                        if band is not None and band[j] > 0:
+                            own = own[np.abs(dq[mine, j]) >= band[j]]
                         if weights is not None:
                             own *= np.sqrt(weights((k, int(b), j), layout, own))[:, None]
                         out.add((k, int(b), j), layout, own)
@@ -545,6 +548,20 @@ def fold_on_cluster(client, model, logs: Sequence[Dataset], n_deviations: int, *
         raise ValueError(f"the cluster folded {out.n_rows} rows of {expected}: a piece was "
                          "lost; rerun")
     return out
+
+
+def _dead_band(model, log: Dataset) -> NDArray | None:
+    """The speeds below which each joint's rows of ``log`` are left out of the fit
+    (``dynid.data.preprocess.dead_band``, recorded by ``prepare`` when it derived the
+    accelerations), for a model with friction columns; None: every row counts."""
+    band = log.metadata.get("dead_band")
+    if band is None or not model.has_friction:
+        return None
+    band = np.asarray(band, dtype=float)
+    if band.shape != (model.robot.n_joints,) or not (band >= 0).all():
+        raise ValueError(f"`dead_band` of {log.metadata.get('source', 'a log')} must be "
+                         f"{model.robot.n_joints} speeds >= 0, got {band.tolist()}")
+    return band
 
 
 def _model_parts(model, q: NDArray, dq: NDArray, ddq: NDArray) -> list[NDArray]:

@@ -92,8 +92,8 @@ def with_velocities(data: Dataset) -> tuple[Dataset, str | None]:
     offline, not what an online observer could do — with a ``NoVelocityWarning`` and the
     note returned."""
     from dynid.data.preprocess import (
-        DEFAULT_CUTOFF,
         DEFAULT_TRIM,
+        data_cutoff,
         differentiate,
         lowpass,
         resample,
@@ -109,12 +109,13 @@ def with_velocities(data: Dataset) -> tuple[Dataset, str | None]:
         uniform = data
     except ValueError:
         uniform = resample(data)
-    smooth = lowpass(uniform, DEFAULT_CUTOFF, fields=("q",))
+    cutoff = data_cutoff(uniform, from_positions=True)
+    smooth = lowpass(uniform, cutoff, fields=("q",))
     ready = trim(differentiate(smooth, source="q"), DEFAULT_TRIM, DEFAULT_TRIM)
     note = (f"{data.metadata.get('source', 'the log')} has no velocities (dq is zero while q "
             f"moves): dq from the positions by identify's preprocessing (zero-phase "
-            f"{DEFAULT_CUTOFF:g} Hz low-pass, central differences, {DEFAULT_TRIM:g} s trimmed "
-            "at each end; offline only, the torques unfiltered)")
+            f"{cutoff:.3g} Hz low-pass chosen from the log's spectrum, central differences, "
+            f"{DEFAULT_TRIM:g} s trimmed at each end; offline only, the torques unfiltered)")
     warnings.warn(note, NoVelocityWarning, stacklevel=3)
     return Dataset(t=ready.t, q=ready.q, dq=ready.dq, tau=ready.tau,
                    metadata=dict(ready.metadata), effort=ready.effort), note
