@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dynid.data.dataset import Dataset
+from dynid.data.dataset import DERIVED_VELOCITY, Dataset
 from dynid.robot import Transmission
 
 __all__ = ["to_joint_side"]
@@ -47,9 +47,10 @@ def to_joint_side(data: Dataset, transmission: Transmission) -> Dataset:
               for name in ("q", "dq", "ddq")}
     fields["tau"] = transmission.joint_torques(data.tau) if data.effort == "torque" \
         else np.asarray(data.tau)
+    derived = data.metadata.get("velocity") == DERIVED_VELOCITY  # dq from q: not logged
     what = ", ".join(label for name, label in (("q", "positions"), ("dq", "velocities"),
                                                 ("ddq", "accelerations"))
-                     if getattr(data, name) is not None) + \
+                     if getattr(data, name) is not None and not (name == "dq" and derived)) + \
         (" and torques (tau = G^T tau_m)" if data.effort == "torque"
          else " (motor currents kept per motor)")
     coupled = "" if transmission.uncoupled else \
