@@ -257,6 +257,7 @@ def _with_delay(args, robot, logs):
                     else linear_friction(robot, args))
         template = linear_template(robot, friction, rotor_inertia=rotor)
         delay = estimate_delay(template, logs)
+        args.delay_estimate = delay  # its error joins the standard deviations
         if not delay.seconds:
             for log in logs:
                 log.metadata["preprocessing"] = [*log.metadata.get("preprocessing", []),
@@ -508,6 +509,10 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     error, _, _ = _errors(model, logs)
     if "torque_delay_s" in logs[0].metadata:  # validate pairs its logs the same way
         model.report["torque_delay_s"] = logs[0].metadata["torque_delay_s"]
+    if getattr(args, "delay_estimate", None) is not None and model.std_kind != "unknown":
+        from dynid.identification.delay import with_delay_std
+
+        model = with_delay_std(model, args.delay_estimate)
     held_out = rms = None
     if checks is not None:
         held_out, rms, count = _errors(model, checks)
