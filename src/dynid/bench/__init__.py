@@ -61,6 +61,9 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "estimators": Suite("DIDIM, PC-DIDIM and CLOE against OLS at high torque noise, the online "
                         "payload, the full protocol's time extrapolated from one draw",
                         "estimators"),
+    "structure": Suite("the default path on twins whose truth differs from the description: "
+                       "friction bias, the 95 % intervals' coverage over 200 draws",
+                       "structure"),
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),

@@ -241,33 +241,22 @@ def _identify(args: argparse.Namespace) -> int:
 
 def _with_delay(args, robot, logs):
     """The logs realigned for their torque channel's lag (--delay: estimated with the fit's
-    model structure, unless given; a log used as it is, --as-is, only with a given lag)."""
-    if args.delay == "auto" and getattr(args, "as_is", False):
+    model structure, unless given; a log used as it is, --as-is, only with a given lag; a
+    current log only with a given lag: its gains are unknown yet)."""
+    if args.delay != "auto":
+        return realigned(logs, args.delay) if args.delay else logs
+    if getattr(args, "as_is", False) or any(log.effort != "torque" for log in logs):
         return logs
-    if args.delay == "auto":
-        from dynid.identification.delay import estimate_delay
-        from dynid.identification.linear.idim import linear_template
-        from dynid.model import default_friction
+    from dynid.identification.delay import compensated
+    from dynid.identification.linear.idim import linear_template
+    from dynid.model import default_friction
 
-        if any(log.effort != "torque" for log in logs):
-            return logs  # currents: the gains are unknown yet (give --delay MS)
-        rotor = (bool(robot.rotor_inertia.any()) if args.rotor_inertia is None
-                 else args.rotor_inertia)
-        friction = (default_friction(robot) if args.friction in NONLINEAR_FRICTION
-                    else linear_friction(robot, args))
-        template = linear_template(robot, friction, rotor_inertia=rotor)
-        delay = estimate_delay(template, logs)
-        args.delay_estimate = delay  # its error joins the standard deviations
-        if not delay.seconds:
-            for log in logs:
-                log.metadata["preprocessing"] = [*log.metadata.get("preprocessing", []),
-                                                 delay.note()]
-            return logs
-        logs = realigned(logs, delay.seconds)
-        for log in logs:
-            log.metadata["preprocessing"][-1] = delay.note()
-        return logs
-    return realigned(logs, args.delay) if args.delay else logs
+    rotor = bool(robot.rotor_inertia.any()) if args.rotor_inertia is None else args.rotor_inertia
+    friction = (default_friction(robot) if args.friction in NONLINEAR_FRICTION
+                else linear_friction(robot, args))
+    logs, args.delay_estimate = compensated(
+        linear_template(robot, friction, rotor_inertia=rotor), logs)
+    return logs
 
 
 # the library keywords through which `dynid identify` passes its options (and what stands for

@@ -36,8 +36,8 @@ from dynid.identification._logs import as_logs, deviation_names
 from dynid.identification._stream import fold_logs
 from dynid.model.linear_model import LinearModel
 
-__all__ = ["GRID", "MAX_DELAY", "MAX_SAMPLES", "SIGNIFICANCE", "Delay", "estimate_delay",
-           "shift_torques", "with_delay_std"]
+__all__ = ["GRID", "MAX_DELAY", "MAX_SAMPLES", "SIGNIFICANCE", "Delay", "compensated",
+           "estimate_delay", "shift_torques", "with_delay_std"]
 
 MAX_DELAY = 0.02  # s: a torque channel later than this is a logging fault, not a lag
 GRID = 9  # coarse shifts over [-max, max] (5 ms apart at 20 ms)
@@ -157,6 +157,24 @@ def estimate_delay(template: LinearModel, data: Dataset | Sequence[Dataset], *,
     return Delay(found if measured else 0.0, found, float(gain), std,
                  tuple(((x_above - x_below) / (2 * h)).tolist()),
                  tuple(template.base.base_names))
+
+
+def compensated(template: LinearModel, logs: Sequence[Dataset], *,
+                max_delay: float = MAX_DELAY) -> tuple[list[Dataset], Delay]:
+    """``logs`` realigned for their torque channel's lag (``estimate_delay`` with
+    ``template``'s structure, ``shift_torques``), the lag's note in their preprocessing
+    steps, and the ``Delay`` (for ``with_delay_std``): what ``dynid identify`` does by
+    default."""
+    delay = estimate_delay(template, logs, max_delay=max_delay)
+    out = []
+    for log in logs:
+        shifted = shift_torques(log, delay.seconds)
+        if shifted is log:
+            shifted = dataclasses.replace(log, metadata=dict(log.metadata))
+        steps = log.metadata.get("preprocessing", [])
+        shifted.metadata["preprocessing"] = [*steps, delay.note()]
+        out.append(shifted)
+    return out, delay
 
 
 def with_delay_std(model: LinearModel, delay: Delay) -> LinearModel:
