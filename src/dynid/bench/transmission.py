@@ -7,8 +7,8 @@ motor rotor inertias and viscous + Coulomb friction on the motor side. Its logs 
 motors' positions and torques with noise (no velocities: derived from the positions, as
 ``read_dataset`` reads such a log; no accelerations), built from the motor
 side with the full ``G`` (``tau = rnea + G^T (I_m theta'' + f_m(theta'))``), read as
-``dynid identify --motor-side`` reads them (``to_joint_side`` through the coupling, then
-``prepare``).
+``dynid identify --motor-side`` reads them by default (``to_joint_side`` through the coupling,
+``prepare``, the torque lag estimated with each model's structure and compensated, OLS).
 
 ``coupled_wrist_gain``: on those joint-side logs, the held-out RMSE of the two coupled wrist
 joints together (root sum of squares) of a model that takes each motor for its own joint's
@@ -87,21 +87,19 @@ def _motor_log(truth, trajectory, duration: float, seed: int):
 def run(*, robot: str = "tx40", duration: float = 20.0, seed: int = 0,
         progress: Callable[[str], None] | None = None) -> dict:
     """The coupled-wrist twin of ``robot`` (6 joints; module docstring): one motor-side log of
-    ``duration`` s to fit and one to check, identified (OLS, rotor inertias, viscous + Coulomb
-    + offset friction) with the coupling and with the reductions alone.
+    ``duration`` s to fit and one to check, identified by the default path (``_default_path``:
+    rotor inertias, viscous + Coulomb + offset friction) with the coupling and without.
 
     Keys: ``coupled_wrist_gain``, ``motor_coordinates_ratio`` (module docstring);
     ``wrist_rmse_with`` and ``wrist_rmse_without`` (N m, the two wrist joints); ``rmse_with``,
     ``rmse_without`` and ``rmse_motor_coordinates`` per joint (N m, held out);
     ``noise_floor`` per joint (the motor noise through ``G^T``, unfiltered, N m);
-    ``seconds_with``, ``seconds_without`` (the fits); ``preprocessing``: the steps of the
-    prepared fit log;
+    ``seconds_with``, ``seconds_without`` (the lag and the fit), ``delay_ms_with``,
+    ``delay_ms_without`` (the lag each found); ``preprocessing``: the steps of the prepared
+    fit log;
     ``n_samples``."""
     from dynid.data import prepare, to_joint_side
     from dynid.excitation.optimize import random_fourier
-    from dynid.friction.models import ViscousCoulomb
-    from dynid.identification import identify
-    from dynid.metrics import rmse
     from dynid.robot import Transmission, load_robot
 
     if not duration >= 5.0:
@@ -124,23 +122,40 @@ def run(*, robot: str = "tx40", duration: float = 20.0, seed: int = 0,
                                ("without", Transmission.simple(np.array(REDUCTIONS)))):
         say(f"identifying {name} the coupling")
         began = time.perf_counter()
-        model = identify(told.with_transmission(transmission), fit,
-                         friction=ViscousCoulomb.zeros(told.n_joints), rotor_inertia=True)
+        error, delay = _default_path(told.with_transmission(transmission), fit, check)
         out[f"seconds_{name}"] = time.perf_counter() - began
-        error = np.asarray(rmse(check.tau, model.predict(check.q, check.dq, check.ddq)))
         out[f"rmse_{name}"] = error.tolist()
+        out[f"delay_ms_{name}"] = 1e3 * delay
         out[f"wrist_rmse_{name}"] = float(np.sqrt(np.sum(error[list(WRIST)]**2)))
     out["coupled_wrist_gain"] = out["wrist_rmse_without"] / out["wrist_rmse_with"]
     say("identifying in motor coordinates (the reductions alone)")
-    simple = Transmission.simple(np.array(REDUCTIONS))
-    fit_m, check_m = (prepare(to_joint_side(log, simple)) for log in logs)
-    model = identify(told.with_transmission(simple), fit_m,
-                     friction=ViscousCoulomb.zeros(told.n_joints), rotor_inertia=True)
-    error = np.asarray(rmse(check_m.tau, model.predict(check_m.q, check_m.dq, check_m.ddq)))
+    simple = told.with_transmission(Transmission.simple(np.array(REDUCTIONS)))
+    error, _ = _default_path(simple, *(prepare(to_joint_side(log, simple.transmission))
+                                       for log in logs))
     out["rmse_motor_coordinates"] = error.tolist()
     out["motor_coordinates_ratio"] = float(np.sqrt(np.sum(error[list(WRIST)]**2))) \
         / out["wrist_rmse_with"]
     return out
+
+
+def _default_path(robot, fit, check) -> tuple[np.ndarray, float]:
+    """``robot`` (rotor inertias, viscous + Coulomb + offset friction) identified from the
+    prepared ``fit`` log as ``dynid identify`` does by default (the torque lag estimated with
+    its structure and compensated, OLS): its held-out RMSE per joint on ``check`` (realigned
+    by the same lag) and the lag [s]."""
+    from dynid.friction.models import ViscousCoulomb
+    from dynid.identification import identify
+    from dynid.identification.delay import compensated, shift_torques
+    from dynid.identification.linear.idim import linear_template
+    from dynid.metrics import rmse
+
+    friction = ViscousCoulomb.zeros(robot.n_joints)
+    template = linear_template(robot, friction, rotor_inertia=True)
+    (ready,), delay = compensated(template, [fit])
+    model = identify(robot, ready, friction=friction, rotor_inertia=True)
+    check = shift_torques(check, delay.seconds)
+    return (np.asarray(rmse(check.tau, model.predict(check.q, check.dq, check.ddq))),
+            delay.seconds)
 
 
 def summary(result: dict) -> str:
@@ -155,6 +170,7 @@ def summary(result: dict) -> str:
         f"  motor coordinates     {row(result['rmse_motor_coordinates'])}",
         f"  noise (unfiltered)    {row(result['noise_floor'])}",
         f"  coupled_wrist_gain {result['coupled_wrist_gain']:.2f} (wrist joints 5-6: "
-        f"{result['wrist_rmse_without']:.4f} / {result['wrist_rmse_with']:.4f} N m); fits "
+        f"{result['wrist_rmse_without']:.4f} / {result['wrist_rmse_with']:.4f} N m); lag "
+        f"{result['delay_ms_with']:+.2f} / {result['delay_ms_without']:+.2f} ms, fits "
         f"{result['seconds_with']:.2f} s / {result['seconds_without']:.2f} s; in motor "
         f"coordinates {result['motor_coordinates_ratio']:.2f} x the coupled model's"])
