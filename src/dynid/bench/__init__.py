@@ -71,6 +71,8 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
                       "identified by default and with rotor inertia: armature_floor_ratio "
                       "(held-out error over the noise floor; needs mujoco)", "armature",
                       robot="panda"),
+    "transmission": Suite("a coupled wrist identified from motor-side logs with and without "
+                          "its coupling (coupled_wrist_gain)", "transmission", robot="tx40"),
 })
 
 #: the suites ``make bench`` runs (``bench/run.py``)

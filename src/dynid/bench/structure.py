@@ -8,6 +8,9 @@ compensated, OLS — makes of twins whose truth is not what it is told.
 - ``coverage_95``: over ``draws`` twins of a 3-joint arm (torque noise, encoders, rotor
   inertias, friction), the fraction of the 95 % intervals (coefficient +- 1.96 std) of the base
   parameters that hold the truth, overall and per kind (rigid body, rotor, friction).
+- ``coupled_wrist_gain``: a coupled-wrist TX40 twin's motor-side logs through the default path,
+  the held-out wrist error of a model without the coupling over the one with it
+  (``dynid.bench.transmission``).
 """
 
 from __future__ import annotations
@@ -120,7 +123,21 @@ def run(*, draws: int = 200, seed: int = 0,
     start = time.perf_counter()
     out.update(coverage(draws=draws, seed=seed, progress=say))
     out["coverage_seconds"] = time.perf_counter() - start
+    out.update(_coupled_wrist(seed, say))
     return out
+
+
+def _coupled_wrist(seed: int, say: Callable[[str], None]) -> dict:
+    """``coupled_wrist_gain`` (and what goes with it) of ``dynid.bench.transmission``."""
+    from dynid.bench.transmission import run as transmission
+
+    start = time.perf_counter()
+    say("coupled wrist: a motor-side TX40 twin with and without its coupling")
+    wrist = transmission(seed=seed, progress=say)
+    return {"coupled_wrist_gain": wrist["coupled_wrist_gain"],
+            "coupled_wrist_rmse": {"with": wrist["rmse_with"],
+                                   "without": wrist["rmse_without"]},
+            "coupled_wrist_seconds": time.perf_counter() - start}
 
 
 def summary(result: dict) -> str:
@@ -131,4 +148,6 @@ def summary(result: dict) -> str:
         f"(torque lag {result['torque_delay_ms']:+.2f} ms compensated)",
         f"95 % intervals over {result['draws']} twins: coverage {result['coverage_95']:.3f} "
         f"({kinds})",
+        f"coupled wrist, motor-side TX40 twin: held-out wrist error without / with the "
+        f"coupling {result['coupled_wrist_gain']:.1f}",
     ])

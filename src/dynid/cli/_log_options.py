@@ -49,6 +49,7 @@ def preprocessing_options(parser: argparse.ArgumentParser, *, split: bool = True
                         help="what a bag's effort field or the log's tau column holds: joint "
                              "torques or motor currents (default: as the file says, else "
                              "torque)")
+    motor_side_option(parser)
     if not steps:
         return
     parser.add_argument("--as-is", action="store_true",
@@ -70,9 +71,40 @@ def read_log(args: argparse.Namespace, path: str, robot=None, *, mmap: bool = Fa
     from dynid.data import read_dataset
 
     joints = list(robot.joint_names) if robot is not None else None
-    return read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
+    data = read_dataset(path, joint_names=joints, columns=getattr(args, "columns", None),
                         units=getattr(args, "units", None), effort=getattr(args, "effort", None),
                         mmap=mmap)
+    return on_joint_side(args, data, robot)
+
+
+def motor_side_option(parser: argparse.ArgumentParser) -> None:
+    """--motor-side: the log is the motors', mapped to the joints through the robot's
+    transmission (``on_joint_side``)."""
+    parser.add_argument("--motor-side", action="store_true",
+                        help="the log holds motor positions, velocities and torques (or "
+                             "currents, one per motor), in the joints' order: mapped to the "
+                             "joints through the robot file's transmission (q = G^-1 theta, "
+                             "tau = G^T tau_m) before any preprocessing")
+
+
+def on_joint_side(args: argparse.Namespace, data, robot):
+    """``data`` itself, or with --motor-side mapped through ``robot``'s transmission
+    (``dynid.data.to_joint_side``)."""
+    if not getattr(args, "motor_side", False):
+        return data
+    from dynid.data import to_joint_side
+
+    if robot is None:
+        raise ValueError("`--motor-side` maps a log through the robot's transmission: give "
+                         "the robot")
+    if robot.transmission.direct:
+        raise ValueError(f"`--motor-side`: {robot.name!r} states no transmission (direct "
+                         "drive), so the motors' log would be read as the joints'; give its "
+                         "reductions (and couplings) under `transmission:` in the robot file")
+    try:
+        return to_joint_side(data, robot.transmission)
+    except ValueError as error:
+        raise ValueError(f"`--motor-side`: {error}") from None
 
 
 def prepared(args: argparse.Namespace, path: str, robot=None):

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._log_options import preprocessing_options, step_options, velocity_source
+from dynid.cli._log_options import (
+    on_joint_side,
+    preprocessing_options,
+    step_options,
+    velocity_source,
+)
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import print_json, stderr_progress
 from dynid.cli._robot_options import description_options, loaded_robot, robot_options
@@ -55,6 +60,7 @@ def _data_inspect(args: argparse.Namespace) -> int:
     robot = loaded_robot(args) if args.robot else None
     data = read_dataset(args.file, joint_names=list(robot.joint_names) if robot else None,
                         columns=args.columns, units=args.units, effort=args.effort)
+    data = on_joint_side(args, data, robot)
     report = inspect(data, robot)
     current = data.effort == "current"
     report["effort"] = data.effort
@@ -103,6 +109,7 @@ def _data_prepare(args: argparse.Namespace) -> int:
     data = read_dataset(args.file, joint_names=list(robot.joint_names) if robot else None,
                         columns=args.columns, units=args.units, effort=args.effort,
                         mmap=args.mmap)
+    data = on_joint_side(args, data, robot)
     pieces = prepare_pieces(time_series(data), rate=args.resample, cutoff=args.cutoff,
                             order=args.order, trim_seconds=args.trim,
                             velocity=velocity_source(args), progress=stderr_progress(args))

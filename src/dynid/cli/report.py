@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dynid.cli._log_options import as_identified, prepared, validation_options
+from dynid.cli._log_options import as_identified, on_joint_side, prepared, validation_options
 from dynid.cli._outputs import output_options
 from dynid.cli._parsing import print_json
 
@@ -58,9 +58,10 @@ def _report(args: argparse.Namespace) -> int:
 
         joints = list(model.robot.joint_names)
         contacts = contacts_from(args.contact or [], model.robot)
-        detection = detect_collisions(
-            model, read_dataset(args.collisions, joint_names=joints),
-            calibration=read_dataset(args.calibration, joint_names=joints))
+        collisions, calibration = (  # --motor-side: the monitor's logs are the motors' too
+            on_joint_side(args, read_dataset(path, joint_names=joints), model.robot)
+            for path in (args.collisions, args.calibration))
+        detection = detect_collisions(model, collisions, calibration=calibration)
         sections.append(detection_section(detection, contacts, log_name=args.collisions))
     try:
         validation = validate_model(model, data, n_poses=args.poses)

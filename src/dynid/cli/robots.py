@@ -101,6 +101,9 @@ def _robot_show(args: argparse.Namespace) -> int:
                   for name, pi in zip(robot.link_names, robot.parameters, strict=True)],
         "friction": robot.friction.to_dict(),
         "rotor_inertia": robot.rotor_inertia.tolist(),
+        "transmission": {"reductions": robot.transmission.reductions.tolist(),
+                         "coupling": robot.transmission.coupling.tolist(),
+                         "motors": list(robot.transmission.motor_names)},
         "bounds": _bounds_payload(robot.bounds),
         "excitation_limits": {
             **{key: getattr(completed.robot.limits, key).tolist()
@@ -135,6 +138,9 @@ def _robot_show(args: argparse.Namespace) -> int:
     if robot.rotor_inertia.any():
         print("  rotor inertia (reflected): "
               + ", ".join(f"{v:.4g}" for v in robot.rotor_inertia) + " kg m^2")
+    if not robot.transmission.direct:
+        print("  transmission (theta = G q; motor: joint x reduction):")
+        print("\n".join(robot.transmission.describe(robot.joint_names)))
     _print_bounds(robot)
     if robot.source.citation:
         print(f"  source: {' '.join(robot.source.citation.split())}")

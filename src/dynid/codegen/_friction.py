@@ -153,26 +153,28 @@ def _fitted(model: FrictionModel, j: int, v: str, names: Names,
 
 
 def friction_torque(linear: FrictionModel, values: np.ndarray, fitted: FrictionModel | None,
-                    n: int, names: Names) -> list[str]:
+                    n: int, names: Names, *, speed: str = "dq", target: str = "tau_f"
+                    ) -> list[str]:
     """The body of ``friction(dq, z, tau_f)``: the linear columns' torque plus the fitted
-    model's, joint by joint."""
+    model's, joint by joint (``speed[j]`` in, ``target[j]`` out: a coupled transmission's
+    motors' speeds and friction, ``dynid.codegen.generate``)."""
     lines = []
     for j in range(n):
-        v = f"dq[{j}]"
+        v = f"{speed}[{j}]"
         first = _linear(linear, values, j, v, names)
         statements, static, with_state = (_fitted(fitted, j, v, names) if fitted is not None
                                           else ([], None, None))
         base = f"{first} + " if first else ""
         if with_state is not None:
             lines += ["{", *[f"    {s}" for s in statements],
-                      f"    if (z) tau_f[{j}] = {base}({with_state});",
-                      f"    else tau_f[{j}] = {base}({static});", "}"]
+                      f"    if (z) {target}[{j}] = {base}({with_state});",
+                      f"    else {target}[{j}] = {base}({static});", "}"]
         elif static is not None:
-            body = [f"tau_f[{j}] = {base}({static});"]
+            body = [f"{target}[{j}] = {base}({static});"]
             lines += ["{", *[f"    {s}" for s in statements], *[f"    {b}" for b in body], "}"] \
                 if statements else body
         else:
-            lines.append(f"tau_f[{j}] = {first if first else '0.0'};")
+            lines.append(f"{target}[{j}] = {first if first else '0.0'};")
     return lines
 
 

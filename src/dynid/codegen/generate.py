@@ -129,6 +129,10 @@ def check_model(model: LinearModel) -> None:
                 raise TypeError(f"`model`: its {where} must be one of dynid's friction models "
                                 f"{sorted(FRICTION_MODELS)}, got {type(friction).__name__}")
             numbers[f"its {where} ({friction.name})"] = friction.per_joint()
+    if not model.robot.transmission.uncoupled and isinstance(model.fitted_friction, LuGre):
+        raise ValueError("`model`: a LuGre friction through a coupled transmission (each "
+                         "motor's bristle state at its own speed) is not generated; fit a "
+                         "static friction model, or generate without the coupling")
     for what, values in numbers.items():
         values = np.asarray(values, dtype=float)
         if not np.isfinite(values).all():
@@ -182,6 +186,11 @@ class _Writer:
         self.n = model.robot.n_joints
         self.chain = chain_arrays(model.robot)
         self.pi, self.rotor = _link_parameters(model, parameters)
+        transmission = model.robot.transmission
+        # the rotors' share of M: diag(I_a), or C^T diag(I_a) C through a coupled transmission
+        self.coupling = None if transmission.uncoupled else transmission.coupling
+        self.rotors = np.diag(self.rotor) if self.coupling is None \
+            else transmission.rotor_matrix(self.rotor)
         self.parameters = parameters
         cpp = language == "cpp"
         self.math = "std::" if cpp else ""
@@ -219,8 +228,8 @@ class _Writer:
                     "friction plus the fitted model. z: the friction state (LuGre's bristle "
                     "deflections, n_states values), or NULL for the steady state; ignored by "
                     "static friction.",
-                    self._unused(_friction.friction_torque(linear, values, fitted, n,
-                                                           self.names), ("dq", "z"))))
+                    self._unused(self._friction_torque(linear, values, fitted),
+                                 ("dq", "z"))))
         out.append(("friction_state_init", f"const double dq{vec}, double *z",
                     "The friction state z at its steady state for velocities dq (start of a "
                     "run). Does nothing when n_states is 0.",
@@ -238,6 +247,26 @@ class _Writer:
                     self._unused(_friction.state_rate(fitted, n, self.names), ("dq", "z", "dz"))))
         return out
 
+    def _friction_torque(self, linear, values, fitted) -> list[str]:
+        """``friction``'s body: per joint, or through a coupled transmission the motors'
+        friction at their speeds ``u = C dq`` mapped to the joints, ``tau_f = C^T f(u)``."""
+        n = self.n
+        if self.coupling is None:
+            return _friction.friction_torque(linear, values, fitted, n, self.names)
+        c = self.coupling
+
+        def combination(terms) -> str:
+            return " + ".join(f"{literal(w, 'a coupling')} * {v}" if w != 1.0 else v
+                              for w, v in terms if w != 0.0)
+
+        return [f"double u[{n}];", f"double f[{n}];",
+                *[f"u[{k}] = {combination((c[k, j], f'dq[{j}]') for j in range(n))};"
+                  for k in range(n)],
+                *_friction.friction_torque(linear, values, fitted, n, self.names, speed="u",
+                                           target="f"),
+                *[f"tau_f[{i}] = {combination((c[k, i], f'f[{k}]') for k in range(n))};"
+                  for i in range(n)]]
+
     def functions(self) -> list[tuple[str, str, str, list[str]]]:
         """Every function, built once: (name, parameters, doc, body lines)."""
         if self._functions is None:
@@ -252,7 +281,9 @@ class _Writer:
             out += self._friction_functions(vec)
         body, tau = self._rigid(dq=True, ddq=True, gravity=True)
         for i in range(n):
-            body.output(f"tau[{i}]", body.sum((tau[i],), (float(self.rotor[i]), Var(f"ddq[{i}]"))))
+            body.output(f"tau[{i}]", body.sum(
+                (tau[i],), *((float(self.rotors[i, j]), Var(f"ddq[{j}]")) for j in range(n)
+                             if i == j or self.rotors[i, j] != 0.0)))
         if self.friction:
             lines = [*body.lines(), f"double tau_f{vec};",
                      f"{self.name('friction')}(dq, z, tau_f);",
@@ -277,8 +308,8 @@ class _Writer:
         for i in range(n):
             for j in range(n):
                 value = matrix[i][j]
-                if i == j:
-                    value = body.sum((value,), (float(self.rotor[i]),))
+                if i == j or self.rotors[i, j] != 0.0:
+                    value = body.sum((value,), (float(self.rotors[i, j]),))
                 body.output(f"M[{i * n + j}]", value)
         out.append(("mass_matrix", f"const double q{vec}, double M{mat}",
                     "The joint-space inertia matrix M(q), rotor inertias on its diagonal; "

@@ -1,6 +1,7 @@
 """Data: time series and static samples (``dataset``), their files (``io``), and preprocessing
 (``preprocess``: trimming, resampling, filtering, differentiation, splitting; a log longer than
-memory piece by piece, ``prepare_pieces`` and ``prepare_to_file``).
+memory piece by piece, ``prepare_pieces`` and ``prepare_to_file``), motor-side logs mapped to
+the joints through a transmission (``motor_side``).
 """
 
 from dynid.data._stream_prepare import prepare_pieces as prepare_pieces
@@ -21,6 +22,7 @@ from dynid.data.io import read_panda_log as read_panda_log
 from dynid.data.io import read_static as read_static
 from dynid.data.io import write_dataset as write_dataset
 from dynid.data.io import write_log_pieces as write_log_pieces
+from dynid.data.motor_side import to_joint_side as to_joint_side
 from dynid.data.preprocess import DEFAULT_TRIM as DEFAULT_TRIM
 from dynid.data.preprocess import FIELDS as FIELDS
 from dynid.data.preprocess import MAX_GAP_STEPS as MAX_GAP_STEPS
@@ -74,6 +76,7 @@ __all__ = [
     "segments",
     "split",
     "static_rows",
+    "to_joint_side",
     "trim",
     "uniform_step",
     "with_accelerations",

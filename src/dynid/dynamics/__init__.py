@@ -10,20 +10,25 @@ from dynid.dynamics.forward import forward_dynamics as forward_dynamics
 from dynid.dynamics.kinematics import forward_kinematics as forward_kinematics
 from dynid.dynamics.kinematics import tool_pose as tool_pose
 from dynid.dynamics.mass_matrix import mass_matrix as mass_matrix
+from dynid.dynamics.regressor import friction_regressor as friction_regressor
 from dynid.dynamics.regressor import parameter_names as parameter_names
 from dynid.dynamics.regressor import regressor as regressor
 from dynid.dynamics.regressor import regressor_vjp as regressor_vjp
 from dynid.dynamics.regressor import rotor_names as rotor_names
 from dynid.dynamics.regressor import rotor_regressor as rotor_regressor
 from dynid.dynamics.rnea import coriolis_torque as coriolis_torque
+from dynid.dynamics.rnea import friction_torque as friction_torque
 from dynid.dynamics.rnea import gravity_torque as gravity_torque
 from dynid.dynamics.rnea import rnea as rnea
+from dynid.dynamics.rnea import rotor_torque as rotor_torque
 from dynid.dynamics.static_regressor import static_regressor as static_regressor
 
 __all__ = [
     "coriolis_torque",
     "forward_dynamics",
     "forward_kinematics",
+    "friction_regressor",
+    "friction_torque",
     "gravity_torque",
     "mass_matrix",
     "parameter_names",
@@ -32,6 +37,7 @@ __all__ = [
     "rnea",
     "rotor_names",
     "rotor_regressor",
+    "rotor_torque",
     "static_regressor",
     "tool_pose",
 ]

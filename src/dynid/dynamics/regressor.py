@@ -7,7 +7,10 @@ joint i) are zero.
 
 The drives' reflected rotor inertias have their own columns, ``rotor_regressor``: ``(*, n, n)``,
 ``diag(ddq)`` (``Ia_j ddq_j`` on joint j alone), parameters ``Ia1..Ian``
-(``robot.rotor_inertia``), so ``rnea = Y pi + Y_rotor Ia``.
+(``robot.rotor_inertia``), so ``rnea = Y pi + Y_rotor Ia``. Through a coupled transmission
+(``robot.transmission``, ``theta = G q``) the rotors and the friction are the motors':
+``rotor_regressor(ddq, transmission)`` ``C^T diag(C ddq)`` and ``friction_regressor``
+``C^T F(C dq)`` (``dynid.robot._transmission`` states the convention).
 
 ``regressor_vjp``: the contraction ``<W, Y>`` of the regressor with a weight ``W`` of its shape,
 per sample, and its gradient in q, dq, ddq, from one compiled pass up the chain (no regressor
@@ -24,10 +27,12 @@ from dynid.dynamics import _kernels
 from dynid.dynamics._chain import chain_arrays
 from dynid.dynamics._inputs import gravity_vector, joint_arrays
 from dynid.dynamics._launch import launch
-from dynid.robot import Robot
+from dynid.friction.models import FrictionModel
+from dynid.robot import Robot, Transmission
 from dynid.robot.inertia import PARAMETER_NAMES
 
-__all__ = ["parameter_names", "regressor", "regressor_vjp", "rotor_names", "rotor_regressor"]
+__all__ = ["friction_regressor", "parameter_names", "regressor", "regressor_vjp", "rotor_names",
+           "rotor_regressor"]
 
 
 def regressor(robot: Robot, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike, *,
@@ -87,14 +92,28 @@ def parameter_names(robot: Robot) -> list[str]:
     return [f"{name}{j + 1}" for j in range(robot.n_joints) for name in PARAMETER_NAMES]
 
 
-def rotor_regressor(ddq: ArrayLike) -> NDArray:
-    """Rotor-inertia columns ``(*, n, n)`` at ``ddq`` ``(*, n)``: ``diag(ddq)``."""
+def rotor_regressor(ddq: ArrayLike, transmission: Transmission | None = None) -> NDArray:
+    """Rotor-inertia columns ``(*, n, n)`` at ``ddq`` ``(*, n)``: ``diag(ddq)``; through a
+    coupled ``transmission``, ``C^T diag(C ddq)`` (motor k's rotor, turned at ``(C ddq)_k``,
+    acts on every joint that turns it: a coupled wrist's extra entries)."""
     ddq = np.asarray(ddq, dtype=float)
     n = ddq.shape[-1]
+    speeds = ddq if transmission is None else transmission.motor_speeds(ddq)
     out = np.zeros((*ddq.shape, n))
     index = np.arange(n)
-    out[..., index, index] = ddq
-    return out
+    out[..., index, index] = speeds
+    return out if transmission is None else transmission.to_joints(out)
+
+
+def friction_regressor(friction: FrictionModel, dq: ArrayLike,
+                       transmission: Transmission | None = None) -> NDArray:
+    """A linear friction model's columns ``(*, n, c)`` at ``dq`` ``(*, n)``:
+    ``friction.regressor(dq)``, or, through a coupled ``transmission``, the motors' friction
+    at their speeds ``C dq`` mapped to the joints, ``C^T F(C dq)`` (``dynid.robot.Transmission``).
+    """
+    if transmission is None or transmission.uncoupled:
+        return friction.regressor(dq)
+    return transmission.to_joints(friction.regressor(transmission.motor_speeds(dq)))
 
 
 def rotor_names(robot: Robot) -> list[str]:

@@ -6,7 +6,12 @@ MJCF attach a child link at its joint, so joint i sits at ``post_{i-1} @ pre_i``
 and each link's parameters are carried from the dynid link frame into the joint frame (through
 ``post``: only standard DH has one). The inertial block is the CoM and the inertia about it.
 Rotor inertias (reflected): MJCF's joint ``armature``; in URDF a simple transmission per joint
-with Drake's ``drake:rotor_inertia`` (reduction 1), which ``dynid.robot.load_urdf`` reads back.
+with its reduction (``robot.transmission``; 1 for direct drive) and Drake's
+``drake:rotor_inertia`` on the motor side (``I_a / r^2``), which ``dynid.robot.load_urdf`` reads
+back; a differential (a 2 x 2 coupling of ros2_control's form) as a
+``DifferentialTransmission``. Any other coupling (a coupled wrist) has no URDF counterpart, and
+none has an MJCF one: it is refused, not dropped; the robot file (``dynid.robot.save_robot``)
+keeps it.
 Friction: URDF's ``<dynamics damping friction>`` and MJCF's ``damping``/``frictionloss`` are
 viscous and Coulomb terms; they take the model's when it has them (viscous-Coulomb, Stribeck's
 ``fv``/``fc``, LuGre's ``sigma2``/``fc``); an offset or a sigmoid has no counterpart, and is
@@ -131,12 +136,14 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
     names no link or joint of the robot has (``base_link``, ``tool``, ``tool_joint``, else
     ``_1``, ``_2`` ...); names that could not load back are refused (``check_names``)."""
     check_names(robot)
+    pairs = _differentials(robot)
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names
     base, tool_link = _free_name("base_link", names), _free_name("tool", names)
     tool_joint = _free_name(tool_link + "_joint", robot.joint_names)
     rotor = robot.rotor_inertia
+    direct = robot.transmission.direct
     namespace = ' xmlns:drake="http://drake.mit.edu"' if rotor.any() else ""
     parts = [XML_DECLARATION, f"<robot name={quoteattr(robot.name)}{namespace}>",
              *_comments("link frames at their joints", note)]
@@ -179,17 +186,84 @@ def to_urdf(robot: Robot, parameters: NDArray | None = None,
               f"    <child link={quoteattr(tool_link)}/>",
               f'    <origin xyz="{_vector(tool[:3, 3])}" rpy="{_vector(_rpy(tool[:3, :3]))}"/>',
               "  </joint>"]
-    if rotor.any():  # reflected rotor inertias, read back by dynid.robot.load_urdf
-        for joint, value in zip(robot.joints, rotor, strict=True):
+    if rotor.any() or not direct:  # reductions and rotor inertias, read back by load_urdf
+        transmission = robot.transmission
+        paired = {k for pair in pairs for k in pair}
+        for a, b in pairs:
+            parts += _differential(robot, a, b)
+        for k, (joint, value) in enumerate(zip(robot.joints, rotor, strict=True)):
+            if k in paired:
+                continue
+            reduction = transmission.reductions[k]
+            motor = joint.name + "_motor" if direct else transmission.motor_names[k]
             parts += [f"  <transmission name={quoteattr(joint.name + '_transmission')}>",
                       "    <type>transmission_interface/SimpleTransmission</type>",
                       f"    <joint name={quoteattr(joint.name)}/>",
-                      f"    <actuator name={quoteattr(joint.name + '_motor')}>",
-                      "      <mechanicalReduction>1</mechanicalReduction>",
-                      f'      <drake:rotor_inertia value="{_number(value)}"/>',
+                      f"    <actuator name={quoteattr(motor)}>",
+                      f"      <mechanicalReduction>{_number(reduction)}</mechanicalReduction>",
+                      *([f'      <drake:rotor_inertia value="{_number(value / reduction**2)}"/>']
+                        if rotor.any() else []),
                       "    </actuator>", "  </transmission>"]
     parts.append("</robot>")
     return "\n".join(parts) + "\n"
+
+
+def _differentials(robot: Robot) -> list[tuple[int, int]]:
+    """The joint pairs ``(a, b)`` of ``robot``'s transmission that are differentials, when
+    those are its only couplings: 2 x 2 blocks coupled to nothing else, with
+    ``G[a, a] G[b, b] = -G[a, b] G[b, a]`` (ros2_control's form); a coupling of another form
+    is refused (``_check_uncoupled``)."""
+    transmission = robot.transmission
+    c, g = transmission.coupling, transmission.matrix
+    pairs: list[tuple[int, int]] = []
+    for k, j, _ in transmission.couplings():
+        a, b = sorted((k, j))
+        if (a, b) in pairs:
+            continue
+        outside = np.ones(robot.n_joints, dtype=bool)
+        outside[[a, b]] = False
+        isolated = not c[np.ix_([a, b], outside)].any() and not c[np.ix_(outside, [a, b])].any()
+        scale = abs(g[a, a] * g[b, b]) + abs(g[a, b] * g[b, a])
+        if not (isolated and c[a, b] != 0 and c[b, a] != 0
+                and abs(g[a, a] * g[b, b] + g[a, b] * g[b, a]) <= 1e-12 * scale):
+            _check_uncoupled(robot, "URDF")
+        pairs.append((a, b))
+    return pairs
+
+
+def _differential(robot: Robot, a: int, b: int) -> list[str]:
+    """A ``DifferentialTransmission`` of joints ``a, b`` (ros2_control's: ``a1 = ar1 (jr1 j1
+    + jr2 j2)``, ``a2 = ar2 (jr1 j1 - jr2 j2)``) with ``jr1 = 1``, as ``load_urdf`` reads it
+    back; the actuators' rotor inertias on the motor side (``I_a / G[k, k]^2``)."""
+    transmission, rotor = robot.transmission, robot.rotor_inertia
+    g = transmission.matrix
+    ar1, jr2, ar2 = g[a, a], g[a, b] / g[a, a], g[b, a]
+    names = robot.joint_names
+    out = [f"  <transmission name={quoteattr(names[a] + '_' + names[b] + '_differential')}>",
+           "    <type>transmission_interface/DifferentialTransmission</type>"]
+    for role, k, reduction in (("actuator1", a, ar1), ("actuator2", b, ar2)):
+        out += [f"    <actuator name={quoteattr(transmission.motor_names[k])} role=\"{role}\">",
+                f"      <mechanicalReduction>{_number(reduction)}</mechanicalReduction>",
+                *([f'      <drake:rotor_inertia value="{_number(rotor[k] / g[k, k]**2)}"/>']
+                  if rotor.any() else []),
+                "    </actuator>"]
+    for role, k, reduction in (("joint1", a, 1.0), ("joint2", b, jr2)):
+        out += [f"    <joint name={quoteattr(names[k])} role=\"{role}\">",
+                f"      <mechanicalReduction>{_number(reduction)}</mechanicalReduction>",
+                "    </joint>"]
+    return [*out, "  </transmission>"]
+
+
+def _check_uncoupled(robot: Robot, what: str) -> None:
+    """ValueError where ``robot``'s transmission couples motors: ``what`` (URDF, MJCF) has no
+    element that says it, and a file without it would model another arm."""
+    if not robot.transmission.uncoupled:
+        pairs = ", ".join(f"{robot.transmission.motor_names[k]} with {robot.joint_names[j]}"
+                          for k, j, _ in robot.transmission.couplings())
+        raise ValueError(f"`robot`: its transmission couples motors ({pairs}), which {what} "
+                         "cannot say (its transmissions and armature are per joint; a URDF's "
+                         "differential is one 2 x 2 form): keep the robot in a dynid robot "
+                         "file (dynid.robot.save_robot), which holds the coupling")
 
 
 def _free_name(name: str, taken) -> str:
@@ -205,6 +279,7 @@ def to_mjcf(robot: Robot, parameters: NDArray | None = None,
             friction: FrictionModel | None = None) -> str:
     """The MuJoCo MJCF of ``robot`` (a fixed base; the same frames as ``to_urdf``)."""
     check_names(robot)
+    _check_uncoupled(robot, "MJCF")
     links = _link_in_joint_frames(robot, parameters)
     damping, coulomb, note = _friction_terms(robot.friction if friction is None else friction)
     names = robot.link_names

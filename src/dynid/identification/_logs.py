@@ -99,7 +99,8 @@ def log_offsets(model: LinearModel, logs: Sequence[Dataset], coefficients: NDArr
                 covariance: NDArray, n_deviations: int) -> list[dict] | None:
     """Each log's offsets and standard deviations from a fit whose unknowns are the base
     parameters then ``n_deviations`` deviation columns (``coefficients``, ``covariance``
-    over all of them), or None when the friction model has no offset term."""
+    over all of them), or None when the friction model has no offset term. Joint-side
+    offsets: through a coupled transmission the motors' offset terms act as ``C^T fo``."""
     where = offset_columns(model)
     if where is None:
         return None
@@ -108,7 +109,7 @@ def log_offsets(model: LinearModel, logs: Sequence[Dataset], coefficients: NDArr
     out = []
     for k, log in enumerate(logs):
         for_log = np.zeros((n, size))  # o_k = this matrix @ unknowns
-        for_log[np.arange(n), where] = 1.0
+        for_log[:, where] = model.robot.transmission.coupling.T
         if n_deviations:
             r = model.base.rank
             if k < len(logs) - 1:

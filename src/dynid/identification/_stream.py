@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from dynid.data.dataset import Dataset, check_unchanged, release_pages
-from dynid.dynamics import regressor, rotor_regressor
+from dynid.dynamics import friction_regressor, regressor, rotor_regressor
 from dynid.model.base_parameters import base_parameters
 
 # Samples per chunk: the chunk's regressor (CHUNK x n x p doubles, 3.5 MB for a Panda) stays in
@@ -569,8 +569,8 @@ def _model_parts(model, q: NDArray, dq: NDArray, ddq: NDArray) -> list[NDArray]:
     the friction columns ``(N, n, .)`` each."""
     parts = [regressor(model.robot, q, dq, ddq)]
     if model.rotor_inertia:
-        parts.append(rotor_regressor(ddq))
-    parts.append(model.friction.regressor(dq))
+        parts.append(rotor_regressor(ddq, model.robot.transmission))
+    parts.append(friction_regressor(model.friction, dq, model.robot.transmission))
     return parts
 
 

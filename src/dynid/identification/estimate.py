@@ -32,10 +32,25 @@ from dynid.friction.models import FrictionModel
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
-__all__ = ["FAMILIES", "NEEDS", "Estimate", "Method", "Problem"]
+__all__ = ["COUPLING_METHODS", "FAMILIES", "NEEDS", "Estimate", "Method", "Problem",
+           "refuse_coupling"]
 
 #: The estimator families, one sub-package each (``dynid.identification.<family>``).
 FAMILIES = ("linear", "constrained", "nonlinear", "simulation", "recursive")
+
+# the methods whose columns come from the shared model building (``model_columns``, the
+# streamed factors), and so carry a coupled transmission's rotor and friction columns
+COUPLING_METHODS = ("ols", "wls", "cls1", "cls2", "cls3", "log-cholesky")
+
+
+def refuse_coupling(robot, method: str) -> None:
+    """ValueError where ``robot``'s transmission couples motors and ``method`` simulates the
+    arm or fits friction functions of its own (IV, NLS, the simulation-based and recursive
+    families): they would model each joint's rotor and friction alone, a wrong answer."""
+    if not robot.transmission.uncoupled:
+        raise ValueError(f"`--method {method}` does not model a coupled transmission (the "
+                         f"rotors and friction of {robot.name!r}'s coupled motors): use one "
+                         f"of {', '.join(COUPLING_METHODS)}")
 
 #: What a method may need of a ``Problem`` besides the robot and the logs: measured
 #: accelerations (``ddq``) and efforts (``effort``) in the logs, each log's ``reference`` and
@@ -147,6 +162,8 @@ class Method:
         missing = problem.missing(self.needs)
         if missing:
             raise ValueError(f"method {self.name!r} needs " + "; ".join(missing))
+        if self.family in ("simulation", "recursive") or self.name in ("iv", "nls"):
+            refuse_coupling(problem.robot, self.name)
         began = time.perf_counter()
         estimate = self.run(problem, **options)
         seconds = time.perf_counter() - began

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dynid.data.dataset import Dataset
-from dynid.dynamics import regressor, rnea
+from dynid.dynamics import friction_torque, regressor, rnea
 from dynid.identification._sdp import link_pseudo_inertia, solve
 from dynid.metrics import rmse
 from dynid.model._compress import triangular_factor
@@ -77,7 +77,7 @@ def arm_torque(arm: LinearModel | Robot, data: Dataset) -> NDArray:
     inverse dynamics with its own friction."""
     if isinstance(arm, LinearModel):
         return arm.predict(data.q, data.dq, data.ddq, data.t)
-    return rnea(arm, data.q, data.dq, data.ddq) + arm.friction.torque_along(data.t, data.dq)
+    return rnea(arm, data.q, data.dq, data.ddq) + friction_torque(arm, data.dq, data.t)
 
 
 def identify_payload(robot: Robot, arm: LinearModel | Robot, data: Dataset, *,

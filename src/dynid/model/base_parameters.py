@@ -81,7 +81,13 @@ import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 
 from dynid._validation import as_float_array, frozen_copy
-from dynid.dynamics import parameter_names, regressor, rotor_names, rotor_regressor
+from dynid.dynamics import (
+    friction_regressor,
+    parameter_names,
+    regressor,
+    rotor_names,
+    rotor_regressor,
+)
 from dynid.dynamics.static_regressor import static_regressor
 from dynid.friction.models import FrictionModel, NoFriction, ViscousCoulomb
 from dynid.model._compress import BLOCK_ROWS, triangular_factor
@@ -462,15 +468,16 @@ def model_columns(robot: Robot, q: NDArray, dq: NDArray, ddq: NDArray, *,
                   gravity: ArrayLike | None = None) -> NDArray:
     """The identification model's full regressor ``(N, n, p)``: the rigid-body columns
     (10 n), the rotor-inertia columns (n, with ``rotor_inertia``), then the friction model's
-    (linear) columns — the one column layout of every linear model (``model_names``).
+    (linear) columns — the one column layout of every linear model (``model_names``); the rotor
+    and friction columns are the motors', through ``robot.transmission``.
     ``gravity`` ``(3,)``: in place of the robot's."""
     parts = [regressor(robot, q, dq, ddq, gravity=gravity)]
     if rotor_inertia:
-        parts.append(rotor_regressor(ddq))
+        parts.append(rotor_regressor(ddq, robot.transmission))
     if friction is not None:
         if not friction.linear:
             raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
-        parts.append(friction.regressor(dq))
+        parts.append(friction_regressor(friction, dq, robot.transmission))
     return np.concatenate(parts, axis=-1) if len(parts) > 1 else parts[0]
 
 

@@ -29,7 +29,14 @@ from dynid._files import atomic_write, to_builtin
 from dynid._reading import check_keys, load_yaml
 from dynid._validation import as_vector, frozen_copy
 from dynid.data.dataset import Dataset
-from dynid.dynamics import coriolis_torque, gravity_torque, mass_matrix, rnea
+from dynid.dynamics import (
+    coriolis_torque,
+    friction_regressor,
+    gravity_torque,
+    mass_matrix,
+    rnea,
+    rotor_torque,
+)
 from dynid.dynamics._inputs import joint_arrays
 from dynid.friction.models import FrictionModel, NoFriction, friction_from_dict
 from dynid.model._compress import BLOCK_ROWS
@@ -245,21 +252,28 @@ class LinearModel:
         by piece)."""
         velocities = np.asarray(dq, dtype=float)
         flat = velocities.reshape(-1, self.robot.n_joints) if velocities.ndim else velocities
-        out = self.friction.regressor(flat) @ self.friction_parameters
+        transmission = self.robot.transmission
+        out = friction_regressor(self.friction, flat, transmission) @ self.friction_parameters
         extra = self.fitted_friction
-        if extra is not None and states is not None:
-            if not extra.stateful:
-                raise ValueError(f"`states`: the fitted {extra.name!r} friction has no state")
-            out = out + extra.torque_with_state(flat, np.asarray(states, dtype=float))
-        elif extra is not None:
-            out = out + (extra.torque_along(t, flat) if t is not None else extra.torque(flat))
+        if extra is not None:  # the motors' friction at their speeds, mapped (C^T f(C dq))
+            speeds = transmission.motor_speeds(flat)
+            if states is not None:
+                if not extra.stateful:
+                    raise ValueError(f"`states`: the fitted {extra.name!r} friction has no "
+                                     "state")
+                torque = extra.torque_with_state(speeds, np.asarray(states, dtype=float))
+            else:
+                torque = extra.torque_along(t, speeds) if t is not None else \
+                    extra.torque(speeds)
+            out = out + transmission.to_joints(torque[..., None])[..., 0]
         return out.reshape(velocities.shape)
 
     def rigid_torque(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike) -> NDArray:
         """The rigid-body and rotor-inertia part of the prediction ``(N, n)``, no friction."""
         torque = rnea(self._geometry, q, dq, ddq, parameters=self._links)
-        return torque + self.rotor_parameters * np.asarray(ddq) if self.rotor_inertia \
-            else torque
+        if not self.rotor_inertia:
+            return torque
+        return torque + rotor_torque(self.robot, np.asarray(ddq), self.rotor_parameters)
 
     def predict(self, q: ArrayLike, dq: ArrayLike, ddq: ArrayLike,
                 t: ArrayLike | None = None) -> NDArray:
@@ -269,9 +283,11 @@ class LinearModel:
     def mass_matrix(self, q: ArrayLike) -> NDArray:
         """``M^(q)`` ``(N, n, n)`` from the identified coefficients."""
         out = mass_matrix(self._geometry, q, parameters=self._links)
-        if self.rotor_inertia:
+        if self.rotor_inertia and self.robot.transmission.uncoupled:
             index = np.arange(self.robot.n_joints)
             out[..., index, index] += self.rotor_parameters
+        elif self.rotor_inertia:  # C^T diag(I_a) C: a coupled transmission's rotors
+            out += self.robot.transmission.rotor_matrix(self.rotor_parameters)
         return out
 
     def gravity_torque(self, q: ArrayLike) -> NDArray:

@@ -23,6 +23,7 @@ from dynid.robot._robot import STANDARD_GRAVITY as STANDARD_GRAVITY
 from dynid.robot._robot import JointLimits as JointLimits
 from dynid.robot._robot import Robot as Robot
 from dynid.robot._robot import Source as Source
+from dynid.robot._transmission import Transmission as Transmission
 from dynid.robot._yaml import load_robot_file as load_robot_file
 from dynid.robot._yaml import robot_from_dict as robot_from_dict
 from dynid.robot._yaml import robot_to_dict as robot_to_dict
@@ -50,6 +51,7 @@ __all__ = [
     "Robot",
     "RoundedInertiaWarning",
     "Source",
+    "Transmission",
     "URDFWarning",
     "builtin_robots",
     "derive_bounds",

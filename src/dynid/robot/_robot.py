@@ -20,6 +20,7 @@ from dynid.robot._joint import (
     RevoluteMDH,
     check_transform,
 )
+from dynid.robot._transmission import Transmission
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import MASS
 
@@ -152,7 +153,11 @@ class Robot:
     - ``drive_gains`` ``(n,)`` and ``drive_gain_range`` ``(n, 2)``: what the maker states of each
       drive's gain ``K_j`` (joint torque per motor current, ``tau_j = K_j i_j`` [N m/A, N/A
       on a prismatic joint]): a nominal value and a ``[lo, hi]`` range (same sign, nonzero),
-      each None unless given. Identification from currents keeps ``K`` in the range.
+      each None unless given. Identification from currents keeps ``K`` in the range;
+    - ``transmission``: how the motors drive the joints (``dynid.robot.Transmission``:
+      ``theta = G q``, reductions with sign and a coupling matrix); default direct drive. With
+      a coupling, ``rotor_inertia`` and ``friction`` are the motors' (each in its joint's
+      units) and act through it: ``C^T diag(I_a) C ddq`` and ``C^T f(C dq)``.
 
     Build one with ``Robot.from_mdh``, ``Robot.from_dh``, ``load_urdf`` or ``load_robot``.
     Instances are immutable; ``with_parameters`` returns a copy with other inertial values.
@@ -174,6 +179,7 @@ class Robot:
     rotor_inertia: NDArray | None = None
     drive_gains: NDArray | None = None  # nominal torque per current [N m/A], if known
     drive_gain_range: NDArray | None = None  # (n, 2) [lo, hi] per joint [N m/A], if known
+    transmission: Transmission | None = None  # how the motors drive the joints; None: direct
 
     def __post_init__(self) -> None:
         joints = tuple(self.joints)
@@ -233,6 +239,12 @@ class Robot:
         gains, span = check_drive_gains(self.drive_gains, self.drive_gain_range, n)
         object.__setattr__(self, "drive_gains", gains)
         object.__setattr__(self, "drive_gain_range", span)
+        transmission = Transmission.identity(n) if self.transmission is None \
+            else self.transmission
+        if not isinstance(transmission, Transmission) or transmission.n_motors != n:
+            raise ValueError(f"`transmission` must be a dynid.robot.Transmission of {n} motors, "
+                             f"got {transmission!r:.80}")
+        object.__setattr__(self, "transmission", transmission)
 
     def with_drive_gains(self, nominal: ArrayLike | None = None,
                          gain_range: ArrayLike | None = None) -> Robot:
@@ -351,6 +363,10 @@ class Robot:
 
     def with_friction(self, friction: FrictionModel) -> Robot:
         return dataclasses.replace(self, friction=friction)
+
+    def with_transmission(self, transmission: Transmission | None) -> Robot:
+        """The same robot with another transmission (None: direct drive)."""
+        return dataclasses.replace(self, transmission=transmission)
 
     def with_rotor_inertia(self, rotor_inertia: ArrayLike) -> Robot:
         """The same robot with other reflected rotor inertias ``(n,)`` [kg m^2]."""

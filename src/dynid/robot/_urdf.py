@@ -23,6 +23,7 @@ from dynid.friction.models import ViscousCoulomb
 from dynid.robot._geometry import link_geometry
 from dynid.robot._joint import Joint
 from dynid.robot._robot import MAX_JOINTS, STANDARD_GRAVITY, JointLimits, Robot, Source
+from dynid.robot._transmission import Transmission
 from dynid.robot._urdf_tree import (
     DERIVED_NOTE,
     URDFTree,
@@ -235,12 +236,13 @@ def load_urdf(path: str | Path, *, name: str | None = None, tool_frame: str | No
     elif given.any():
         notes.append("no rotor inertia in the transmissions: rotor_inertia stays 0")
     warn_ignored(path, priors.ignored)
+    transmission = _transmission(priors, arm, path)
     try:
         robot = Robot(
             name=name or model.name or path.stem, joints=tuple(joints),
             parameters=np.array(params), limits=limits, gravity=np.asarray(gravity, dtype=float),
             tool=tool, convention="urdf", link_names=tuple(link_names), friction=friction,
-            rotor_inertia=rotor, source=_source(tree),
+            rotor_inertia=rotor, source=_source(tree), transmission=transmission,
         )
     except ValueError as error:  # a value beyond what the dynamics hold: name the file
         raise ValueError(f"{path.name}: {error}") from None
@@ -305,3 +307,23 @@ def _extents(model, tree: URDFTree, n: int) -> tuple[list[LinkExtent], list[str]
             cloud, basis = np.array(points), "segment"
         extents.append(LinkExtent(cloud.min(axis=0), cloud.max(axis=0), basis))
     return extents, problems
+
+
+def _transmission(priors, arm, path: Path) -> Transmission | None:
+    """The transmissions' ``G`` (``dynid.robot.Transmission``): the reductions read (1 where
+    none), a differential's off-diagonal entries, the actuators' names; None without any
+    transmission read (direct drive)."""
+    given = np.isfinite(priors.reduction)
+    if not given.any() and not priors.coupling:
+        return None
+    matrix = np.diag(np.where(given, priors.reduction, 1.0))
+    for (k, j), value in priors.coupling.items():
+        matrix[k, j] = value
+    names = [priors.motors.get(k, f"{joint.name}_motor") for k, joint in enumerate(arm)]
+    if len(set(names)) != len(names):  # actuators named alike: dynid's names instead
+        names = []
+    try:
+        return Transmission.from_matrix(matrix, names)
+    except ValueError as error:
+        raise ValueError(f"{path.name}: the transmissions give no valid transmission: "
+                         f"{error}") from None

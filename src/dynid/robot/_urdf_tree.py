@@ -497,6 +497,10 @@ class Priors:
     rotor_inertia: NDArray  # reflected to the joint; nan: not given
     notes: list[str]
     ignored: list[str]
+    # G's off-diagonal entries (motor k, joint j) -> G[k, j] (a differential's), and the
+    # actuators' names by the joint each drives
+    coupling: dict[tuple[int, int], float] = field(default_factory=dict)
+    motors: dict[int, str] = field(default_factory=dict)
 
 
 def _number(text: str | None, where: str, tree: URDFTree) -> float:
@@ -570,10 +574,17 @@ def read_priors(tree: URDFTree, arm: list[URDFJoint]) -> Priors:
     notes += [f"{line} not read: franka_description's, not friction"
               for line in _by_joints(noted, every)]
     reduction, rotor = np.full(n, np.nan), np.full(n, np.nan)
-    for element in tree.root_element.findall("transmission"):
-        _read_transmission(element, tree, index, reduction, rotor, notes, ignored)
-    return Priors(damping=values["fv"], friction=values["fc"], has_dynamics=has_dynamics,
-                  reduction=reduction, rotor_inertia=rotor, notes=notes, ignored=ignored)
+    priors = Priors(damping=values["fv"], friction=values["fc"], has_dynamics=has_dynamics,
+                    reduction=reduction, rotor_inertia=rotor, notes=notes, ignored=ignored)
+    # the URDF's own and ros2_control's (<ros2_control><transmission>, <plugin> for <type>)
+    for element in [*tree.root_element.findall("transmission"),
+                    *tree.root_element.findall("ros2_control/transmission")]:
+        if _kind(element).endswith("DifferentialTransmission"):
+            _read_differential(element, tree, index, priors)
+        else:
+            _read_transmission(element, tree, index, reduction, rotor, notes, ignored,
+                               priors.motors)
+    return priors
 
 
 def _joints(names: list[str], every: list[str]) -> str:
@@ -595,10 +606,84 @@ _KNOWN_INTERFACE = ("hardwareInterface", "role")
 MAX_REFLECTED_INERTIA = 1e12  # kg m^2: MAX_MASS MAX_LENGTH^2, as a link's inertia
 
 
-def _read_transmission(element, tree, index, reduction, rotor, notes, ignored) -> None:
+def _kind(element) -> str:
+    """A transmission's type: ``type=``, ``<type>`` (ROS) or ``<plugin>`` (ros2_control)."""
+    return element.get("type") or (element.findtext("type") or element.findtext("plugin")
+                                   or "").strip()
+
+
+def _reduction_of(part, where: str, tree: URDFTree) -> float:
+    """A ``<joint>``'s or ``<actuator>``'s mechanical reduction (default 1, as ros2_control)."""
+    for child in part:
+        if local(child.tag) in ("mechanicalReduction", "mechanical_reduction"):
+            return _value(child, f"{where} {local(child.tag)}", tree)
+    return 1.0
+
+
+def _by_role(parts, prefix: str) -> list:
+    """``parts`` ordered by their role (``role="joint1"`` or ``<role>``), else as written."""
+    def role(part) -> str:
+        return part.get("role") or (part.findtext("role") or "").strip()
+    roles = [role(part) for part in parts]
+    if sorted(roles) == [f"{prefix}1", f"{prefix}2"]:
+        return [part for _, part in sorted(zip(roles, parts, strict=True))]
+    return list(parts)
+
+
+def _read_differential(element, tree: URDFTree, index: dict, priors: Priors) -> None:
+    """A differential (ros2_control's ``DifferentialTransmission``): actuators ``a1, a2``
+    with reductions ``ar1, ar2`` drive joints ``j1, j2`` (``jr1, jr2``), ``a1 = ar1 (jr1 j1 +
+    jr2 j2)``, ``a2 = ar2 (jr1 j1 - jr2 j2)``: G's 2 x 2 block, actuator k the motor of joint
+    k; an actuator's ``drake:rotor_inertia`` reflected by ``G[k, k]^2``."""
     name = element.get("name", "?")
     where = f"transmission {name!r}"
-    kind = element.get("type") or (element.findtext("type") or "").strip()
+    kind = _kind(element)
+    joints = _by_role(element.findall("joint"), "joint")
+    actuators = _by_role(element.findall("actuator"), "actuator")
+    names = [j.get("name") for j in joints]
+    driven = set(np.flatnonzero(np.isfinite(priors.reduction))) | {k for k, _ in priors.coupling}
+    reason = None
+    if len(joints) != 2 or len(actuators) != 2:
+        reason = "a differential has 2 joints and 2 actuators"
+    elif not all(n in index for n in names):
+        reason = "not all its joints are arm joints"
+    elif names[0] == names[1] or {index[n] for n in names} & driven:
+        reason = "a joint it drives is driven by another transmission"
+    if reason is not None:
+        priors.ignored.append(f"{where} ({kind}, {len(joints)} joints, {len(actuators)} "
+                              f"actuators): {reason}")
+        return
+    a, b = (index[n] for n in names)
+    jr = [_reduction_of(j, where, tree) for j in joints]
+    ar = [_reduction_of(x, where, tree) for x in actuators]
+    block = {(a, a): ar[0] * jr[0], (a, b): ar[0] * jr[1], (b, a): ar[1] * jr[0],
+             (b, b): -ar[1] * jr[1]}
+    priors.reduction[a], priors.reduction[b] = block[a, a], block[b, b]
+    priors.coupling[a, b], priors.coupling[b, a] = block[a, b], block[b, a]
+    for k, actuator in zip((a, b), actuators, strict=True):
+        if actuator.get("name"):
+            priors.motors[k] = actuator.get("name")
+        for child in actuator:
+            if local(child.tag) == "rotor_inertia":
+                value = _value(child, f"{where} rotor_inertia", tree)
+                if value < 0:
+                    raise tree.fail(f"{where} rotor_inertia must be >= 0, got {value}")
+                reflected = block[k, k] ** 2 * value if abs(block[k, k]) < 1e150 else np.inf
+                if not reflected <= MAX_REFLECTED_INERTIA:
+                    raise tree.fail(f"{where}: the reflected rotor inertia {reflected:.3g} "
+                                    f"kg m^2 is beyond {MAX_REFLECTED_INERTIA:g}; check the "
+                                    "reductions and the rotor inertia")
+                priors.rotor_inertia[k] = reflected
+    priors.notes.append(f"{where}: a differential of {names[0]} and {names[1]} (G block "
+                        f"[[{block[a, a]:g}, {block[a, b]:g}], [{block[b, a]:g}, "
+                        f"{block[b, b]:g}]])")
+
+
+def _read_transmission(element, tree, index, reduction, rotor, notes, ignored,
+                       motors=None) -> None:
+    name = element.get("name", "?")
+    where = f"transmission {name!r}"
+    kind = _kind(element)
     joints = element.findall("joint")
     actuators = element.findall("actuator")
     arm_joints = [j.get("name") for j in joints if j.get("name") in index]
@@ -616,7 +701,7 @@ def _read_transmission(element, tree, index, reduction, rotor, notes, ignored) -
     ratio = rotor_value = gear = None
     for child in element:
         tag = local(child.tag)
-        if tag in ("type", "joint", "actuator"):
+        if tag in ("type", "plugin", "joint", "actuator"):
             continue
         if tag == "mechanicalReduction":  # the pre-Indigo form, at the transmission's level
             ratio = _value(child, f"{where} mechanicalReduction", tree)
@@ -638,6 +723,8 @@ def _read_transmission(element, tree, index, reduction, rotor, notes, ignored) -
                 ignored.append(f"{where}: <{local(part.tag)}><{tag}>")
     if ratio is not None or gear is not None:
         reduction[k] = gear if gear is not None else ratio
+    if motors is not None and actuators and actuators[0].get("name"):
+        motors[k] = actuators[0].get("name")
     if rotor_value is not None:
         if rotor_value < 0:
             raise tree.fail(f"{where} rotor_inertia must be >= 0, got {rotor_value}")

@@ -26,6 +26,14 @@ inertia:
   links:
     - {name: link1, mass: 4.97, com: [x, y, z], inertia: [xx, xy, xz, yy, yz, zz]}
 rotor_inertia: [...]          # optional; per joint, reflected to the joint [kg m^2]; default 0
+transmission:                 # optional: how the motors drive the joints, theta = G q (see
+                              #   dynid.robot.Transmission); default direct drive
+  reductions: [...]           #   per joint, signed, nonzero: motor k turns r_k per turn of
+                              #   joint k
+  couplings:                  #   optional: joint j also turns motor k,
+    - {motor: joint6, joint: joint5, ratio: 0.5}   # theta_k = r_k (q_k + ratio q_j); motor:
+                              #   the joint it drives; each a name or a number 1..n
+  motors: [...]               #   optional: the actuators' names (default motor1..n)
 drive_gains:                  # optional: each drive's torque per motor current K [N m/A]
   nominal: [...]              #   optional; per joint, nonzero
   range: [[lo, hi], ...]      #   optional; per joint, of one sign: bounds K when identified
@@ -64,6 +72,7 @@ inertia:                      # optional: link parameters instead of the URDF's 
   physical: false             #   just `physical: false` (or nearest) for a URDF whose values
                               #   are published
 rotor_inertia: [...]          # optional; default the URDF's transmissions' (else 0)
+transmission: {...}           # optional (as above); default the URDF's <transmission>s
 drive_gains: {...}            # optional (as above)
 friction: {...}               # optional; default the URDF's <dynamics> (else none)
 bounds: {...}                 # optional; default derived from the URDF (see
@@ -110,6 +119,7 @@ from dynid.robot._robot import (
     Source,
     check_drive_gains,
 )
+from dynid.robot._transmission import Transmission
 from dynid.robot._urdf_tree import DERIVED_NOTE
 from dynid.robot.bounds import ParameterBounds
 from dynid.robot.inertia import (
@@ -290,7 +300,7 @@ def _limits(spec: dict | None, n: int) -> JointLimits:
 
 
 _KEYS = ("schema", "name", "description", "source", "kinematics", "gravity", "limits",
-         "inertia", "friction", "bounds", "rotor_inertia", "drive_gains")
+         "inertia", "friction", "bounds", "rotor_inertia", "drive_gains", "transmission")
 
 
 def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | None = None,
@@ -371,6 +381,8 @@ def robot_from_dict(spec: dict, *, physical: bool = True, folder: str | Path | N
         source=Source(**{k: _text(source.get(k, ""), f"source.{k}")
                          for k in ("citation", "url", "notes")}),
     )
+    if spec.get("transmission") is not None:
+        robot = robot.with_transmission(_transmission(spec["transmission"], robot))
     if robot.bounds is None and physical:  # a description without bounds: derived, as a URDF's
         from dynid.robot.derived_bounds import derive_bounds
 
@@ -398,7 +410,7 @@ def load_robot_file(path: str | Path, *, tip: str | None = None,
 
 _URDF_KEYS = ("schema", "name", "description", "source", "urdf", "xacro_args", "packages",
               "tip", "tool", "gravity", "limits", "inertia", "rotor_inertia", "friction",
-              "bounds", "drive_gains")
+              "bounds", "drive_gains", "transmission")
 
 
 def _string_mapping(spec: Any, key: str) -> dict[str, str]:
@@ -468,6 +480,8 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
     if spec.get("friction") is not None:
         changes["friction"] = friction_from_dict(spec["friction"], n)
     changes.update(_drive_gains(spec.get("drive_gains"), n))
+    if spec.get("transmission") is not None:
+        changes["transmission"] = _transmission(spec["transmission"], robot)
     if spec.get("bounds") is not None:
         changes["bounds"] = ParameterBounds.from_dict(spec["bounds"], n)
     if spec.get("description") is not None:
@@ -485,6 +499,59 @@ def _robot_from_urdf(spec: dict, *, physical: bool, folder: str | Path | None,
         robot.source, citation=_text(source.get("citation", ""), "source.citation"),
         notes="\n".join(notes))
     return dataclasses.replace(robot, **changes)
+
+
+def _transmission(spec: Any, robot: Robot) -> Transmission:
+    """The ``transmission:`` entry (module docstring) of ``robot``'s joints, validated: the
+    reductions, each coupling's motor and joint (a joint name or a number 1..n), once each."""
+    n = robot.n_joints
+    check_keys(_mapping(spec, "transmission"), ("reductions", "couplings", "motors"),
+               "transmission")
+    reductions = _numbers(_get(spec, "reductions", "transmission"), n,
+                          "transmission.reductions")
+    coupling = np.eye(n)
+    couplings = spec.get("couplings") or []
+    if not isinstance(couplings, list):
+        raise ValueError(f"`transmission.couplings` must be a list of {{motor, joint, ratio}}, "
+                         f"got {couplings!r:.60}")
+    if len(couplings) > n * (n - 1):
+        raise ValueError(f"`transmission.couplings` has {len(couplings)} entries, more than "
+                         f"the {n * (n - 1)} pairs of {n} joints")
+    for k, entry in enumerate(couplings):
+        where = f"transmission.couplings[{k}]"
+        check_keys(_mapping(entry, where), ("motor", "joint", "ratio"), where)
+        motor, joint = (robot.joint_indices([_get(entry, key, where)], f"{where}.{key}")[0]
+                        for key in ("motor", "joint"))
+        if motor == joint:
+            raise ValueError(f"`{where}`: motor {motor + 1} and its own joint: that is its "
+                             "reduction, not a coupling")
+        if coupling[motor, joint] != 0:
+            raise ValueError(f"`{where}` couples motor {motor + 1} to joint {joint + 1} again")
+        coupling[motor, joint] = _number(_get(entry, "ratio", where), f"{where}.ratio")
+    names = spec.get("motors")
+    if names is not None and (not isinstance(names, list) or len(names) != n):
+        raise ValueError(f"`transmission.motors` must be a list of {n} names, got "
+                         f"{names!r:.60}")
+    motor_names = tuple(_text(name, f"transmission.motors[{k}]")
+                        for k, name in enumerate(names or []))
+    try:
+        return Transmission(reductions, coupling, motor_names)
+    except ValueError as error:
+        raise ValueError(f"`transmission`: {error}") from None
+
+
+def _transmission_dict(robot: Robot) -> dict:
+    """The ``transmission:`` entry of ``robot`` (nothing for direct drive)."""
+    transmission = robot.transmission
+    if transmission.direct:
+        return {}
+    out: dict[str, Any] = {"reductions": transmission.reductions.tolist()}
+    if not transmission.uncoupled:
+        out["couplings"] = [{"motor": robot.joint_names[k], "joint": robot.joint_names[j],
+                             "ratio": ratio} for k, j, ratio in transmission.couplings()]
+    if transmission.motor_names != Transmission.identity(robot.n_joints).motor_names:
+        out["motors"] = list(transmission.motor_names)
+    return {"transmission": out}
 
 
 def _drive_gains(spec: Any, n: int) -> dict[str, np.ndarray]:
@@ -598,6 +665,11 @@ def _urdf_robot_to_dict(robot: Robot, folder: str | Path | None) -> dict:
         out["rotor_inertia"] = robot.rotor_inertia.tolist()
     out["friction"] = robot.friction.to_dict()
     out.update(_drive_gains_dict(robot))
+    mine, urdfs = robot.transmission, described.transmission
+    if not (np.array_equal(mine.matrix, urdfs.matrix)
+            and mine.motor_names == urdfs.motor_names):  # the URDF's own is read again
+        out["transmission"] = _transmission_dict(robot).get(
+            "transmission", {"reductions": [1.0] * robot.n_joints})
     if robot.bounds is not None:
         out["bounds"] = robot.bounds.to_dict()
     return out
@@ -694,6 +766,7 @@ def robot_to_dict(robot: Robot, *, folder: str | Path | None = None) -> dict:
            else {}),
         "friction": robot.friction.to_dict(),
         **_drive_gains_dict(robot),
+        **_transmission_dict(robot),
         # derived bounds are derived again on loading (the same parameters give the same)
         **({"bounds": robot.bounds.to_dict()} if robot.bounds is not None
            and not robot.bounds.derived else {}),

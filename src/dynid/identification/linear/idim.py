@@ -35,6 +35,7 @@ from dynid.identification._logs import (
     per_log,
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
+from dynid.identification.estimate import refuse_coupling
 from dynid.identification.linear.estimators import IV, OLS, WLS
 from dynid.model.base_parameters import Method, default_friction, robot_base_parameters
 from dynid.model.linear_model import LinearModel
@@ -178,6 +179,7 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
     20), run at the log's own rate.
     """
 
+    refuse_coupling(robot, "iv")
     if not (isinstance(iterations, int) and iterations >= 1):
         raise ValueError(f"`iterations` must be an integer >= 1, got {iterations}")
     logs = as_logs(data)

@@ -63,6 +63,7 @@ from dynid.identification.drive_gains import (
     identify_drive_gains,
     scale_knowledge,
 )
+from dynid.identification.estimate import refuse_coupling
 from dynid.identification.linear.estimators import RankDeficiencyWarning
 from dynid.identification.linear.idim import identify
 from dynid.metrics import mae, rmse
@@ -305,6 +306,7 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``mae`` are in N m (the currents times the fitted gains).
     """
     clock = time.perf_counter()
+    refuse_coupling(robot, "nls")
     say = progress or (lambda _line: None)
     logs = as_logs(data, effort=None)
     efforts = sorted({log.effort for log in logs})
