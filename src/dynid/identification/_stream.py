@@ -446,8 +446,10 @@ def _fold_pieces(model, pieces, n_logs: int, n_deviations: int, out: Factors, *,
                     z = _with_deviations(model.base_regressor(*instruments[k].take(rows)),
                                          k, n_deviations, n)
                     w = _with_deviations(model.base_regressor(q, dq, ddq), k, n_deviations, n)
-                    moments.add(z.reshape(-1, z.shape[-1]), w.reshape(-1, w.shape[-1]),
-                                target.ravel())
+                    kept = (slice(None) if band is None else
+                            np.abs(dq) >= band)  # the dead band, as the factors' rows
+                    moments.add(z[kept].reshape(-1, z.shape[-1]),
+                                w[kept].reshape(-1, w.shape[-1]), target[kept].ravel())
                 block = (first + np.arange(rows.start, rows.stop)) * blocks // total
                 edges = np.flatnonzero(np.diff(block)) + 1  # a block's rows are contiguous
                 for b, mine in zip(block[np.r_[0, edges]],
