@@ -115,7 +115,8 @@ class Structure:
     model and whether it has rotor columns (``rotor_inertia``: some joint keeps its own, or
     the caller asked), and how it was chosen (``blocks``, the chosen structure's held-out
     RMSE per joint ``held_out_rmse`` [N m], ``seconds``). ``dropped`` lists the unknowns fixed
-    at zero: what ``identify`` leaves out of the fit."""
+    at zero: what ``identify`` leaves out of the fit (rotor inertias are none of them when no
+    joint keeps one: the model then has no rotor columns)."""
 
     terms: tuple[Term, ...]
     friction: FrictionModel
@@ -127,8 +128,10 @@ class Structure:
 
     @property
     def dropped(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(name for term in self.terms if not term.kept
-                                   for name in term.names))
+        return tuple(dict.fromkeys(
+            name for term in self.terms if not term.kept
+            and (term.kind != "rotor" or self.rotor_inertia)  # else no rotor columns at all
+            for name in term.names))
 
     def kept(self, joint: int, kind: str) -> bool | None:
         """Whether joint ``joint`` (0-based) keeps its ``kind`` term (None: no such term)."""
