@@ -61,6 +61,9 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "estimators": Suite("DIDIM, PC-DIDIM and CLOE against OLS at high torque noise, the online "
                         "payload, the full protocol's time extrapolated from one draw",
                         "estimators"),
+    "structure": Suite("the model structure chosen from the data on a twin with armature: "
+                       "its overhead over the fixed fit and the held-out error over the noise "
+                       "floor", "structure", robot="panda"),
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),
