@@ -15,6 +15,7 @@ excite (a joint that never moves, too few poses) raise a ValueError that names t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import warnings
@@ -113,9 +114,20 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
     chosen = None  # the cross-validation's template, factors and unknowns, reused here
     if isinstance(structure, str) and structure == "auto":
+        weights = None
+        if getattr(estimator, "refolds", False):  # robust: outliers would decide the choice
+            # the choice on the rows as the estimator weighs them on the full structure
+            first = copy.deepcopy(estimator)
+            identify(robot, logs, friction=friction, estimator=first, method=method,
+                     rotor_inertia=True if rotor_inertia is None else rotor_inertia,
+                     offsets=offsets, progress=progress)
+            weights = first.row_weights()
         structure, *chosen = choose_folded(
             robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
-            blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client)
+            blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
+            weights=weights)
+        if weights is not None:  # its factors are weighted: the fit folds the rows itself
+            chosen = None
     elif isinstance(structure, str) and structure != "fixed":
         raise ValueError(f"`structure` must be one of {STRUCTURES} or a Structure, got "
                          f"{structure!r}")
