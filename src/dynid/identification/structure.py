@@ -91,7 +91,8 @@ class Term:
     offsets, ...), the model's unknowns it is made of (``names``: standard parameter names, or
     the per-log deviations ``d{l}_{j}``), whether the model keeps it, and ``source``: "data"
     (chosen by the held-out error), "option" (set by the caller: forced in or out) or
-    "regrouped" (not a base parameter of its own: carried by another, kept).
+    "regrouped" (not a base parameter of its own: carried by another, kept) or
+    "undetermined" (the data do not determine it: as the options and the robot have it).
     ``gain_percent``: how much its joint's held-out MSE rises without it (a kept term) or falls
     with it (a dropped one), in % of the chosen structure's; ``gain_se_percent`` its standard
     error over the blocks (None where not measured)."""
@@ -170,9 +171,9 @@ class Structure:
         """A compact table: one line per joint, one cell per term (kept +gain %, or out)."""
         kinds = list(dict.fromkeys(term.kind for term in self.terms))
         head = [f"  model structure chosen by held-out error over {self.blocks} time blocks "
-                f"({self.seconds:.2f} s): a term is kept when its",
-                f"  joint's held-out MSE rises without it by more than one standard error and "
-                f"{100 * MIN_GAIN:g} % (cells: kept/out, that rise in %)"]
+                f"({self.seconds:.2f} s): a term is kept when it lowers",
+                f"  its joint's held-out MSE by more than one standard error and "
+                f"{100 * MIN_GAIN:g} % (cells: kept/out, by how much it lowers it, %)"]
         width = max(8, *(len(name) for name in joint_names))
         out = [*head, "    " + f"{'joint':<{width}}  " + "  ".join(f"{k:<14}" for k in kinds)
                + "  held-out RMSE"]
@@ -194,6 +195,8 @@ def _cell(term: Term | None) -> str:
         return "in link"
     if term.source == "option":
         return f"{'on' if term.kept else 'off'} (option)"
+    if term.source == "undetermined":
+        return f"{'on' if term.kept else 'off'} (no data)"
     if term.gain_percent is None:
         return word
     return f"{word} {term.gain_percent:+.3g}"
@@ -250,6 +253,13 @@ def choose_folded(robot: Robot, logs: Sequence[Dataset], *, friction: FrictionMo
     # small products, many of them: one BLAS thread runs them at full speed (as the fold)
     with threadpool_limits(limits=1, user_api="blas"):
         check = _CrossValidation(factors, robot.n_joints, blocks)
+        # what the data leave undetermined is not theirs to choose: as the options have it
+        # (the fit then names it, as with a fixed structure)
+        stated = bool(robot.rotor_inertia.any())
+        terms = [dataclasses.replace(t, source="undetermined",
+                                     kept=t.kind != "rotor" or stated)
+                 if t.source == "data" and _columns([t], names, kept=True) & check.undetermined
+                 else t for t in terms]
         decided, final = _eliminate(check, terms, names)
         out = tuple(_measured(check, decided, names, term, final) for term in decided)
     rotor_kept = bool(rotor_inertia) or any(t.kind == "rotor" and t.kept and
@@ -330,6 +340,7 @@ class _CrossValidation:
         self.held = {key: fold(None, np.vstack(parts)) for key, parts in held.items()}
         # the joints' noise levels from the full model's residuals: the fit's weights
         whole = fold(None, np.vstack(list(scattered.values())))
+        self.undetermined = _undetermined(whole[:p, :p], factors.n_rows)
         x = self._solve(whole, np.arange(p))
         squares = np.zeros(n)
         for (b, j), factor in self.held.items():
@@ -393,6 +404,22 @@ class _CrossValidation:
         out = np.zeros(p)
         out[keep] = solution / norms
         return out
+
+
+def _undetermined(r: NDArray, n_rows: int) -> set[int]:
+    """The unknowns the rows of the triangular factor ``r`` leave undetermined (a component
+    in its null space, the columns scaled to unit norm; the linear estimators' rank rule)."""
+    norms = np.linalg.norm(r, axis=0)
+    norms = np.where(norms > 0, norms, 1.0)
+    _, singular, vt = np.linalg.svd(r / norms)
+    if not singular.size or singular[0] == 0:
+        return set(range(r.shape[1]))
+    rank = int((singular > max(n_rows, r.shape[1]) * np.finfo(float).eps
+                * singular[0]).sum())
+    if rank == r.shape[1]:
+        return set()
+    return set(np.flatnonzero(np.abs(vt[rank:]).max(axis=0)
+                              > np.sqrt(np.finfo(float).eps)).tolist())
 
 
 def _gain(without: NDArray, base: NDArray, joint: int) -> tuple[float, float, float]:

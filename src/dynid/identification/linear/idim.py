@@ -118,10 +118,13 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
         if getattr(estimator, "refolds", False):  # robust: outliers would decide the choice
             # the choice on the rows as the estimator weighs them on the full structure
             first = copy.deepcopy(estimator)
-            identify(robot, logs, friction=friction, estimator=first, method=method,
-                     rotor_inertia=True if rotor_inertia is None else rotor_inertia,
-                     offsets=offsets, progress=progress)
-            weights = first.row_weights()
+            try:
+                identify(robot, logs, friction=friction, estimator=first, method=method,
+                         rotor_inertia=True if rotor_inertia is None else rotor_inertia,
+                         offsets=offsets, progress=progress)
+                weights = first.row_weights()
+            except ValueError:  # data that leave the full structure undetermined: the
+                pass  # choice unweighted, and the fit below names what is missing
         structure, *chosen = choose_folded(
             robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
             blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
