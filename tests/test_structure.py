@@ -88,6 +88,25 @@ def test_a_truth_equal_to_the_description_gets_nothing_left_out_or_added(descrip
     assert all(term["kept"] for term in chosen["terms"] if term["kind"] != "rotor")
 
 
+def test_per_log_offsets_stay_where_the_logs_differ(description):
+    """Two logs: joint 3's sensor offset differs between them, joint 6's is the same in both,
+    the others have none."""
+    truth = description.with_friction(ViscousCoulomb(fv=np.full(N, 0.1), fc=np.full(N, 0.2),
+                                                     fo=np.zeros(N)))
+    offsets = np.zeros((2, N))
+    offsets[:, 2], offsets[:, 5] = (0.3, -0.1), 0.2
+    logs = [simulate_open_loop(truth, random_fourier(truth, seed=k), duration=12.0, rate=200.0,
+                               sensor=SensorModel(torque_noise_std=NOISE,
+                                                  torque_bias=offsets[k]), seed=k)
+            for k in range(2)]
+    model = identify(description, logs, structure="auto")
+    chosen = Structure.from_json(model.report["structure"], model.friction)
+    assert [chosen.kept(j, "offset") for j in range(N)] == [j in (2, 5) for j in range(N)]
+    assert [chosen.kept(j, "log offsets") for j in range(N)] == [j == 2 for j in range(N)]
+    found = np.array([entry["offsets"] for entry in model.report["log_offsets"]])
+    assert_close(found, offsets, rtol=0, atol=0.02)
+
+
 def test_options_given_are_kept_as_given(description, armature_twin):
     log, _ = armature_twin
     off = choose_structure(description, [log], rotor_inertia=False,

@@ -525,7 +525,9 @@ def restricted_layout(layout: Layout, position: NDArray) -> Layout:
 def expand(estimator, dropped: Sequence[int], p: int) -> None:
     """A linear estimator fitted on the unknowns kept, read over all ``p``: the ``dropped``
     ones are zero with std 0 (fixed by the structure, not estimated), ``dropped_`` (its own
-    coefficients dropped for their std) in the positions of all."""
+    coefficients dropped for their std) in the positions of all, ``rank_`` counting the
+    dropped ones (``condition_number_``, ``factor_`` and ``singular_`` stay the kept
+    columns')."""
     keep = np.setdiff1d(np.arange(p), dropped)
     coef, std = np.zeros(p), np.zeros(p)
     coef[keep], std[keep] = estimator.coef_, estimator.std_
@@ -534,3 +536,6 @@ def expand(estimator, dropped: Sequence[int], p: int) -> None:
     estimator.coef_, estimator.std_, estimator.covariance_ = coef, std, covariance
     estimator.relative_std_percent_ = relative_std_percent(coef, std)
     estimator.dropped_ = keep[np.asarray(estimator.dropped_, dtype=int)]
+    # the unknowns fixed at zero are determined (by the structure): the rank counts them, so
+    # that a full-rank fit's rank is its model's base parameters, as with a fixed structure
+    estimator.rank_ = int(estimator.rank_) + len(dropped)
