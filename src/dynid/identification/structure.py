@@ -24,13 +24,16 @@ decides per joint, by blocked cross-validation over time:
   removing it raises its joint's held-out mean square error, averaged over the B blocks, by
   more than both one standard error of that rise over the blocks (the one-standard-error rule:
   a term that helps on one stretch of the log only is not supported) and ``MIN_GAIN`` (0.5 %)
-  of the joint's held-out MSE. The relative floor is what keeps terms with zero truth out:
-  with some 30 candidates, one standard error alone (about a one-sided t test at 84 %) would
-  let a few noise-fitted terms through, while a term with zero truth moves the held-out MSE by
-  about ``1 / N_block`` of the noise variance (measured: under 0.05 % on a 30 s Panda twin at
-  200 Hz), far below 0.5 %; a real viscous term on a slow joint gains 1-5 %. A term worth
-  less than 0.5 % of the held-out MSE moves the RMSE by under 0.25 %: dropping it costs
-  nothing a user would see. Each round drops, per joint, its least-supported term, and the
+  of the joint's held-out MSE, or ``CHANCE / N_block`` (5 over the block's samples) when
+  larger. The relative floor is what keeps terms with zero truth out: with some 30
+  candidates, one standard error alone (about a one-sided t test at 80 %) would let a few
+  noise-fitted terms through. A term with zero truth, fitted with coefficient
+  ``a ~ sigma / |w_train|``, moves a held-out block's MSE by ``2 a <r, w_block> / N_block``:
+  a product of two unit normals times ``1 / N_block`` of the MSE, the second averaged over
+  the blocks (a spread of about ``0.45 / N_block``; measured: under 0.05 % on a 30 s Panda
+  twin at 200 Hz), so the floor sits some 10 of those spreads up; a real viscous term on a slow joint gains 1-5 %, a motor's inertia tens to
+  hundreds. A term worth less than 0.5 % of the held-out MSE moves the RMSE by under 0.25 %:
+  dropping it costs nothing a user would see. Each round drops, per joint, its least-supported term, and the
   model is refitted before the next decision (terms of one joint compete: Coulomb and an
   offset on a joint that moves mostly one way).
 
@@ -65,6 +68,7 @@ from dynid.model.linear_model import LinearModel, relative_std_percent
 from dynid.robot import Robot
 
 __all__ = [
+    "CHANCE",
     "DEFAULT_BLOCKS",
     "MIN_GAIN",
     "STRUCTURES",
@@ -77,8 +81,11 @@ __all__ = [
 STRUCTURES = ("auto", "fixed")
 #: contiguous time blocks of every log in the cross-validation (the held-out folds)
 DEFAULT_BLOCKS = 5
-#: the smallest rise of a joint's held-out MSE, relative, that keeps a term (module docstring)
+#: the smallest rise of a joint's held-out MSE, relative, that keeps a term (module
+#: docstring), and on short blocks ``CHANCE / N_block`` if larger: a term with zero truth
+#: moves the held-out MSE by about ``1 / N_block`` of it by chance
 MIN_GAIN = 0.005
+CHANCE = 5.0
 
 # a friction coefficient's name (without its joint number) in words
 _KIND = {"fv": "viscous", "fc": "coulomb", "fo": "offset", "tau_s": "stiction",
@@ -144,7 +151,8 @@ class Structure:
 
     def to_json(self) -> dict:
         return {"chosen_by": f"held-out error over {self.blocks} time blocks (WLS refit, "
-                             f"one standard error and {100 * MIN_GAIN:g} % parsimony)",
+                             f"one standard error and max({100 * MIN_GAIN:g} %, "
+                             f"{CHANCE:g} / block samples) parsimony)",
                 "blocks": self.blocks, "min_gain_percent": 100 * MIN_GAIN,
                 "friction": self.friction.name, "rotor_inertia": self.rotor_inertia,
                 "offsets": self.offsets,
@@ -173,7 +181,8 @@ class Structure:
         head = [f"  model structure chosen by held-out error over {self.blocks} time blocks "
                 f"({self.seconds:.2f} s): a term is kept when it lowers",
                 f"  its joint's held-out MSE by more than one standard error and "
-                f"{100 * MIN_GAIN:g} % (cells: kept/out, by how much it lowers it, %)"]
+                f"{100 * MIN_GAIN:g} % (or {CHANCE:g} / block samples; cells: kept/out, by how "
+                "much it lowers it, %)"]
         width = max(8, *(len(name) for name in joint_names))
         out = [*head, "    " + f"{'joint':<{width}}  " + "  ".join(f"{k:<14}" for k in kinds)
                + "  held-out RMSE"]
@@ -358,6 +367,11 @@ class _CrossValidation:
         self.training = {b: fold(None, np.vstack([blocked[c] for c in blocked if c != b]))
                          for b in range(blocks)}
 
+    def min_gain(self, joint: int) -> float:
+        """The relative rise of ``joint``'s held-out MSE below which a term is not kept:
+        ``MIN_GAIN``, or ``CHANCE`` over its smallest block's rows when larger."""
+        return max(MIN_GAIN, CHANCE / max(self.rows[:, joint].min(), 1.0))
+
     def errors(self, dropped: set[int]) -> NDArray:
         """``(blocks, n)``: the held-out mean square error of each joint on each block, the
         unknowns ``dropped`` fixed at zero."""
@@ -449,7 +463,7 @@ def _eliminate(check: _CrossValidation, terms: list[Term], names: Sequence[str]
                 continue
             gain, se, mse = _gain(check.errors(dropped | own), base, term.joint)
             terms[i] = _with_gain(term, gain, se, mse)
-            margin = max(se, MIN_GAIN * mse)
+            margin = max(se, check.min_gain(term.joint) * mse)
             if gain <= margin:
                 score = gain / margin if margin > 0 else -np.inf
                 if term.joint not in worst or score < worst[term.joint][0]:
