@@ -298,8 +298,10 @@ def _fit(args: argparse.Namespace, robot, logs, checks, steps) -> int:
         fit.update(structure="auto", friction=None if args.friction is None else fit["friction"])
     with dask_client(args) as client:
         model = identify(robot, _one_or_all(logs), client=client, **fit)
-        if args.structure == "auto":  # the bootstrap's refits keep the point fit's choice
+        if "structure" in model.report:  # the bootstrap's refits keep the point fit's choice
             fit.update(structure=structure_of(model), friction=None, rotor_inertia=None)
+        elif args.structure == "auto":  # logs too short to choose: as given
+            fit.update(structure="fixed", friction=linear_friction(robot, args))
         model, spread = _bootstrapped(args, robot, logs, model, fit, client)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: {args.method.upper()} on {_names(args)} "
@@ -359,11 +361,14 @@ def _chosen_rotor(args, robot, logs, friction=None):
     --rotor-inertia/--no-rotor-inertia given)."""
     if args.structure != "auto" or args.rotor_inertia is not None:
         return args.rotor_inertia, None
-    from dynid.identification.structure import choose_structure
+    from dynid.identification.structure import TooShortError, choose_structure
     from dynid.model import default_friction
 
     friction = default_friction(robot) if friction is None else friction
-    structure = choose_structure(robot, logs, friction=friction, offsets=args.offsets)
+    try:
+        structure = choose_structure(robot, logs, friction=friction, offsets=args.offsets)
+    except TooShortError:  # no blocks to hold out: the options as given
+        return args.rotor_inertia, None
     return structure.rotor_inertia, structure
 
 

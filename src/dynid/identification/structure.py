@@ -74,6 +74,7 @@ __all__ = [
     "STRUCTURES",
     "Structure",
     "Term",
+    "TooShortError",
     "choose_structure",
 ]
 
@@ -86,6 +87,14 @@ DEFAULT_BLOCKS = 5
 #: moves the held-out MSE by about ``1 / N_block`` of it by chance
 MIN_GAIN = 0.005
 CHANCE = 5.0
+
+#: the fewest samples of a time block of every log (shorter logs: no held-out choice)
+MIN_BLOCK_SAMPLES = 10
+
+
+class TooShortError(ValueError):
+    """The logs are too short to hold out time blocks: the structure cannot be chosen."""
+
 
 # a friction coefficient's name (without its joint number) in words
 _KIND = {"fv": "viscous", "fc": "coulomb", "fo": "offset", "tau_s": "stiction",
@@ -251,10 +260,13 @@ def choose_folded(robot: Robot, logs: Sequence[Dataset], *, friction: FrictionMo
     deviations = deviation_names(template, logs, offsets)
     names = [*template.base.base_names, *deviations]
     shortest = min(log.n_samples for log in logs)
-    if shortest < 2 * blocks:
-        raise ValueError(f"a log of {shortest} samples cannot be cut into {blocks} time "
-                         "blocks for the held-out choice of the structure (`--structure "
-                         "fixed` fits the options as given)")
+    training = sum(log.n_samples for log in logs) * (blocks - 1) // blocks * robot.n_joints
+    if shortest < MIN_BLOCK_SAMPLES * blocks or training <= 2 * len(names):
+        raise TooShortError(
+            f"logs of {shortest} samples and fewer cannot be cut into {blocks} time blocks "
+            f"of {MIN_BLOCK_SAMPLES} samples or more whose training rows outnumber the "
+            f"{len(names)} unknowns twice for the held-out choice of the structure "
+            "(`--structure fixed` fits the options as given)")
     factors = fold_logs(template, logs, len(deviations), blocks=blocks, progress=progress,
                         client=client, weights=weights)
     terms = _candidates(template, names, chosen_friction=chosen_friction,

@@ -41,6 +41,7 @@ from dynid.identification.structure import (
     DEFAULT_BLOCKS,
     STRUCTURES,
     Structure,
+    TooShortError,
     choose_folded,
     expand,
     restricted,
@@ -101,7 +102,9 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     is None, each joint's per-log offsets — is kept only where the held-out error over time
     blocks supports it; the report's ``structure`` says what was chosen and what each term
     gained), or a ``Structure`` chosen before (a bootstrap's refits keep the point fit's). A
-    term left out is fixed at zero (std 0) in the model's columns. The library's default is
+    term left out is fixed at zero (std 0) in the model's columns. Logs too short to hold out
+    time blocks (``structure.MIN_BLOCK_SAMPLES`` per block) are fitted as "fixed" (the
+    report then has no ``structure``). The library's default is
     "fixed": its callers (comparisons, bootstraps, benchmarks, the nonlinear methods' starts)
     ask for columns and get them; ``dynid identify`` chooses by default.
     """
@@ -125,10 +128,13 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
                 weights = first.row_weights()
             except ValueError:  # data that leave the full structure undetermined: the
                 pass  # choice unweighted, and the fit below names what is missing
-        structure, *chosen = choose_folded(
-            robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
-            blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
-            weights=weights)
+        try:
+            structure, *chosen = choose_folded(
+                robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
+                blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
+                weights=weights)
+        except TooShortError:  # no blocks to hold out: the options as given
+            structure, chosen = "fixed", None
         if weights is not None:  # its factors are weighted: the fit folds the rows itself
             chosen = None
     elif isinstance(structure, str) and structure != "fixed":
