@@ -117,26 +117,9 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
     chosen = None  # the cross-validation's template, factors and unknowns, reused here
     if isinstance(structure, str) and structure == "auto":
-        weights = None
-        if getattr(estimator, "refolds", False):  # robust: outliers would decide the choice
-            # the choice on the rows as the estimator weighs them on the full structure
-            first = copy.deepcopy(estimator)
-            try:
-                identify(robot, logs, friction=friction, estimator=first, method=method,
-                         rotor_inertia=True if rotor_inertia is None else rotor_inertia,
-                         offsets=offsets, progress=progress)
-                weights = first.row_weights()
-            except ValueError:  # data that leave the full structure undetermined: the
-                pass  # choice unweighted, and the fit below names what is missing
-        try:
-            structure, *chosen = choose_folded(
-                robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
-                blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
-                weights=weights)
-        except TooShortError:  # no blocks to hold out: the options as given
-            structure, chosen = "fixed", None
-        if weights is not None:  # its factors are weighted: the fit folds the rows itself
-            chosen = None
+        structure, chosen = _auto(robot, logs, estimator, friction=friction,
+                                  rotor_inertia=rotor_inertia, offsets=offsets, method=method,
+                                  progress=progress, client=client)
     elif isinstance(structure, str) and structure != "fixed":
         raise ValueError(f"`structure` must be one of {STRUCTURES} or a Structure, got "
                          f"{structure!r}")
@@ -189,11 +172,38 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
                                std=estimator.std_[:base.rank], report=report)
 
 
+def _auto(robot: Robot, logs: list[Dataset], estimator, *, friction, rotor_inertia, offsets,
+          method, progress, client) -> tuple[Structure | str, list | None]:
+    """``structure="auto"``: the chosen structure and the cross-validation's template,
+    factors and unknowns (for the fit to reuse; None: it folds the rows itself), or "fixed"
+    for logs too short to hold out time blocks. A robust estimator (IRLS: ``refolds``) first
+    fits the full structure, and the choice is made on the rows as it weighs them: outliers
+    would otherwise decide it (a spike's square outweighs a friction term's gain)."""
+    weights = None
+    if getattr(estimator, "refolds", False):
+        first = copy.deepcopy(estimator)
+        try:
+            identify(robot, logs, friction=friction, estimator=first, method=method,
+                     rotor_inertia=True if rotor_inertia is None else rotor_inertia,
+                     offsets=offsets, progress=progress)
+            weights = first.row_weights()
+        except ValueError:  # data that leave the full structure undetermined: the choice
+            pass  # unweighted, and the fit names what is missing
+    try:
+        structure, *chosen = choose_folded(
+            robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
+            blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
+            weights=weights)
+    except TooShortError:  # no blocks to hold out: the options as given
+        return "fixed", None
+    return structure, None if weights is not None else chosen  # weighted: not the rows
+
+
 def _follow(structure: Structure, friction: FrictionModel | None, rotor_inertia: bool | None,
             offsets: Offsets) -> tuple[FrictionModel, bool]:
     """The friction columns and rotor switch of a chosen ``structure``, checked against the
     options also given (a bootstrap passes both: they must agree)."""
-    if friction is not None and friction != structure.friction:
+    if friction is not None and friction.to_dict() != structure.friction.to_dict():
         raise ValueError(f"`friction` ({friction.name!r}) is not the chosen structure's "
                          f"({structure.friction.name!r}): leave it out")
     if rotor_inertia is not None and rotor_inertia != structure.rotor_inertia:
