@@ -117,7 +117,7 @@ def test_options_given_are_kept_as_given(description, armature_twin):
     assert "structure" not in fixed.report and not fixed.rotor_inertia
     with pytest.raises(ValueError, match="`structure` must be one of"):
         identify(description, log, structure="chosen")
-    with pytest.raises(ValueError, match="`rotor_inertia`.*chosen structure"):
+    with pytest.raises(ValueError, match=r"`rotor_inertia`.*chosen structure"):
         chosen = identify(description, log, structure="auto")
         identify(description, log, structure=Structure.from_json(
             chosen.report["structure"], chosen.friction), rotor_inertia=False)

@@ -109,10 +109,10 @@ from dynid.identification.retrieval.retrieve import parameter_scale as parameter
 from dynid.identification.retrieval.retrieve import retrieve_penalty as retrieve_penalty
 from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
 from dynid.identification.simulation.didim import identify_didim as identify_didim
-from dynid.identification.structure import Structure as Structure
-from dynid.identification.structure import choose_structure as choose_structure
 from dynid.identification.simulation.output_error import identify_clie as identify_clie
 from dynid.identification.simulation.output_error import identify_cloe as identify_cloe
+from dynid.identification.structure import Structure as Structure
+from dynid.identification.structure import choose_structure as choose_structure
 
 __all__ = [
     "BOOTSTRAP_METHODS",

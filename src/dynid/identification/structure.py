@@ -31,10 +31,11 @@ decides per joint, by blocked cross-validation over time:
   ``a ~ sigma / |w_train|``, moves a held-out block's MSE by ``2 a <r, w_block> / N_block``:
   a product of two unit normals times ``1 / N_block`` of the MSE, the second averaged over
   the blocks (a spread of about ``0.45 / N_block``; measured: under 0.05 % on a 30 s Panda
-  twin at 200 Hz), so the floor sits some 10 of those spreads up; a real viscous term on a slow joint gains 1-5 %, a motor's inertia tens to
-  hundreds. A term worth less than 0.5 % of the held-out MSE moves the RMSE by under 0.25 %:
-  dropping it costs nothing a user would see. Each round drops, per joint, its least-supported term, and the
-  model is refitted before the next decision (terms of one joint compete: Coulomb and an
+  twin at 200 Hz), so the floor sits some 10 of those spreads up; a real viscous term on a
+  slow joint gains 1-5 %, a motor's inertia tens to hundreds. A term worth less than 0.5 %
+  of the held-out MSE moves the RMSE by under 0.25 %: dropping it costs nothing a user would
+  see. Each round drops, per joint, its least-supported term, and the model is refitted
+  before the next decision (terms of one joint compete: Coulomb and an
   offset on a joint that moves mostly one way).
 
 What is chosen goes to the identified model (``identify(..., structure=...)``: the dropped
@@ -355,7 +356,7 @@ class _CrossValidation:
         held = {}
         for (_, b, j), value in scattered.items():
             held.setdefault((b, j), []).append(value)
-        for (k, b, j), count in rows.items():
+        for (_, b, j), count in rows.items():
             self.rows[b, j] += count
         # each held-out block's rows, per joint (unweighted): its error
         self.held = {key: fold(None, np.vstack(parts)) for key, parts in held.items()}
@@ -364,7 +365,7 @@ class _CrossValidation:
         self.undetermined = _undetermined(whole[:p, :p], factors.n_rows)
         x = self._solve(whole, np.arange(p))
         squares = np.zeros(n)
-        for (b, j), factor in self.held.items():
+        for (_, j), factor in self.held.items():
             squares[j] += np.sum((factor @ np.append(x, -1.0)) ** 2)
         counts = self.rows.sum(axis=0)
         sigma = np.sqrt(squares / np.maximum(counts - p / n, 1.0))
@@ -372,7 +373,7 @@ class _CrossValidation:
         floor = positive.min() * 1e-6 if positive.size else 1.0
         self.weight = 1.0 / np.maximum(sigma, floor)
         per_block = {}
-        for (k, b, j), value in scattered.items():
+        for (_, b, j), value in scattered.items():
             per_block.setdefault(b, []).append(value * self.weight[j])
         blocked = {b: fold(None, np.vstack(parts)) for b, parts in per_block.items()}
         # the training factor of each fold: every block but the held-out one
