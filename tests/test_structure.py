@@ -154,3 +154,39 @@ def test_the_command_line_chooses_by_default_and_says_what(capsys, tmp_path, des
     fixed = json.loads(cli("identify", "panda", str(path), "--as-is", "--json",
                            "--structure", "fixed", "--no-rotor-inertia"))
     assert "structure" not in fixed
+
+
+def test_an_arm_simulated_by_mujoco_with_armature_is_at_its_noise_floor(tmp_path, description):
+    """MuJoCo's inverse dynamics (an engine no one here wrote) of the arm with armature on
+    joints 2, 4, 6 and joint damping; the user's description has neither."""
+    import dataclasses
+
+    mujoco = pytest.importorskip("mujoco", reason="mujoco is not installed")
+    from dynid.export import export_robot
+
+    user = description.with_friction(ViscousCoulomb.zeros(N))
+    truth = user.with_friction(ViscousCoulomb(fv=np.full(N, 0.1), fc=np.zeros(N),
+                                              fo=np.zeros(N))) \
+        .with_rotor_inertia(np.where(np.arange(N) % 2 == 1, 0.5, 0.0))
+    engine = mujoco.MjModel.from_xml_path(str(export_robot(truth, tmp_path / "arm.xml")))
+    engine.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT  # joint limits
+    state = mujoco.MjData(engine)
+
+    def log(seed: int):
+        path = simulate_open_loop(user, random_fourier(user, seed=seed), duration=12.0,
+                                  rate=200.0)
+        tau = np.empty_like(path.tau)
+        for k in range(path.n_samples):
+            state.qpos[:], state.qvel[:], state.qacc[:] = path.q[k], path.dq[k], path.ddq[k]
+            mujoco.mj_inverse(engine, state)
+            tau[k] = state.qfrc_inverse
+        noise = np.random.default_rng(seed).normal(0.0, NOISE, tau.shape)
+        return dataclasses.replace(path, tau=tau + noise)
+
+    fit, check = log(1), log(2)
+    model = identify(user, fit, structure="auto")
+    chosen = Structure.from_json(model.report["structure"], model.friction)
+    assert [chosen.kept(j, "rotor") for j in range(2, N)] == [False, True, False, True, False]
+    assert not any(chosen.kept(j, "coulomb") for j in range(N))  # none in the engine
+    assert _floor_ratio(model, check).max() <= 1.5
+    assert _floor_ratio(identify(user, fit), check).max() > 2
