@@ -64,7 +64,14 @@ def run(*, robot: str = "panda", duration: float = 30.0, rate: float = 1000.0,
               (("auto", auto), ("fixed", fixed))}
     say(f"held-out RMSE over the noise floor, largest joint: auto {ratios['auto'].max():.3f}, "
         f"fixed {ratios['fixed'].max():.3f}")
+    engine = _mujoco_ratios(description, truth, data, check)
+    if engine is not None:
+        say(f"MuJoCo's inverse dynamics of the twin: auto {engine['auto'].max():.3f}, fixed "
+            f"{engine['fixed'].max():.3f}")
     return {
+        "mujoco_armature_floor_ratio": None if engine is None else float(engine["auto"].max()),
+        "mujoco_armature_floor_ratio_fixed":
+            None if engine is None else float(engine["fixed"].max()),
         "robot": description.name, "n_samples": data.n_samples, "rate": rate,
         "structure_fixed_seconds": fixed_seconds, "structure_auto_seconds": auto_seconds,
         "structure_overhead": auto_seconds / fixed_seconds,
@@ -77,6 +84,42 @@ def run(*, robot: str = "panda", duration: float = 30.0, rate: float = 1000.0,
         "floor_ratio_per_joint": ratios["auto"].tolist(),
         "dropped": auto.report["structure"]["dropped"],
     }
+
+
+def _mujoco_ratios(description, truth, data, check) -> dict | None:
+    """The floor ratios with the torques of MuJoCo's inverse dynamics of the twin (an engine
+    no one here wrote: armature, joint damping; its dry friction left out, which it smooths)
+    along the same states, the same noise added; None without mujoco."""
+    import dataclasses
+    import tempfile
+    from pathlib import Path
+
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    from dynid.export import export_robot
+    from dynid.identification.linear.idim import identify
+
+    with tempfile.TemporaryDirectory() as folder:
+        engine = mujoco.MjModel.from_xml_path(str(export_robot(truth, Path(folder) / "a.xml")))
+    engine.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+                                | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
+    state = mujoco.MjData(engine)
+    dry = truth.friction.per_joint()[:, 1]  # the twin's Coulomb friction, added exactly
+
+    def engine_log(log, seed: int):
+        tau = np.empty_like(log.tau)
+        for k in range(log.n_samples):
+            state.qpos[:], state.qvel[:], state.qacc[:] = log.q[k], log.dq[k], log.ddq[k]
+            mujoco.mj_inverse(engine, state)
+            tau[k] = state.qfrc_inverse
+        noise = np.random.default_rng(seed).normal(0.0, NOISE, tau.shape)
+        return dataclasses.replace(log, tau=tau + dry * np.sign(log.dq) + noise)
+
+    fit, held = engine_log(data, 0), engine_log(check, 1)
+    return {name: _floor_ratio(identify(description, fit, structure=name), held)
+            for name in ("auto", "fixed")}
 
 
 def _best_cpu(function: Callable[[], object], repeat: int) -> float:
@@ -105,4 +148,8 @@ def summary(result: dict) -> str:
         f"  armature {result['armature']}: held-out RMSE / noise floor, largest joint: auto "
         f"{result['armature_floor_ratio']:.3f}, fixed {result['armature_floor_ratio_fixed']:.3f}",
         f"  left out: {', '.join(result['dropped']) or 'nothing'}",
+        *([] if result["mujoco_armature_floor_ratio"] is None else [
+            f"  MuJoCo's inverse dynamics of the twin: held-out RMSE / noise floor, largest "
+            f"joint: auto {result['mujoco_armature_floor_ratio']:.3f}, fixed "
+            f"{result['mujoco_armature_floor_ratio_fixed']:.3f}"]),
     ])
