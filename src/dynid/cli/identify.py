@@ -348,7 +348,9 @@ def _structure_lines(model) -> tuple[str, ...]:
     payload = model.report.get("structure")
     if payload is None:
         return ()
-    lines = structure_of(model).lines(model.robot.joint_names)
+    from dynid.identification.structure import Structure
+
+    lines = Structure.from_json(payload, None).lines(model.robot.joint_names)
     if payload.get("applied"):
         lines.append(f"    applied: {payload['applied']}")
     return tuple(lines)

@@ -170,12 +170,16 @@ class Structure:
                 "seconds": self.seconds, "terms": [term.to_json() for term in self.terms]}
 
     @classmethod
-    def from_json(cls, payload: dict, friction: FrictionModel) -> Structure:
+    def from_json(cls, payload: dict, friction: FrictionModel | None) -> Structure:
         """The structure ``to_json`` wrote (a model's report), over the ``friction`` columns
-        of that model: to refit with the same choice (a bootstrap's replicates)."""
-        if not isinstance(payload, dict) or payload.get("friction") != friction.name:
-            raise ValueError(f"`structure`: a chosen structure over {friction.name!r} "
-                             f"friction columns expected, got {str(payload)[:60]!r}")
+        of that model: to refit with the same choice (a bootstrap's replicates); None: to
+        read and show only (a method that applied the rotor choice alone, with friction of
+        its own)."""
+        if not isinstance(payload, dict) or (friction is not None
+                                             and payload.get("friction") != friction.name):
+            raise ValueError(f"`structure`: a chosen structure over "
+                             f"{getattr(friction, 'name', 'any')!r} friction columns expected, "
+                             f"got {str(payload)[:60]!r}")
         terms = tuple(Term(int(t["joint"]) - 1, str(t["kind"]), tuple(t["names"]),
                            bool(t["kept"]), str(t["source"]), t.get("gain_percent"),
                            t.get("gain_se_percent")) for t in payload["terms"])
