@@ -21,8 +21,10 @@ decides per joint, by blocked cross-validation over time:
   training factor. The fit weighs each joint's rows by its noise level (WLS, the level from
   the full model's residuals), so that a quiet joint's terms are not drowned by a noisy one.
 - **Parsimony.** Greedy backward elimination from the full model: a term is kept when
-  removing it raises its joint's held-out mean square error, averaged over the B blocks, by
-  more than both one standard error of that rise over the blocks (the one-standard-error rule:
+  removing it raises its joint's held-out mean square error — block by block, as the log of
+  the ratio, averaged over the B blocks (scale-free: on a real log one block where the whole
+  model extrapolates badly would otherwise decide) — by more than both one standard error of
+  that rise over the blocks (the one-standard-error rule:
   a term that helps on one stretch of the log only is not supported) and ``MIN_GAIN`` (0.5 %)
   of the joint's held-out MSE, or ``CHANCE / N_block`` (5 over the block's samples) when
   larger. The relative floor is what keeps terms with zero truth out: with some 30
@@ -453,12 +455,15 @@ def _undetermined(r: NDArray, n_rows: int) -> set[int]:
                               > np.sqrt(np.finfo(float).eps)).tolist())
 
 
-def _gain(without: NDArray, base: NDArray, joint: int) -> tuple[float, float, float]:
-    """The rise of ``joint``'s held-out MSE from ``base`` to ``without``: mean over the
-    blocks, its standard error, and the base MSE."""
-    rise = without[:, joint] - base[:, joint]
+def _gain(without: NDArray, base: NDArray, joint: int) -> tuple[float, float]:
+    """The rise of ``joint``'s held-out MSE from ``base`` to ``without``, block by block as
+    the logarithm of their ratio (scale-free: a block where the whole model extrapolates
+    badly, its MSE several times the others', does not outweigh them): its mean over the
+    blocks and the standard error of that mean."""
+    tiny = np.finfo(float).tiny
+    rise = np.log(np.maximum(without[:, joint], tiny) / np.maximum(base[:, joint], tiny))
     se = float(rise.std(ddof=1) / np.sqrt(rise.size)) if rise.size > 1 else 0.0
-    return float(rise.mean()), se, float(base[:, joint].mean())
+    return float(rise.mean()), se
 
 
 def _eliminate(check: _CrossValidation, terms: list[Term], names: Sequence[str]
@@ -478,9 +483,9 @@ def _eliminate(check: _CrossValidation, terms: list[Term], names: Sequence[str]
             own = _columns([term], names, kept=True)
             if not own:
                 continue
-            gain, se, mse = _gain(check.errors(dropped | own), base, term.joint)
-            terms[i] = _with_gain(term, gain, se, mse)
-            margin = max(se, check.min_gain(term.joint) * mse)
+            gain, se = _gain(check.errors(dropped | own), base, term.joint)
+            terms[i] = _with_gain(term, gain, se)
+            margin = max(se, np.log1p(check.min_gain(term.joint)))
             if gain <= margin:
                 score = gain / margin if margin > 0 else -np.inf
                 if term.joint not in worst or score < worst[term.joint][0]:
@@ -495,12 +500,11 @@ def _eliminate(check: _CrossValidation, terms: list[Term], names: Sequence[str]
                          for t in terms]
 
 
-def _with_gain(term: Term, gain: float, se: float, mse: float) -> Term:
-    """``term`` with a held-out gain, in % of its joint's held-out MSE."""
-    if mse <= 0:
-        return dataclasses.replace(term, gain_percent=None, gain_se_percent=None)
-    return dataclasses.replace(term, gain_percent=float(100 * gain / mse),
-                               gain_se_percent=float(100 * se / mse))
+def _with_gain(term: Term, gain: float, se: float) -> Term:
+    """``term`` with a held-out gain (``_gain``'s mean log ratio and its standard error), in
+    % of its joint's held-out MSE."""
+    return dataclasses.replace(term, gain_percent=float(100 * np.expm1(gain)),
+                               gain_se_percent=float(100 * se))
 
 
 def _measured(check: _CrossValidation, terms: list[Term], names: Sequence[str], term: Term,
