@@ -113,8 +113,9 @@ class Term:
     "regrouped" (not a base parameter of its own: carried by another, kept) or
     "undetermined" (the data do not determine it: as the options and the robot have it).
     ``gain_percent``: how much its joint's held-out MSE rises without it (a kept term) or falls
-    with it (a dropped one), in % of the chosen structure's; ``gain_se_percent`` its standard
-    error over the blocks (None where not measured)."""
+    with it (a dropped one), in % of the chosen structure's (the geometric mean over the blocks
+    of the ratio); ``gain_se_percent`` the standard error of its log over the blocks, in %
+    (None where not measured)."""
 
     joint: int
     kind: str
