@@ -18,7 +18,8 @@ from dynid.robot import load_robot
 
 def test_identify_the_real_panda_log_beats_the_published_model(capsys):
     folder = reference_path("panda-gaz2019", "rbt_log_exciting_traj1")
-    assert main(["identify", "panda", str(folder), "--validate", "0.3", "--json"]) == 0
+    assert main(["identify", "panda", str(folder), "--validate", "0.3", "--json",
+                 "--structure", "fixed"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["rank"] == 64  # 43 rigid-body + 21 viscous/Coulomb/offset
     ours = np.array(payload["validation"]["rmse"])
@@ -32,6 +33,11 @@ def test_identify_the_real_panda_log_beats_the_published_model(capsys):
     assert (ours[:6] < published[:6]).all(), (ours, published)
     assert ours[6] < 1.15 * published[6]
     assert ours.max() < 0.2  # N m, against RMS torques up to 19 N m
+    # the default, the structure chosen on the first 70 %: on this real arm (sigmoid-like,
+    # drifting friction) it leaves out viscous terms the last 30 % needs a little of
+    assert main(["identify", "panda", str(folder), "--validate", "0.3", "--json"]) == 0
+    auto = np.array(json.loads(capsys.readouterr().out)["validation"]["rmse"])
+    assert (auto[:6] < published[:6]).all() and auto.max() < 0.2, (auto, published)
 
 
 def test_nls_with_sigmoid_friction_on_the_real_panda_log():

@@ -217,7 +217,8 @@ def test_identify_command_streams_a_mapped_log_on_a_scheduler(panda_log, tmp_pat
     assert main(["identify", "panda", path, "--as-is", "--mmap", "--json",
                  "--scheduler", cluster.scheduler.address]) == 0
     payload = json.loads(capsys.readouterr().out)
-    local = identify(robot, data)
+    local = identify(robot, data, structure="auto")  # the command's default: the same choice
+    assert payload["structure"]["dropped"] == local.report["structure"]["dropped"]
     assert_close(np.array([row["value"] for row in payload["coefficients"]]),
                  local.coefficients, rtol=1e-9, atol=1e-12)
     assert main(["identify", "panda", path, "--scheduler", "tcp://127.0.0.1:9"]) == 2

@@ -62,8 +62,13 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
                         "payload, the full protocol's time extrapolated from one draw",
                         "estimators"),
     "structure": Suite("the default path on twins whose truth differs from the description: "
-                       "friction bias, the 95 % intervals' coverage over 200 draws",
+                       "friction bias, the 95 % intervals' coverage over 200 draws, the "
+                       "coupled wrist's gain, armature over the noise floor (MuJoCo), the EKF's "
+                       "time: the figures of issue 32",
                        "structure"),
+    "choice": Suite("the model structure chosen from the data on a twin with armature: "
+                       "its overhead over the fixed fit and the held-out error over the noise "
+                       "floor", "choice", robot="panda"),
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),

@@ -75,16 +75,24 @@ def truth_ratio(truth: Robot, log, noise: float) -> NDArray:
 
 
 def floor_ratios(description: Robot, identification, held_out, noise: float) -> dict:
-    """``{"default": ..., "rotor_inertia": ...}``: the held-out ratios per joint of dynid's
-    default fit of ``identification`` (its accelerations dropped, prepared by default) and of
-    the fit with the rotor-inertia columns, on the robot file ``description``."""
+    """``{"default": ..., "rotor_inertia": ...}``: the held-out ratios per joint of what
+    `dynid identify` does by default to ``identification`` (its accelerations dropped,
+    prepared, the torque lag compensated, the structure chosen from the data) and of the fit
+    with the rotor-inertia columns, on the robot file ``description``."""
     from dynid.data.preprocess import prepare
     from dynid.identification import identify
+    from dynid.identification.delay import compensated
+    from dynid.identification.linear.idim import linear_template
+    from dynid.model import default_friction
 
     prepared = prepare(dataclasses.replace(identification, ddq=None))
+    template = linear_template(description, default_friction(description),
+                               rotor_inertia=bool(description.rotor_inertia.any()))
+    (aligned,), delay = compensated(template, [prepared])
     out = {}
-    for name, rotor in (("default", None), ("rotor_inertia", True)):
-        model = identify(description, prepared, rotor_inertia=rotor)
+    for name, options in (("default", {"structure": "auto"}),
+                          ("rotor_inertia", {"rotor_inertia": True})):
+        model = identify(description, aligned, **options)
         out[name] = held_out_ratio(model, held_out, noise)
     return out
 

@@ -11,6 +11,9 @@ compensated, OLS — makes of twins whose truth is not what it is told.
 - ``coupled_wrist_gain``: a coupled-wrist TX40 twin's motor-side logs through the default path,
   the held-out wrist error of a model without the coupling over the one with it
   (``dynid.bench.transmission``).
+- ``armature_floor_ratio``: a Panda with armature, damping and friction loss simulated by
+  MuJoCo, identified by the default path with the structure chosen from the data, the
+  largest held-out error over the noise floor (``dynid.bench.armature``; None without mujoco).
 """
 
 from __future__ import annotations
@@ -124,7 +127,27 @@ def run(*, draws: int = 200, seed: int = 0,
     out.update(coverage(draws=draws, seed=seed, progress=say))
     out["coverage_seconds"] = time.perf_counter() - start
     out.update(_coupled_wrist(seed, say))
+    out.update(_armature(seed, say))
     return out
+
+
+def _armature(seed: int, say: Callable[[str], None]) -> dict:
+    """``armature_floor_ratio`` of ``dynid.bench.armature`` (a Panda with armature simulated
+    by MuJoCo, the default path), or None where MuJoCo is not installed."""
+    try:
+        import mujoco  # noqa: F401  (the extra dynid[mujoco])
+    except ImportError:
+        say("armature: skipped, mujoco is not installed (pip install 'dynid[mujoco]')")
+        return {"armature_floor_ratio": None}
+    from dynid.bench.armature import run as armature
+
+    start = time.perf_counter()
+    say("armature: a Panda with armature simulated by MuJoCo, identified by default")
+    found = armature(seed=seed + 1, progress=say)
+    return {"armature_floor_ratio": found["armature_floor_ratio"],
+            "armature_floor_ratio_rotor_inertia": found["armature_floor_ratio_rotor_inertia"],
+            "armature_truth_floor_ratio": found["truth_floor_ratio"],
+            "armature_seconds": time.perf_counter() - start}
 
 
 def _coupled_wrist(seed: int, say: Callable[[str], None]) -> dict:
@@ -150,4 +173,8 @@ def summary(result: dict) -> str:
         f"({kinds})",
         f"coupled wrist, motor-side TX40 twin: held-out wrist error without / with the "
         f"coupling {result['coupled_wrist_gain']:.1f}",
+        "armature, MuJoCo Panda, default path: " + (
+            "not run (no mujoco)" if result["armature_floor_ratio"] is None else
+            f"{result['armature_floor_ratio']:.2f} x the noise floor "
+            f"({result['armature_floor_ratio_rotor_inertia']:.2f} with --rotor-inertia)"),
     ])

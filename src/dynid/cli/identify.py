@@ -95,6 +95,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     identify.add_argument("--rotor-inertia", action=argparse.BooleanOptionalAction,
                           help="identify each drive's reflected rotor inertia Ia_j (default: "
                                "when the robot file states rotor inertias)")
+    identify.add_argument("--structure", choices=["auto", "fixed"], default="auto",
+                          help="auto (default): each joint keeps the rotor inertia, friction "
+                               "and offset terms the data support, chosen by the held-out "
+                               "error over time blocks (what --rotor-inertia/"
+                               "--no-rotor-inertia or --friction state stays as stated); "
+                               "fixed: the options' terms on every joint")
     identify.add_argument("--offsets", choices=["per-log", "shared"], default="per-log",
                           help="several logs: each its own torque offsets (per-log, default) "
                                "or one set for all")
@@ -312,12 +318,19 @@ def _fit(args: argparse.Namespace, robot, logs, checks, steps) -> int:
     fit = {"friction": linear_friction(robot, args),
            "estimator": ESTIMATORS[args.method](**options),
            "rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+    if args.structure == "auto":  # what the options leave open is chosen from the data
+        fit.update(structure="auto", friction=None if args.friction is None else fit["friction"])
     with dask_client(args) as client:
         model = identify(robot, _one_or_all(logs), client=client, **fit)
+        if "structure" in model.report:  # the bootstrap's refits keep the point fit's choice
+            fit.update(structure=structure_of(model), friction=None, rotor_inertia=None)
+        elif args.structure == "auto":  # logs too short to choose: as given
+            fit.update(structure="fixed", friction=linear_friction(robot, args))
         model, spread = _bootstrapped(args, robot, logs, model, fit, client)
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: {args.method.upper()} on {_names(args)} "
-                            f"(friction {model.friction.name})", spread=spread)
+                            f"(friction {model.friction.name})", spread=spread,
+                            lines=_structure_lines(model))
 
 
 def _bootstrapped(args, robot, logs, model, options: dict, client=None):
@@ -345,6 +358,55 @@ def _bootstrapped(args, robot, logs, model, options: dict, client=None):
 
 def _one_or_all(logs):
     return logs[0] if len(logs) == 1 else logs
+
+
+def structure_of(model):
+    """The structure a model's fit chose (its report's), to refit with."""
+    from dynid.identification.structure import Structure
+
+    return Structure.from_json(model.report["structure"], model.friction)
+
+
+def _structure_lines(model) -> tuple[str, ...]:
+    """The chosen structure's table (--structure auto), and what the method applied of it."""
+    payload = model.report.get("structure")
+    if payload is None:
+        return ()
+    from dynid.identification.structure import Structure
+
+    lines = Structure.from_json(payload, None).lines(model.robot.joint_names)
+    if payload.get("applied"):
+        lines.append(f"    applied: {payload['applied']}")
+    return tuple(lines)
+
+
+def _chosen_rotor(args, robot, logs, friction=None):
+    """--structure auto for a method that takes the rotor-inertia switch only (its friction
+    columns as the options say): the switch the data choose (on when some joint's own rotor
+    inertia is supported) and the structure, or the option and None (--structure fixed, or
+    --rotor-inertia/--no-rotor-inertia given)."""
+    if args.structure != "auto" or args.rotor_inertia is not None:
+        return args.rotor_inertia, None
+    from dynid.identification.structure import TooShortError, choose_structure
+    from dynid.model import default_friction
+
+    friction = default_friction(robot) if friction is None else friction
+    try:
+        structure = choose_structure(robot, logs, friction=friction, offsets=args.offsets)
+    except TooShortError:  # no blocks to hold out: the options as given
+        return args.rotor_inertia, None
+    return structure.rotor_inertia, structure
+
+
+def _noted(model, structure, method: str):
+    """``model`` with ``structure`` in its report, and what ``method`` applied of it."""
+    if structure is not None:
+        model.report["structure"] = {
+            **structure.to_json(),
+            "applied": f"the rotor inertia only: --method {method} keeps every joint's "
+                       "friction columns and gives every joint a rotor column when some "
+                       "joint's own is chosen"}
+    return model
 
 
 def _names(args) -> str:
@@ -618,14 +680,17 @@ def _identify_iv(args, robot, logs, checks, steps) -> int:
     from dynid.identification import identify_iv
 
     references, controller = _closed_loop(args, robot, logs)
+    friction = linear_friction(robot, args)
+    rotor, structure = _chosen_rotor(args, robot, logs, friction)
     fit = {"reference": references, "controller": controller,
-           "friction": linear_friction(robot, args), "rotor_inertia": args.rotor_inertia,
-           "offsets": args.offsets}
+           "friction": friction, "rotor_inertia": rotor, "offsets": args.offsets}
     model = identify_iv(robot, _one_or_all(logs), **fit)
     model, spread = _bootstrapped(args, robot, logs, model, fit)
+    model = _noted(model, structure, "iv")
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: IV on {_names(args)} "
-                            f"({model.report['iterations']} iterations)", spread=spread)
+                            f"({model.report['iterations']} iterations)", spread=spread,
+                            lines=_structure_lines(model))
 
 
 def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> int:
@@ -640,16 +705,20 @@ def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> i
     if prior is not None and prior.shape != robot.parameters.shape:
         raise ValueError(f"`--prior`: {args.prior!r} has {prior.shape[0]} links, the robot "
                          f"{robot.n_joints}")
-    fit = {"friction": linear_friction(robot, args), "prior": prior,
+    friction = linear_friction(robot, args)
+    rotor, structure = (args.rotor_inertia, None) if currents else \
+        _chosen_rotor(args, robot, logs, friction)
+    fit = {"friction": friction, "prior": prior,
            "regulariser": args.regulariser or "euclidean", "weight": args.prior_weight,
-           "bounds": _bounds(args, robot), "rotor_inertia": args.rotor_inertia,
+           "bounds": _bounds(args, robot), "rotor_inertia": rotor,
            "offsets": args.offsets, **currents}
     with dask_client(args) as client:
         result = identify_constrained(robot, _one_or_all(logs), method=args.method,
                                       progress=stderr_progress(args), client=client, **fit)
         model, spread = _bootstrapped(args, robot, logs, result.model, fit, client)
+    model = _noted(model, structure, args.method)
     curve = result.model.report.get("prior_weight_curve")
-    lines = list(result.consistency.lines())
+    lines = [*_structure_lines(model), *result.consistency.lines()]
     if curve:
         lines.append(f"  prior weight chosen by held-out error: {curve['chosen']:.3g} "
                      f"({len(curve['weights'])} weights tried, "
@@ -693,13 +762,23 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
     if args.bootstrap is not None:
         raise ValueError(f"`--bootstrap` refits ols, wls, iv, the constrained methods and "
                          f"nls, not {args.method}")
-    options = {"rotor_inertia": args.rotor_inertia, "offsets": args.offsets}
+    friction = linear_friction(robot, args)
+    structure = None
+    if method.family == "linear" and args.structure == "auto":  # through identify: chosen
+        options = {"rotor_inertia": args.rotor_inertia, "offsets": args.offsets,
+                   "structure": "auto"}
+        friction = None if args.friction is None else friction
+    elif args.method in _CLOSED_LOOP:  # the robot file's plant: its rotor inertias as stated
+        options = {}
+    else:
+        rotor, structure = _chosen_rotor(args, robot, logs, friction)
+        options = {"rotor_inertia": rotor, "offsets": args.offsets}
     if args.alpha is not None:
         options["alpha"] = args.alpha
     if args.l1_ratio is not None:
         options["l1_ratio"] = args.l1_ratio
     if method.family == "recursive":  # one offset for all logs
-        options = {"rotor_inertia": args.rotor_inertia}
+        options = {"rotor_inertia": options["rotor_inertia"]}
         if args.forgetting is not None:
             options["forgetting"] = args.forgetting
     if args.method == "ml":
@@ -718,12 +797,13 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
         references, controller = _closed_loop(args, robot, logs)
         if args.max_iterations is not None:
             options["max_iterations"] = args.max_iterations
-    estimate = method.fit(Problem(robot, tuple(logs), friction=linear_friction(robot, args),
+    estimate = method.fit(Problem(robot, tuple(logs), friction=friction,
                                   references=references, controller=controller), **options)
     parameters = (None if estimate.parameters is None else dataclasses.replace(
         robot, parameters=estimate.parameters, name=f"{robot.name}-{args.method}"))
+    model = _noted(estimate.model, structure, args.method)
     return _show_identified(
-        args, estimate.model, logs, checks, steps,
+        args, model, logs, checks, steps,
         f"{robot.name}: {args.method.upper()} on {_names(args)} (friction "
         f"{estimate.model.friction.name}; {estimate.status}"
         + ("" if estimate.converged else ", NOT converged")
@@ -734,7 +814,7 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
                             "seconds": estimate.seconds, "family": method.family,
                             "consistent": method.consistent,
                             "parameters_file": args.parameters_output}},
-        parameters=parameters)
+        parameters=parameters, lines=_structure_lines(model))
 
 
 def _closed_loop(args, robot, logs) -> tuple:
@@ -777,13 +857,16 @@ def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
     name = nls_friction(robot, args.friction)
     if args.max_samples is not None and args.max_samples < 10:
         raise ValueError(f"`--max-samples` must be >= 10, got {args.max_samples}")
+    rotor, structure = (args.rotor_inertia, None) if currents else \
+        _chosen_rotor(args, robot, logs)
     fit = {"friction": name, "lasso": args.lasso or 0.0,
            "max_samples": args.max_samples or 10_000, "bounds": _bounds(args, robot),
-           "rotor_inertia": args.rotor_inertia, "offsets": args.offsets, **currents}
+           "rotor_inertia": rotor, "offsets": args.offsets, **currents}
     if args.max_iterations is not None:
         fit["max_iterations"] = args.max_iterations
     result = identify_nls(robot, _one_or_all(logs), progress=stderr_progress(args), **fit)
     model, spread = _bootstrapped(args, robot, logs, result.model, fit)
+    model = _noted(model, structure, "nls")
     return _show_identified(
         args, model, logs, checks, steps,
         f"{robot.name}: NLS on {_names(args)} (friction {result.friction.name}, fitted "
@@ -791,7 +874,7 @@ def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
            else "jointly; ")
         + f"{result.status}, {result.seconds:.2f} s)",
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
-        lines=tuple(result.lines()), spread=spread,
+        lines=(*_structure_lines(model), *result.lines()), spread=spread,
         parameters=dataclasses.replace(robot, parameters=result.parameters,
                                        friction=result.friction, name=f"{robot.name}-nls"))
 
@@ -856,11 +939,12 @@ def _coefficient_lines(model, title: str) -> list[str]:
         lines.append(f"  std: {STD_KINDS[model.std_kind]}")
 
     spread = bootstrap_table(model)
+    out = set(report.get("structure", {}).get("dropped", ()))  # left out by --structure auto
     if spread is None:
         lines.append(f"  {'':>3}  {'value':>11}  {'std %':>8}  base parameter")
         for k, row in enumerate(model.table(), start=1):
-            lines.append(f"  {k:>3}  {row['value']:>11.5g}  "
-                         f"{row['relative_std_percent']:>8.3g}  {row['expression']}")
+            std = "out" if row["name"] in out else f"{row['relative_std_percent']:.3g}"
+            lines.append(f"  {k:>3}  {row['value']:>11.5g}  {std:>8}  {row['expression']}")
         return lines
     entry = model.report["bootstrap"]
     level = f"{entry['level']:.0%}"

@@ -25,6 +25,9 @@ Shared by all:
 - ``bootstrap``: standard deviations and percentile intervals of any method's coefficients and
   predicted torques by a residual moving-block bootstrap (coloured noise, constraints).
 - ``_stream``: the logs folded into triangular factors chunk by chunk, locally or on Dask.
+- ``structure``: the model's structure chosen from the data — per joint, which rotor-inertia,
+  friction and offset terms the held-out error over time blocks supports
+  (``identify(..., structure="auto")``, the default of ``dynid identify``).
 - ``compare``: methods compared over identification/validation log pairs (Jaco2 Table 5), each
   fit validated on the others.
 """
@@ -108,6 +111,8 @@ from dynid.identification.retrieval.retrieve import retrieve_sdp as retrieve_sdp
 from dynid.identification.simulation.didim import identify_didim as identify_didim
 from dynid.identification.simulation.output_error import identify_clie as identify_clie
 from dynid.identification.simulation.output_error import identify_cloe as identify_cloe
+from dynid.identification.structure import Structure as Structure
+from dynid.identification.structure import choose_structure as choose_structure
 
 __all__ = [
     "BOOTSTRAP_METHODS",
@@ -156,9 +161,11 @@ __all__ = [
     "RecursiveLeastSquares",
     "RetrievalResult",
     "Ridge",
+    "Structure",
     "arm_torque",
     "bootstrap",
     "check_bounds",
+    "choose_structure",
     "compare_friction",
     "compare_methods",
     "find_method",

@@ -496,7 +496,8 @@ def _fast_ols(name: str, options: dict, model: LinearModel) -> bool:
     plain = estimator is None or (type(estimator) is OLS
                                   and estimator.drop_above_percent is None)
     return (name == "ols" and plain and model.fitted_friction is None
-            and model.report.get("method") == "ols" and not model.report.get("dropped"))
+            and model.report.get("method") == "ols" and not model.report.get("dropped")
+            and not model.report.get("structure", {}).get("dropped"))  # all columns fitted
 
 
 def _log_shifts(model: LinearModel, n_logs: int) -> list[NDArray]:

@@ -15,6 +15,7 @@ excite (a joint that never moves, too few poses) raise a ValueError that names t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import warnings
@@ -37,6 +38,16 @@ from dynid.identification._logs import (
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
 from dynid.identification.estimate import refuse_coupling
 from dynid.identification.linear.estimators import IV, OLS, WLS
+from dynid.identification.structure import (
+    DEFAULT_BLOCKS,
+    STRUCTURES,
+    Structure,
+    TooShortError,
+    choose_folded,
+    expand,
+    restricted,
+    restricted_layout,
+)
 from dynid.model.base_parameters import Method, default_friction, robot_base_parameters
 from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
@@ -61,7 +72,8 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
              estimator=None,
              method: Method = "rref", rotor_inertia: bool | None = None,
              offsets: Offsets = "per-log",
-             progress: Callable[[int], None] | None = None, client=None) -> LinearModel:
+             progress: Callable[[int], None] | None = None, client=None,
+             structure: str | Structure = "fixed") -> LinearModel:
     """Fit base parameters (and linear friction, and rotor inertias) to ``data``: one log, or
     several logs stacked.
 
@@ -85,38 +97,146 @@ def identify(robot: Robot, data: Dataset | Sequence[Dataset], *,
     ``progress(samples)`` hears of every chunk. ``client``: a Dask ``distributed.Client``
     whose workers fold the logs' pieces (a fleet's logs, days of 1 kHz data); the result is
     the local one to rounding.
+    ``structure``: "fixed" (default: the columns the options name, every joint alike),
+    "auto" (``dynid.identification.structure``: what the options leave open — each joint's
+    rotor inertia when ``rotor_inertia`` is None, each friction coefficient when ``friction``
+    is None, each joint's per-log offsets — is kept only where the held-out error over time
+    blocks supports it; the report's ``structure`` says what was chosen and what each term
+    gained), or a ``Structure`` chosen before (a bootstrap's refits keep the point fit's). A
+    term left out is fixed at zero (std 0) in the model's columns. Logs too short to hold out
+    time blocks (``structure.MIN_BLOCK_SAMPLES`` per block) are fitted as "fixed" (the
+    report then has no ``structure``). The library's default is
+    "fixed": its callers (comparisons, bootstraps, benchmarks, the nonlinear methods' starts)
+    ask for columns and get them; ``dynid identify`` chooses by default.
     """
     logs = as_logs(data)
     for k, log in enumerate(logs):
         if log.n_joints != robot.n_joints:
             where = "`data`" if len(logs) == 1 else f"`data[{k}]`"
             raise ValueError(f"{where} has {log.n_joints} joints, `robot` {robot.n_joints}")
-    friction = default_friction(robot) if friction is None else friction
-    if not friction.linear:
+    if friction is not None and not friction.linear:
         raise ValueError(f"`friction` must be linear in its parameters, got {friction.name!r}")
+    chosen = None  # the cross-validation's template, factors and unknowns, reused here
+    if isinstance(structure, str) and structure == "auto":
+        structure, chosen = _auto(robot, logs, estimator, friction=friction,
+                                  rotor_inertia=rotor_inertia, offsets=offsets, method=method,
+                                  progress=progress, client=client)
+    elif isinstance(structure, str) and structure != "fixed":
+        raise ValueError(f"`structure` must be one of {STRUCTURES} or a Structure, got "
+                         f"{structure!r}")
+    elif not isinstance(structure, (str, Structure)):
+        raise TypeError(f"`structure` must be one of {STRUCTURES} or a Structure, got "
+                        f"{type(structure).__name__}")
+    if isinstance(structure, Structure):
+        friction, rotor_inertia = _follow(structure, friction, rotor_inertia, offsets)
+    friction = default_friction(robot) if friction is None else friction
     rotor = bool(robot.rotor_inertia.any()) if rotor_inertia is None else rotor_inertia
     estimator = OLS() if estimator is None else estimator
-    template = linear_template(robot, friction, method=method, rotor_inertia=rotor)
+    template = chosen[0] if chosen and chosen[0].rotor_inertia == rotor else \
+        linear_template(robot, friction, method=method, rotor_inertia=rotor)
     base = template.base
     deviations = deviation_names(template, logs, offsets)
     names = [*base.base_names, *deviations]
     n_samples = sum(log.n_samples for log in logs)
     check_rows(n_samples * robot.n_joints, len(names), "the data")
-    factors = fold_logs(template, logs, len(deviations), progress=progress, client=client)
+    dropped = [] if isinstance(structure, str) else _positions(structure, names)
+    kept_names = [name for k, name in enumerate(names) if k not in set(dropped)]
+    factors = _reused(chosen, kept_names) if chosen else None
+    if factors is None:
+        factors = restricted(fold_logs(template, logs, len(deviations), progress=progress,
+                                       client=client), dropped)
     options = {"by_group": len(logs) > 1} if isinstance(estimator, WLS) else {}
     if getattr(estimator, "refolds", False):  # IRLS: the rows again, weighted, every pass
-        options = {"refold": lambda weights: fold_logs(template, logs, len(deviations),
-                                                       weights=weights, progress=progress)}
+        position = np.full(len(names), -1)
+        position[np.setdiff1d(np.arange(len(names)), dropped)] = np.arange(len(kept_names))
+
+        def refold(weights):
+            return restricted(fold_logs(
+                template, logs, len(deviations), progress=progress,
+                weights=lambda key, layout, rows: weights(
+                    key, restricted_layout(layout, position) if dropped else layout, rows)),
+                dropped)
+
+        options = {"refold": refold}
     faults = excitation_faults(logs, robot.joint_names)
-    fit_base(estimator, factors, names, "the data",
+    fit_base(estimator, factors, kept_names, "the data",
              "; ".join(faults) if faults else
              "every joint must move, in both directions for Coulomb friction", **options)
+    if dropped:
+        expand(estimator, dropped, len(names))
+    extra = {} if isinstance(structure, str) else {"structure": structure.to_json()}
     report = fit_report(estimator, kind="torque", n_samples=n_samples,
-                        **getattr(estimator, "details_", {}))
+                        **getattr(estimator, "details_", {}), **extra)
     if len(logs) > 1:
         report.update(_logs_report(template, logs, estimator, offsets, len(deviations)))
     return dataclasses.replace(template, coefficients=estimator.coef_[:base.rank],
                                std=estimator.std_[:base.rank], report=report)
+
+
+def _auto(robot: Robot, logs: list[Dataset], estimator, *, friction, rotor_inertia, offsets,
+          method, progress, client) -> tuple[Structure | str, list | None]:
+    """``structure="auto"``: the chosen structure and the cross-validation's template,
+    factors and unknowns (for the fit to reuse; None: it folds the rows itself), or "fixed"
+    for logs too short to hold out time blocks. A robust estimator (IRLS: ``refolds``) first
+    fits the full structure, and the choice is made on the rows as it weighs them: outliers
+    would otherwise decide it (a spike's square outweighs a friction term's gain)."""
+    weights = None
+    if getattr(estimator, "refolds", False):
+        first = copy.deepcopy(estimator)
+        try:
+            identify(robot, logs, friction=friction, estimator=first, method=method,
+                     rotor_inertia=True if rotor_inertia is None else rotor_inertia,
+                     offsets=offsets, progress=progress)
+            weights = first.row_weights()
+        except ValueError:  # data that leave the full structure undetermined: the choice
+            pass  # unweighted, and the fit names what is missing
+    try:
+        structure, *chosen = choose_folded(
+            robot, logs, friction=friction, rotor_inertia=rotor_inertia, offsets=offsets,
+            blocks=DEFAULT_BLOCKS, method=method, progress=progress, client=client,
+            weights=weights)
+    except TooShortError:  # no blocks to hold out: the options as given
+        return "fixed", None
+    return structure, None if weights is not None else chosen  # weighted: not the rows
+
+
+def _follow(structure: Structure, friction: FrictionModel | None, rotor_inertia: bool | None,
+            offsets: Offsets) -> tuple[FrictionModel, bool]:
+    """The friction columns and rotor switch of a chosen ``structure``, checked against the
+    options also given (a bootstrap passes both: they must agree)."""
+    if friction is not None and friction.to_dict() != structure.friction.to_dict():
+        raise ValueError(f"`friction` ({friction.name!r}) is not the chosen structure's "
+                         f"({structure.friction.name!r}): leave it out")
+    if rotor_inertia is not None and rotor_inertia != structure.rotor_inertia:
+        raise ValueError(f"`rotor_inertia` ({rotor_inertia}) is not the chosen structure's "
+                         f"({structure.rotor_inertia}): leave it out")
+    if offsets != structure.offsets:
+        raise ValueError(f"`offsets` ({offsets!r}) is not the chosen structure's "
+                         f"({structure.offsets!r})")
+    return structure.friction, structure.rotor_inertia
+
+
+def _positions(structure: Structure, names: list[str]) -> list[int]:
+    """Where the unknowns a structure leaves out sit among ``names``; a ValueError for one
+    that is not there (a structure chosen for other logs or another robot)."""
+    index = {name: k for k, name in enumerate(names)}
+    missing = [name for name in structure.dropped if name not in index]
+    if missing:
+        raise ValueError(f"`structure` leaves out {', '.join(missing)}, which this fit does "
+                         "not have (a structure chosen on other logs or another robot)")
+    return sorted(index[name] for name in structure.dropped)
+
+
+def _reused(chosen: list, kept_names: list[str]) -> Factors | None:
+    """The cross-validation's factors without the unknowns this fit does not keep, when what
+    is left is exactly this fit's unknowns (a base column is its representative's regressor
+    column, whatever regroups into it), else None (fold again)."""
+    _, factors, names = chosen
+    keep = set(kept_names)
+    if [name for name in names if name in keep] != kept_names:
+        return None
+    return restricted(factors, [k for k, name in enumerate(names) if name not in keep],
+                      merge_blocks=True)
 
 
 def linear_template(robot: Robot, friction: FrictionModel, *, method: Method = "rref",

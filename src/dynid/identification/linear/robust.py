@@ -202,6 +202,24 @@ class IRLS(_LinearEstimator):
         self.weights_ = robust_weights(u, self.loss, self.check_params())
         return self
 
+    def row_weights(self) -> Callable[[Hashable, Layout, NDArray], NDArray]:
+        """``weights(key, layout, rows)`` of the rows as the fitted estimate weighs them (at
+        ``coef_``, with ``scale_``): ``fold_logs(..., weights=...)`` folds the problem this fit
+        solved at convergence again (the held-out choice of the model's structure)."""
+        tuning, x, scale = self.check_params(), self.coef_, self.scale_
+
+        def weights(key, layout: Layout, rows: NDArray) -> NDArray:
+            own = x[layout.columns]
+            if layout.regrouping is not None:
+                own = layout.regrouping @ own
+            r = rows[:, -1] - rows[:, :-1] @ own
+            j = _joint(key)
+            if scale[j] == 0:
+                return np.ones(r.size)
+            return robust_weights(r / scale[j], self.loss, tuning)
+
+        return weights
+
     def fit_factors(self, factors: Factors, *, refold: Refold | None = None) -> IRLS:
         """Fit from ``factors`` (the unweighted rows: OLS's start and the relative error) and
         ``refold(weights)``, which folds the same rows again weighted (``refold_arrays``, or
