@@ -88,7 +88,7 @@ def floor_ratios(description: Robot, identification, held_out, noise: float) -> 
     prepared = prepare(dataclasses.replace(identification, ddq=None))
     template = linear_template(description, default_friction(description),
                                rotor_inertia=bool(description.rotor_inertia.any()))
-    (aligned,), delay = compensated(template, [prepared])
+    (aligned,), _ = compensated(template, [prepared])
     out = {}
     for name, options in (("default", {"structure": "auto"}),
                           ("rotor_inertia", {"rotor_inertia": True})):
