@@ -257,7 +257,9 @@ def _with_delay(args, robot, logs):
     from dynid.identification.linear.idim import linear_template
     from dynid.model import default_friction
 
-    rotor = bool(robot.rotor_inertia.any()) if args.rotor_inertia is None else args.rotor_inertia
+    # the structure the fit starts from: under --structure auto, every rotor column
+    rotor = ((getattr(args, "structure", "fixed") == "auto" or bool(robot.rotor_inertia.any()))
+             if args.rotor_inertia is None else args.rotor_inertia)
     friction = (default_friction(robot) if args.friction in NONLINEAR_FRICTION
                 else linear_friction(robot, args))
     logs, args.delay_estimate = compensated(
