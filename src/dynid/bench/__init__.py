@@ -61,6 +61,8 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "estimators": Suite("DIDIM, PC-DIDIM and CLOE against OLS at high torque noise, the online "
                         "payload, the full protocol's time extrapolated from one draw",
                         "estimators"),
+    "filters": Suite("EKF on 3e4 samples of the closed-loop twin (ekf_seconds), the UKF's time "
+                     "a sample", "filters", robot="panda"),
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),

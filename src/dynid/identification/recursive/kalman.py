@@ -343,7 +343,10 @@ class KalmanFilter:
         kernel's (``M(q)`` or a covariance indefinite, a state not finite) or a parameter's
         variance grown ``COVARIANCE_GROWTH`` times its start's (the samples before it kept)."""
         n = self.robot.n_joints
-        q, dq, tau = joint_block(n, q=q, dq=dq, tau=tau)
+        # writable C arrays whatever the caller's (a read-only log is another type to numba:
+        # another compilation, a minute or more)
+        q, dq, tau = (np.require(a, requirements=("C", "W"))
+                      for a in joint_block(n, q=q, dq=dq, tau=tau))
         if ddq is not None:
             joint_block(n, ddq=ddq)
         count = q.shape[0]
