@@ -145,8 +145,8 @@ def test_a_growing_covariance_is_a_divergence(twin):
     flt = KalmanFilter(robot, method="ekf", velocity_std=1e-3)
     flt.update(log.q[:50], log.dq[:50], None, log.tau[:50])
     flt._limit = flt._limit * 1e-12  # as if the start's std had been 1e-6 of what it was
-    with pytest.raises(KalmanDivergedError, match="the covariance diverged by sample .*"
-                                                  "times its start's"):
+    with pytest.raises(KalmanDivergedError, match=r"the covariance diverged by sample .*"
+                                                  r"times its start's"):
         flt.update(log.q[50:100], log.dq[50:100], None, log.tau[50:100])
 
 

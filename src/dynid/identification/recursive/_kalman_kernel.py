@@ -300,7 +300,7 @@ def _sensitivities(chain, gravity, independent, n_rotor, law, x, tau_end, h, sig
     arm): the EKF's bulk."""
     rev, k0, kc, ks, p0, pc, ps, pl, zeta, eta = chain
     (pi, rotor, friction, rot, pos, state, force, moment, first_mass, second_mass, w, work, q2,
-     dq2, first, second, slope, start_slope, accel, rhs) = ws
+     dq2, first, second, _slope, start_slope, accel, rhs) = ws
     codes, shapes = law
     n = zeta.shape[0]
     r = independent.size
