@@ -1,10 +1,10 @@
 """The Kalman filters' speed on a long log (``dynid bench --suite filters``): ``ekf_seconds``.
 
-The run: the robot (default the Panda, 7 joints) tracks a random Fourier trajectory in closed
-loop for ``samples`` samples at 1 kHz (3*10^4: 30 s), its torques with 0.05 N m of noise; the
-filter starts from the link parameters with 15 % Gaussian errors, friction from zero (its
-default), the torque held over each period (``torque_hold="zero"``: the twin's staircase),
-``torque_std`` the noise. Figures:
+The run: the robot (default the Panda, 7 joints) with viscous and Coulomb friction tracks a
+random Fourier trajectory in closed loop for ``samples`` samples at 1 kHz (3*10^4: 30 s), its
+torques with 0.05 N m of noise; the filter starts from the link parameters with 15 % Gaussian
+errors, friction from zero, the torque held over each period (``torque_hold="zero"``: the
+twin's staircase), ``torque_std`` the noise, velocities measured to 1e-3 rad/s. Figures:
 
 - ``ekf_seconds``: ``identify_kalman(method="ekf")`` over the whole log, wall time, compiled
   beforehand (the kernels' compilation is numba's on-disk cache's business, not the
@@ -36,19 +36,24 @@ def filter_bench(*, robot: str = "panda", samples: int = 30_000, ukf_samples: in
                  progress: Callable[[str], None] | None = None) -> dict:
     """The figures of the module's run."""
     from dynid.excitation.optimize import random_fourier
+    from dynid.friction.models import ViscousCoulomb
     from dynid.identification.recursive.kalman import identify_kalman
     from dynid.robot import load_robot
     from dynid.simulate.twin import SensorModel, simulate_closed_loop
 
     say = progress or (lambda line: None)
     body = load_robot(robot)
+    n = body.n_joints  # viscous and Coulomb friction: the filter's own columns
+    body = body.with_friction(ViscousCoulomb(np.linspace(0.3, 0.1, n), np.linspace(0.5, 0.2, n),
+                                             np.zeros(n)))
     say(f"filters: the {body.name} twin, {samples} samples")
     log = simulate_closed_loop(body, random_fourier(body, seed=seed),
                                duration=(samples - 1) / 1000.0, rate=1000.0,
                                sensor=SensorModel(torque_noise_std=torque_noise_std), seed=seed)
     rng = np.random.default_rng(seed)
     start = body.parameters * (1 + 0.15 * rng.standard_normal(body.parameters.shape))
-    options = {"start": start, "torque_std": torque_noise_std, "torque_hold": "zero"}
+    options = {"start": start, "torque_std": torque_noise_std, "torque_hold": "zero",
+               "velocity_std": 1e-3, "friction": ViscousCoulomb.zeros(n)}
     identify_kalman(body, log.select(slice(0, 50)), method="ekf", **options)  # compiled first
     say("filters: ekf")
     wall, cpu = time.perf_counter(), time.process_time()
