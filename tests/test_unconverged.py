@@ -10,6 +10,7 @@ link parameters 15 % off the twin's that recorded the logs."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import queue
 import re
@@ -67,21 +68,23 @@ def twin(tmp_path_factory):
     return robot, log, folder
 
 
-def _identify(capsys, folder, *argv, robot: str = "robot.yaml") -> tuple[int, str]:
+def _identify(capsys, folder, *argv, robot: str = "robot.yaml") -> tuple[int, str, str]:
+    """The status, stderr and stdout of `dynid identify ROBOT LOG argv`."""
     status = main(["identify", str(folder / robot), str(folder / "log.csv"), *argv])
-    return status, capsys.readouterr().err
+    captured = capsys.readouterr()
+    return status, captured.err, captured.out
 
 
 def test_a_diverging_ekf_exits_non_zero_and_writes_no_model(capsys, twin, tmp_path):
     _, _, folder = twin
     out = tmp_path / "ekf.yaml"
-    status, err = _identify(capsys, folder, "--method", "ekf", "-o", str(out))
+    status, err, _ = _identify(capsys, folder, "--method", "ekf", "-o", str(out))
     assert status == UNCONVERGED_STATUS == 3, err
     assert "--method ekf did not converge: diverged" in err and "positive definiteness" in err
     assert "NOT written (--keep-unconverged writes it)" in err
     assert not out.exists() and list(tmp_path.iterdir()) == []
-    status, err = _identify(capsys, folder, "--method", "ekf", "-o", str(out),
-                            "--keep-unconverged", "--json")
+    status, err, _ = _identify(capsys, folder, "--method", "ekf", "-o", str(out),
+                               "--keep-unconverged", "--json")
     assert status == UNCONVERGED_STATUS and "written all the same" in err
     report = load_model(out).report
     assert report["converged"] is False and report["convergence"].startswith("diverged")
@@ -92,17 +95,20 @@ def test_a_budget_stopped_nls_exits_non_zero_and_writes_no_model(capsys, twin, t
     out, params = tmp_path / "nls.yaml", tmp_path / "params.yaml"
     argv = ["--method", "nls", "--friction", "viscous-coulomb", "--max-iterations", "1",
             "-o", str(out), "--parameters-output", str(params)]
-    status, err = _identify(capsys, folder, *argv)
+    status, err, out_text = _identify(capsys, folder, *argv, "--json")
     assert status == UNCONVERGED_STATUS, err
     assert "--method nls did not converge: stopped: the budget of 1 iterations" in err
     assert not out.exists() and not params.exists()
-    status, err = _identify(capsys, folder, *argv, "--keep-unconverged")
+    payload = json.loads(out_text)  # the fit's figures all the same
+    assert payload["model_file"] is None and payload["nls"]["parameters_file"] is None
+    assert payload["nls"]["success"] is False and payload["converged"] is False
+    status, err, _ = _identify(capsys, folder, *argv, "--keep-unconverged")
     assert status == UNCONVERGED_STATUS and out.exists() and params.exists()
     assert load_model(out).report["converged"] is False
     # the same fit with its budget: converged, status 0, the model written with the flag
     out.unlink()
-    status, err = _identify(capsys, folder, "--method", "nls", "--friction", "viscous-coulomb",
-                            "-o", str(out))
+    status, err, _ = _identify(capsys, folder, "--method", "nls", "--friction",
+                               "viscous-coulomb", "-o", str(out))
     assert status == 0, err
     assert load_model(out).report["converged"] is True
 
@@ -112,20 +118,21 @@ def test_a_budget_stopped_didim_exits_non_zero_and_writes_no_model(capsys, twin,
     out = tmp_path / "didim.yaml"
     argv = ["--method", "didim", "--reference", str(folder / "traj.yaml"),
             "--natural-frequency", "20", "-o", str(out)]
-    status, err = _identify(capsys, folder, *argv, "--max-iterations", "1", robot="near.yaml")
+    status, err, _ = _identify(capsys, folder, *argv, "--max-iterations", "1",
+                               robot="near.yaml")
     assert status == UNCONVERGED_STATUS, err
     assert "--method didim did not converge: stopped after max_iterations = 1" in err
     assert not out.exists()
-    status, err = _identify(capsys, folder, *argv, "--max-iterations", "1",
-                            "--keep-unconverged", robot="near.yaml")
+    status, err, _ = _identify(capsys, folder, *argv, "--max-iterations", "1",
+                               "--keep-unconverged", robot="near.yaml")
     report = load_model(out).report
     assert status == UNCONVERGED_STATUS and report["converged"] is False
     assert report["convergence"] == "stopped after max_iterations = 1"
 
 
 def test_the_filter_checks_its_estimate_on_the_log_poses(twin):
-    """An estimate that is no body where the arm went is no converged estimate, though the
-    filter ran to the end; the twin's own parameters are a body there."""
+    """The filter's estimate is checked on the log's own poses: the UKF's (from the twin's
+    parameters, velocities to 1e-3 rad/s) is a body there, its negation on none of them."""
     robot, log, _ = twin
     estimate = identify_kalman(robot, log.select(slice(0, 300)), method="ukf",
                                velocity_std=1e-3)

@@ -504,10 +504,12 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     unconverged = convergence is not None and not convergence[0]
     if unconverged:
         _say_unconverged(args, convergence[1])
-        if not args.keep_unconverged:  # neither the model nor the link parameters
-            args.output = None
-            if hasattr(args, "parameters_output"):
-                args.parameters_output = None
+    written = not unconverged or args.keep_unconverged  # the model and the link parameters
+    output = args.output if written else None
+    if not written:  # the JSON names no file that is not written
+        extra = {key: {**value, "parameters_file": None}
+                 if isinstance(value, dict) and "parameters_file" in value else value
+                 for key, value in (extra or {}).items()}
     status = UNCONVERGED_STATUS if unconverged else 0
     if parameters is not None and model.drive_gains is not None:
         from dynid.export import with_identified_gains
@@ -529,7 +531,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
                    "mass_matrix": body,
                    "validation": None if checks is None else {
                        "n_samples": count, "rmse": held_out, "rms_torque": rms},
-                   "model_file": args.output, **(extra or {})}
+                   "model_file": output, **(extra or {})}
         if gains is not None:  # a model from motor currents: its gains, errors in A too
             payload["drive_gains"] = model.report["drive_gains"]
             payload["rmse_current"] = error / gains
@@ -537,7 +539,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
                 payload["validation"]["rmse_current"] = held_out / gains
         if band is not None:
             payload["bootstrap_torque_band"] = band
-        _write(args, model, parameters)
+        _write(args, model, parameters, written=written)
         print_json(payload)
         return status
     text = _coefficient_lines(model, title)
@@ -565,11 +567,11 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     text.append(_body_line(body, args))
     text.extend(_gain_lines(model))
     text.extend(lines)
-    if args.output:
-        text.append(f"  model written to {args.output}")
-    if parameters is not None and args.parameters_output:
+    if output:
+        text.append(f"  model written to {output}")
+    if written and parameters is not None and args.parameters_output:
         text.append(f"  link parameters written to {args.parameters_output}")
-    _write(args, model, parameters)
+    _write(args, model, parameters, written=written)
     print("\n".join(text))
     return status
 
@@ -608,8 +610,11 @@ def _torque_band(spread, logs, checks, level: float = 0.95) -> dict:
             "mean_half_width": (0.5 * (upper - lower).mean(axis=0)).tolist()}
 
 
-def _write(args, model, parameters=None) -> None:
-    """The model (``-o``) and the link parameters (``--parameters-output``): both or neither."""
+def _write(args, model, parameters=None, *, written: bool = True) -> None:
+    """The model (``-o``) and the link parameters (``--parameters-output``): both or neither
+    (neither when not ``written``: an unconverged fit without --keep-unconverged)."""
+    if not written:
+        return
     from dynid._files import atomic_write_all
     from dynid.model import save_model
     from dynid.robot import save_robot
