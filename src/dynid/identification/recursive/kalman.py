@@ -19,11 +19,12 @@ long log at once (the state carried over: the same numbers as one call).
 Cost: the EKF's ``F`` has exact ``theta`` columns (the dynamics are linear in ``theta``:
 ``_kalman_kernel._sensitivities``), forward differences over the 2n states, and ``F P F^T``
 and Joseph's update use the structure of ``F`` and ``H`` (O(L^2 n), not O(L^3)): on the
-Panda's twin (L = 78) 0.21 ms CPU a sample, 3*10^4 samples in about 6 s on one idle core,
-against 0.9 ms (27 s) with central differences of the whole step over every state; the
-estimates agree to the digits (8.4693 against 8.4695 % after 5 s, ``dynid bench --suite
-filters`` measures it). The UKF steps 2 L + 1 sigma points a sample: about 4 ms a sample on
-the Panda.
+Panda's twin (L = 78) 0.21 ms CPU a sample, 3*10^4 samples in 6.1-6.7 s of CPU (the shared
+2-core machine; wall 9.5-20 s under its load of 5-8, 53 s beside two busy loops besides),
+against 0.9-1.1 ms (27-33 s) with central differences of the whole step over every state
+(wall 61 s, 173 s beside the busy loops, extrapolated from 3000 samples); the estimates agree
+to the digits (8.4693 against 8.4695 % after 5 s; ``dynid bench --suite filters``). The UKF
+steps 2 L + 1 sigma points a sample: 2.7-7 ms a sample on the Panda.
 
 - ``KalmanFilter``: the online object, ``update(q, dq, ddq, tau)`` with ``(n,)`` or ``(k, n)``
   arrays (``ddq`` is not used: the filter integrates the dynamics; it may be None), the
