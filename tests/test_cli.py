@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dynid.cli import main
+from dynid.cli.identify import UNCONVERGED_STATUS
 
 
 def _json(capsys, argv):
@@ -228,9 +229,13 @@ def test_identify_iv_command(capsys, tmp_path):
     ref = str(tmp_path / "ref.yaml")
     assert main(["identify", "arm3", *logs, "--method", "iv", "--reference", ref, ref, ref]) == 2
     assert "one trajectory for all logs or one per log (2), got 3" in capsys.readouterr().err
-    payload = _json(capsys, ["identify", "arm3", *logs, "--method", "iv", "--reference", ref,
-                             "--natural-frequency", "10", "--friction", "viscous-coulomb",
-                             "--json"])
+    # IV's iterates on these two logs settle at about its tolerance (last changes 0.019,
+    # 0.011 against 0.01 after its 5 iterations): converged or not (status 3, the reason on
+    # stderr), the offsets are what is checked here
+    status = main(["identify", "arm3", *logs, "--method", "iv", "--reference", ref,
+                   "--natural-frequency", "10", "--friction", "viscous-coulomb", "--json"])
+    assert status in (0, UNCONVERGED_STATUS)
+    payload = json.loads(capsys.readouterr().out)
     first, second = (np.array(entry["offsets"]) for entry in payload["log_offsets"])
     assert np.abs(second - first - [0.3, -0.2, 0.1]).max() < 0.05
 

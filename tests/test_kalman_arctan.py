@@ -79,7 +79,7 @@ def _stepper(robot, friction):
         out, signs = np.empty_like(x), np.empty((2, n))
         assert kernels._step(flt._chain, flt._gravity, flt._independent, flt._n_rotor,
                              flt._law, x, tau, tau if tau_end is None else tau_end, h, out,
-                             signs, False)
+                             signs, False, kernels._workspace(n, flt._law[0].size))
         return out[:n], out[n:2 * n]
     return step
 

@@ -69,6 +69,8 @@ SUITES: Mapping[str, Suite] = MappingProxyType({
     "choice": Suite("the model structure chosen from the data on a twin with armature: "
                        "its overhead over the fixed fit and the held-out error over the noise "
                        "floor", "choice", robot="panda"),
+    "filters": Suite("EKF on 3e4 samples of the closed-loop twin (ekf_seconds), the UKF's time "
+                     "a sample", "filters", robot="panda"),
     "calibration": Suite("geometric calibration on the twin (5 mrad / 1 mm errors, 0.1 mm "
                          "noise), then the dynamics on nominal and corrected kinematics",
                          "calibration", robot="panda"),

@@ -14,6 +14,7 @@ compensated, OLS — makes of twins whose truth is not what it is told.
 - ``armature_floor_ratio``: a Panda with armature, damping and friction loss simulated by
   MuJoCo, identified by the default path with the structure chosen from the data, the
   largest held-out error over the noise floor (``dynid.bench.armature``; None without mujoco).
+- ``ekf_seconds``: the EKF on 3e4 samples of the 7-joint Panda twin (``dynid.bench.filters``).
 """
 
 from __future__ import annotations
@@ -128,7 +129,17 @@ def run(*, draws: int = 200, seed: int = 0,
     out["coverage_seconds"] = time.perf_counter() - start
     out.update(_coupled_wrist(seed, say))
     out.update(_armature(seed, say))
+    out.update(_ekf(say))
     return out
+
+
+def _ekf(say: Callable[[str], None]) -> dict:
+    """``ekf_seconds`` of ``dynid.bench.filters``: the EKF on 3e4 Panda twin samples."""
+    from dynid.bench.filters import filter_bench
+
+    say("EKF: 3e4 samples of the Panda twin")
+    found = filter_bench()
+    return {"ekf_seconds": found["ekf_seconds"], "ekf_cpu_seconds": found["ekf_cpu_seconds"]}
 
 
 def _armature(seed: int, say: Callable[[str], None]) -> dict:
@@ -177,4 +188,6 @@ def summary(result: dict) -> str:
             "not run (no mujoco)" if result["armature_floor_ratio"] is None else
             f"{result['armature_floor_ratio']:.2f} x the noise floor "
             f"({result['armature_floor_ratio_rotor_inertia']:.2f} with --rotor-inertia)"),
+        f"EKF, 3e4 Panda samples: {result['ekf_seconds']:.1f} s "
+        f"({result['ekf_cpu_seconds']:.1f} s CPU)",
     ])

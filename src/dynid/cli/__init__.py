@@ -69,9 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM (what ``timeout``, systemd and launch files send) and SIGHUP end the command alike:
     one line, no temporary file left, status 128 + the signal's number (130, 143, 129). A
     closed stdout (``dynid ... | head``) ends it quietly with status 141, as SIGPIPE ends other
-    Unix tools. A stdout closed from the start (``dynid robots >&-``) is refused before
-    anything runs (status 2, one line on stderr where stderr is open); an OSError names its
-    file (``'model.yaml': No space left on device``).
+    Unix tools. An iterative fit of ``dynid identify`` that did not converge is status 3
+    (``identify.UNCONVERGED_STATUS``). A stdout closed from the start (``dynid robots >&-``)
+    is refused before anything runs (status 2, one line on stderr where stderr is open); an
+    OSError names its file (``'model.yaml': No space left on device``).
     """
     if sys.stderr is None:  # started with stderr closed: its lines go nowhere, not to stdout
         sys.stderr = open(os.devnull, "w", encoding="utf-8")

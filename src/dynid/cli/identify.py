@@ -160,6 +160,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                                "re-estimate (Gaz: 30; default: keep all)")
     bootstrap_options(identify, "the method's fit")
     identify.add_argument("-o", "--output", metavar="MODEL.yaml", help="write the model here")
+    identify.add_argument("--keep-unconverged", action="store_true",
+                          help="an iterative method (iv, nls, didim, cloe, clie, irls, ekf, "
+                               "ukf, ...) that diverged or stopped before its tolerance was "
+                               "met: write its model anyway, `converged: false` and the reason "
+                               "in its report (the exit status is still "
+                               f"{UNCONVERGED_STATUS}; without this option no file is written)")
     output_options(identify, quiet=True)
     identify.set_defaults(handler=_identify, output_suffixes={
         "-o": (".yaml", ".yml"), "--parameters-output": (".yaml", ".yml")})
@@ -182,6 +188,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     robot_options(static)
     output_options(static)
     static.set_defaults(handler=_identify_static, output_suffixes={"-o": (".yaml", ".yml")})
+
+
+# the exit status of a fit that did not converge (an iterative method stopped by its budget,
+# by no step lowering its error, or diverged; a filter's estimate that is no body on the log's
+# poses): its results are printed, the reason on stderr, and no model is written unless
+# --keep-unconverged (dynid.identification.estimate: one notion of convergence)
+UNCONVERGED_STATUS = 3
 
 
 # dynid.identification.MAX_REPLICATES (literal: `--help` imports nothing heavy)
@@ -544,18 +557,49 @@ def _body_line(body: dict, args) -> str:
             "feasible set behind these coefficients")
 
 
+class NotABodyWarning(UserWarning):
+    """An identified model whose ``M(q)`` is not positive definite on sampled poses."""
+
+
+def _warn_not_a_body(body: dict, args) -> None:
+    import warnings
+
+    warnings.warn(f"--method {args.method}: the model is not a body: M(q) > 0 on only "
+                  f"{100 * body['positive_fraction']:.1f} % of {body['n_samples']} sampled "
+                  "poses (it cannot be simulated or trusted in a controller; --method cls3 "
+                  "identifies a consistent model)", NotABodyWarning, stacklevel=2)
+
+
 def _show_identified(args, model, logs, checks, steps, title: str, *,
                      extra: dict | None = None, lines: tuple[str, ...] = (),
-                     parameters=None, spread=None) -> int:
+                     parameters=None, spread=None,
+                     convergence: tuple[bool, str] | None = None) -> int:
     """Save, then print (or JSON, with ``extra`` merged in) an identified model with its
     identification and held-out RMSE (each log with its own offsets); ``lines`` close the
     text; ``parameters``: the robot with the full link parameters, for
-    ``--parameters-output``.
+    ``--parameters-output``; ``convergence``: ``(converged, reason)`` of an iterative method.
 
     Everything is computed and formatted first; the model and the parameters are then
     written together (both or neither), and only then printed: a failure leaves no file.
+    An unconverged fit is printed all the same, its reason on stderr, and written only with
+    --keep-unconverged (``converged: false`` in the model's report); the status is then
+    ``UNCONVERGED_STATUS``. A model that is not a body is warned about on stderr.
     """
     lines = (*lines, *_physical_identifiability(args, model))
+    if convergence is not None:
+        from dynid.identification.estimate import with_convergence
+
+        model = with_convergence(model, *convergence)
+    unconverged = convergence is not None and not convergence[0]
+    if unconverged:
+        _say_unconverged(args, convergence[1])
+    written = not unconverged or args.keep_unconverged  # the model and the link parameters
+    output = args.output if written else None
+    if not written:  # the JSON names no file that is not written
+        extra = {key: {**value, "parameters_file": None}
+                 if isinstance(value, dict) and "parameters_file" in value else value
+                 for key, value in (extra or {}).items()}
+    status = UNCONVERGED_STATUS if unconverged else 0
     if parameters is not None and model.drive_gains is not None:
         from dynid.export import with_identified_gains
 
@@ -573,6 +617,8 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     offsets = model.report.get("log_offsets")
     band = None if spread is None else _torque_band(spread, logs, checks)
     body = _body_check(model)
+    if not body["positive"]:
+        _warn_not_a_body(body, args)
     gains = None if model.drive_gains is None else abs(model.drive_gains)
     if args.json:
         payload = {"robot": model.robot.name, "friction": model.friction.name,
@@ -580,7 +626,7 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
                    "mass_matrix": body,
                    "validation": None if checks is None else {
                        "n_samples": count, "rmse": held_out, "rms_torque": rms},
-                   "model_file": args.output, **(extra or {})}
+                   "model_file": output, **(extra or {})}
         if gains is not None:  # a model from motor currents: its gains, errors in A too
             payload["drive_gains"] = model.report["drive_gains"]
             payload["rmse_current"] = error / gains
@@ -588,9 +634,9 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
                 payload["validation"]["rmse_current"] = held_out / gains
         if band is not None:
             payload["bootstrap_torque_band"] = band
-        _write(args, model, parameters)
+        _write(args, model, parameters, written=written)
         print_json(payload)
-        return 0
+        return status
     text = _coefficient_lines(model, title)
     if steps:
         text.append("  preprocessing: " + ", ".join(steps))
@@ -616,13 +662,37 @@ def _show_identified(args, model, logs, checks, steps, title: str, *,
     text.append(_body_line(body, args))
     text.extend(_gain_lines(model))
     text.extend(lines)
-    if args.output:
-        text.append(f"  model written to {args.output}")
-    if parameters is not None and args.parameters_output:
+    if output:
+        text.append(f"  model written to {output}")
+    if written and parameters is not None and args.parameters_output:
         text.append(f"  link parameters written to {args.parameters_output}")
-    _write(args, model, parameters)
+    _write(args, model, parameters, written=written)
     print("\n".join(text))
-    return 0
+    return status
+
+
+def _convergence(model) -> tuple[bool, str] | None:
+    """``(converged, reason)`` from a model's report (``with_convergence``), None when its
+    method does not iterate."""
+    if "converged" not in model.report:
+        return None
+    converged = bool(model.report["converged"])
+    return converged, str(model.report.get("convergence", "converged" if converged
+                                           else "not converged"))
+
+
+def _say_unconverged(args, reason: str) -> None:
+    """The reason an iterative fit did not converge, on stderr, and what becomes of its
+    model."""
+    import sys
+
+    wanted = args.output or getattr(args, "parameters_output", None)
+    fate = ("written all the same (--keep-unconverged), `converged: false` in its report"
+            if args.keep_unconverged else
+            "NOT written (--keep-unconverged writes it)" if wanted else
+            "not written")
+    print(f"dynid: --method {args.method} did not converge: {' '.join(reason.split())}; "
+          f"the model is {fate}; exit status {UNCONVERGED_STATUS}", file=sys.stderr)
 
 
 # the methods whose model holds full physical parameters, each with what holds the rest
@@ -662,8 +732,11 @@ def _torque_band(spread, logs, checks, level: float = 0.95) -> dict:
             "mean_half_width": (0.5 * (upper - lower).mean(axis=0)).tolist()}
 
 
-def _write(args, model, parameters=None) -> None:
-    """The model (``-o``) and the link parameters (``--parameters-output``): both or neither."""
+def _write(args, model, parameters=None, *, written: bool = True) -> None:
+    """The model (``-o``) and the link parameters (``--parameters-output``): both or neither
+    (neither when not ``written``: an unconverged fit without --keep-unconverged)."""
+    if not written:
+        return
     from dynid._files import atomic_write_all
     from dynid.model import save_model
     from dynid.robot import save_robot
@@ -692,7 +765,8 @@ def _identify_iv(args, robot, logs, checks, steps) -> int:
     return _show_identified(args, model, logs, checks, steps,
                             f"{robot.name}: IV on {_names(args)} "
                             f"({model.report['iterations']} iterations)", spread=spread,
-                            lines=_structure_lines(model))
+                            lines=_structure_lines(model),
+                            convergence=_convergence(model))
 
 
 def _identify_constrained(args, robot, logs, checks, steps, currents: dict) -> int:
@@ -779,8 +853,8 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
         options["alpha"] = args.alpha
     if args.l1_ratio is not None:
         options["l1_ratio"] = args.l1_ratio
-    if method.family == "recursive":  # one offset for all logs
-        options = {"rotor_inertia": options["rotor_inertia"]}
+    if method.family == "recursive":  # one offset for all logs; progress as they go
+        options = {"rotor_inertia": options["rotor_inertia"], "progress": stderr_progress(args)}
         if args.forgetting is not None:
             options["forgetting"] = args.forgetting
     if args.method == "ml":
@@ -816,7 +890,9 @@ def _identify_registered(args, robot, logs, checks, steps, currents: dict) -> in
                             "seconds": estimate.seconds, "family": method.family,
                             "consistent": method.consistent,
                             "parameters_file": args.parameters_output}},
-        parameters=parameters, lines=_structure_lines(model))
+        parameters=parameters, lines=_structure_lines(model),
+        convergence=(estimate.converged, estimate.status)
+        if estimate.iterations > 0 or not estimate.converged else None)
 
 
 def _closed_loop(args, robot, logs) -> tuple:
@@ -878,7 +954,8 @@ def _identify_nls(args, robot, logs, checks, steps, currents: dict) -> int:
         extra={"nls": {**result.to_json(), "parameters_file": args.parameters_output}},
         lines=(*_structure_lines(model), *result.lines()), spread=spread,
         parameters=dataclasses.replace(robot, parameters=result.parameters,
-                                       friction=result.friction, name=f"{robot.name}-nls"))
+                                       friction=result.friction, name=f"{robot.name}-nls"),
+        convergence=(result.success, result.status))
 
 
 def _identify_static(args: argparse.Namespace) -> int:

@@ -16,10 +16,20 @@ comparison, the Monte-Carlo benchmark and the command line call, whatever the fa
   (``status``), its iterations, and the method's own figures (``details``).
 - ``Method``: name, family, whether its estimate is physically consistent by construction,
   what it needs of the problem (``needs``), the literature it follows, and ``fit``.
+
+Convergence, one notion for every iterative method (``with_convergence``): ``converged`` is
+True when the method's own stopping rule was met (a tolerance on the step or the cost, a fixed
+point within the noise) and False when it stopped otherwise: its iteration budget ran out, no
+step lowered the error, the iterates moved apart, or it diverged (a filter's covariance or
+state, an estimate whose ``M(q)`` is not positive definite on the data's poses). The model
+carries it in ``report["converged"]`` and the reason, in the method's words, in
+``report["convergence"]`` (both saved in the model file), so that a command can refuse to write
+an unconverged model and a model file says how its fit ended.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +43,7 @@ from dynid.model.linear_model import LinearModel
 from dynid.robot import Robot
 
 __all__ = ["COUPLING_METHODS", "FAMILIES", "NEEDS", "Estimate", "Method", "Problem",
-           "refuse_coupling"]
+           "refuse_coupling", "with_convergence"]
 
 #: The estimator families, one sub-package each (``dynid.identification.<family>``).
 FAMILIES = ("linear", "constrained", "nonlinear", "simulation", "recursive")
@@ -139,6 +149,13 @@ class Estimate:
     details: Mapping = field(default_factory=dict)
 
 
+def with_convergence(model: LinearModel, converged: bool, reason: str) -> LinearModel:
+    """``model`` with ``report["converged"]`` (whether its method's stopping rule was met) and
+    ``report["convergence"]`` (the method's word why, or why not: see the module)."""
+    return dataclasses.replace(model, report={**model.report, "converged": bool(converged),
+                                              "convergence": str(reason)})
+
+
 @dataclass(frozen=True)
 class Method:
     """One estimator as the comparison and the benchmark see it: ``run(problem, **options)``
@@ -167,7 +184,10 @@ class Method:
         began = time.perf_counter()
         estimate = self.run(problem, **options)
         seconds = time.perf_counter() - began
-        return Estimate(method=self.name, model=estimate.model, seconds=seconds,
+        model = estimate.model
+        if estimate.iterations > 0 or not estimate.converged:  # an iterative method's end
+            model = with_convergence(model, estimate.converged, estimate.status)
+        return Estimate(method=self.name, model=model, seconds=seconds,
                         converged=estimate.converged, status=estimate.status,
                         iterations=estimate.iterations, parameters=estimate.parameters,
                         details=estimate.details)

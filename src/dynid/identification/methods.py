@@ -32,7 +32,8 @@ def _linear_methods() -> tuple[Method, ...]:
                             **options)
         converged = bool(model.report.get("converged", True))
         return Estimate("iv", model, 0.0, converged,
-                        "converged" if converged else "iteration limit",
+                        model.report.get("convergence", "converged" if converged
+                                         else "iteration limit"),
                         iterations=int(model.report.get("iterations", 0)))
 
     return (

@@ -36,7 +36,7 @@ from dynid.identification._logs import (
     per_log,
 )
 from dynid.identification._stream import CHUNK_SAMPLES, Factors, Moments, fold_logs
-from dynid.identification.estimate import refuse_coupling
+from dynid.identification.estimate import refuse_coupling, with_convergence
 from dynid.identification.linear.estimators import IV, OLS, WLS
 from dynid.identification.structure import (
     DEFAULT_BLOCKS,
@@ -347,12 +347,11 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
             moments = instruments(model.plant)
         except ValueError as error:
             if iteration > 1:  # an iterate that is no plant: the last instruments' fit
-                warnings.warn(
-                    f"IV iteration {iteration}: the estimate cannot be simulated in closed "
-                    f"loop ({error}); kept the fit on the last simulated instruments (not "
-                    "converged: the log may be too noisy for IV's iterates to be plants)",
-                    IVConvergenceWarning, stacklevel=2)
-                return model
+                why = (f"IV iteration {iteration}: the estimate cannot be simulated in closed "
+                       f"loop ({error}); kept the fit on the last simulated instruments (not "
+                       "converged: the log may be too noisy for IV's iterates to be plants)")
+                warnings.warn(why, IVConvergenceWarning, stacklevel=2)
+                return with_convergence(model, False, f"diverged: {why}")
             # OLS on noisy regressors may be no plant (M(q) indefinite): the first instruments
             # from the robot's own (nominal, CAD) link parameters with OLS's friction instead,
             # as IDIM-IV may start from a priori values (Janot, Vandanjon & Gautier 2014)
@@ -377,12 +376,11 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         if not converged and history and change > history[-1]:
             # the iterates move apart (the instruments of a noisier estimate are weaker):
             # the last estimate, with the step that went away named
-            warnings.warn(
-                f"IV iteration {iteration}: the estimate moved by {change:.2g}, more than "
-                f"the {history[-1]:.2g} before: the iterates diverge; kept iteration "
-                f"{iteration - 1}'s estimate (not converged)", IVConvergenceWarning,
-                stacklevel=2)
-            return model
+            why = (f"IV iteration {iteration}: the estimate moved by {change:.2g}, more than "
+                   f"the {history[-1]:.2g} before: the iterates diverge; kept iteration "
+                   f"{iteration - 1}'s estimate (not converged)")
+            warnings.warn(why, IVConvergenceWarning, stacklevel=2)
+            return with_convergence(model, False, f"diverged: {why}")
         coefficients = estimator.coef_
         history.append(change)
         report = fit_report(estimator, kind="torque", n_samples=n_samples,
@@ -393,13 +391,12 @@ def identify_iv(robot: Robot, data: Dataset | Sequence[Dataset], reference, *,
         model = dataclasses.replace(model, coefficients=estimator.coef_[:rank],
                                     std=estimator.std_[:rank], report=report)
         if converged:
-            return model
-    warnings.warn(
-        f"IV did not converge in {iterations} iterations (last relative changes "
-        f"{', '.join(f'{c:.2g}' for c in history[-3:])}): the estimate still moves",
-        IVConvergenceWarning, stacklevel=2,
-    )
-    return model
+            return with_convergence(model, True, f"converged: the estimate changed by "
+                                                 f"{change:.2g} < tolerance {tolerance:g}")
+    why = (f"IV did not converge in {iterations} iterations (last relative changes "
+           f"{', '.join(f'{c:.2g}' for c in history[-3:])}): the estimate still moves")
+    warnings.warn(why, IVConvergenceWarning, stacklevel=2)
+    return with_convergence(model, False, f"stopped: {why}")
 
 
 def _iv_controllers(robot: Robot, logs: Sequence[Dataset], steps: Sequence[float], controller,

@@ -481,6 +481,7 @@ def identify_nls(robot: Robot, data: Dataset | Sequence[Dataset], *,
         parameters, fitted, links_torque, problem.friction(table)[0] + offset_torque,
         solution.status, rotor)
     model.report["iterations"] = solution.iterations
+    model.report.update(converged=solution.success, convergence=solution.status)
     model.report["start"] = linear_start.source
     if len(every) > 1:
         model.report["logs"] = [{"source": str(log.metadata.get("source", f"log {k + 1}")),

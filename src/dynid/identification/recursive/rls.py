@@ -33,11 +33,12 @@ Feeding a ROS 2 bag (``dynid.data.read_rosbag``) block by block::
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from dynid._progress import Progress
 from dynid._validation import as_float_array, as_vector
 from dynid.data.dataset import Dataset
 from dynid.friction.models import FrictionModel
@@ -272,14 +273,16 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
                  friction: FrictionModel | None = None, rotor_inertia: bool | None = None,
                  forgetting: float = 1.0, max_trace: float | None = None,
                  noise_std: ArrayLike = 1.0, history_rate: float = 50.0,
-                 start: tuple[ArrayLike, ArrayLike] | None = None) -> Estimate:
+                 start: tuple[ArrayLike, ArrayLike] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Estimate:
     """RLS over ``logs`` (one or several, fed in order, one offset shared by all: the
     friction model's), the estimator contract's face of ``OnlineRLS`` (same options).
 
     The ``Estimate``'s model holds the final coefficients and std; ``details["history"]``
     the estimate at ``history_rate`` Hz of the first log's rate (``t``: the samples' times,
-    ``coefficients`` and ``std`` (h, r), NaN before the start). Logs that do not determine
-    every base parameter (the estimate never starts): a ValueError."""
+    ``coefficients`` and ``std`` (h, r), NaN before the start); ``progress``: lines
+    (``dynid._progress``) every 2 s or so. Logs that do not determine every base parameter
+    (the estimate never starts): a ValueError."""
     logs = as_logs(logs)
     if not (isinstance(history_rate, (int, float)) and history_rate > 0):
         raise ValueError(f"`history_rate` must be > 0 Hz, got {history_rate!r:.40}")
@@ -293,6 +296,7 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
     rate = (first.n_samples - 1) / first.duration if first.n_samples > 1 else history_rate
     every = max(1, round(rate / history_rate))
     times, values, stds = [], [], []
+    counter = Progress(progress, "rls: samples fed", sum(log.n_samples for log in logs))
     for log in logs:
         for begin in range(0, log.n_samples, _LOG_BLOCK):
             rows = slice(begin, begin + _LOG_BLOCK)
@@ -305,6 +309,7 @@ def identify_rls(robot: Robot, logs: Dataset | Sequence[Dataset], *,
             times.append(log.t[rows][picked])
             values.append(history)
             stds.append(history_std)
+            counter.update(online.n_samples)
     model = online.model  # a ValueError naming what is missing if RLS never started
     return Estimate(
         "rls", model, 0.0, True, "estimate started and fed every sample",
