@@ -83,12 +83,20 @@ def test_prepare_filters_the_states_and_leaves_the_torques_as_logged(twin):
     assert steps[-1].startswith("friction fits leave out")
 
 
-def test_the_dead_band_is_a_fraction_of_each_joints_speed_or_its_noise():
+def test_the_dead_band_is_a_fraction_of_each_joints_speed_or_its_noise(tmp_path):
+    from dynid.data import Dataset, prepare_to_file
+
+    t = np.linspace(0, 10, 1001)
     dq = np.column_stack([np.linspace(-2, 2, 1001), np.linspace(-0.1, 0.1, 1001)])
-    quiet = dead_band(dq, dq)
+    log = Dataset(t=t, q=np.cumsum(dq, axis=0) * 0.01, dq=dq, tau=np.zeros_like(dq))
+    quiet = dead_band(log)
     np.testing.assert_allclose(quiet, DEAD_BAND_FRACTION * np.abs(dq).max(axis=0), rtol=0.02)
-    noisy = dq + 0.05 * np.random.default_rng(1).standard_normal(dq.shape)
-    assert (dead_band(dq, noisy) > 0.1).all()  # three noise std above a noisy velocity
+    noisy = dataclasses.replace(
+        log, dq=dq + 0.05 * np.random.default_rng(1).standard_normal(dq.shape))
+    assert (dead_band(noisy) > 0.1).all()  # three noise std above a noisy velocity
+    # a prepared file keeps it for the fits that read it as it is
+    written = read_dataset(prepare_to_file(noisy, tmp_path / "ready.npz", cutoff=5.0))
+    np.testing.assert_allclose(written.metadata["dead_band"], dead_band(noisy))
 
 
 def test_a_log_without_velocities_is_read_and_differentiated_from_its_positions(twin, tmp_path):

@@ -58,6 +58,8 @@ from dynid.data.preprocess import (
     _too_few,
     _trimmed_away,
     data_cutoff,
+    dead_band,
+    dead_band_note,
     derived_velocity,
 )
 
@@ -298,6 +300,9 @@ def prepare_pieces(data: Dataset, *, rate: float | None = None, cutoff: float | 
         raise ValueError(f"`velocity` must be one of {VELOCITIES}, got {velocity!r:.40}")
     options = {"rate": rate, "cutoff": cutoff, "order": order, "trim_seconds": trim_seconds,
                "from_positions": velocity == "positions" or derived_velocity(data)}
+    band = (dead_band(_head(data, 0, data.n_samples), from_positions=options["from_positions"])
+            if (data.ddq is None or options["from_positions"])
+            and data.n_samples >= MIN_SAMPLES else None)
     whole = _LogTimes(data, 0, data.n_samples)
     median = _median_step(whole) if data.n_samples >= 3 else None
     gaps, where, longest = _gaps(whole, median) if median is not None else ([], 0, 0.0)
@@ -329,6 +334,9 @@ def prepare_pieces(data: Dataset, *, rate: float | None = None, cutoff: float | 
                       stacklevel=2)
         metadata["preprocessing"] = [note, *metadata.get("preprocessing", []),
                                      *plans[0].steps]
+    if band is not None:  # as `prepare` records it, after its steps
+        metadata["dead_band"] = [float(b) for b in band]
+        metadata["preprocessing"] = [*metadata.get("preprocessing", []), dead_band_note(band)]
     overlap = max(plan.overlap for plan in plans)
     if piece_samples is None:
         piece_samples = max(PIECE_SAMPLES, 2 * overlap)

@@ -531,8 +531,9 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
         data = read_panda_log(path)
         arrays, metadata = _fields(data), dict(data.metadata)
     elif suffix == ".npz":
-        arrays = read_npz(path, required=(), optional=(*MAPPED_FIELDS, "M", "g"), what="log",
-                          mmap=MAPPED_FIELDS if mmap else ())
+        arrays = read_npz(path, required=(), optional=(*MAPPED_FIELDS, "M", "g", "dead_band"),
+                          what="log", mmap=MAPPED_FIELDS if mmap else ())
+        band = arrays.pop("dead_band", None)
         if rows is not None:
             arrays = {key: value[rows] if key in MAPPED_FIELDS else value
                       for key, value in arrays.items() if key not in ("M", "g")}
@@ -547,6 +548,8 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
             claims.append(f"{path.name} holds a `current` array")
             arrays["tau"] = arrays.pop("current")
         metadata = {"source": str(path)}
+        if band is not None:
+            metadata["dead_band"] = _dead_band(path, band)
         if mmap:  # its size now: a file that changes under a run is caught (check_unchanged)
             metadata["memory_mapped"] = {"path": str(path.resolve()),
                                          "bytes": path.stat().st_size}
@@ -560,6 +563,16 @@ def read_dataset(path: str | Path, *, joint_names: Sequence[str] | None = None,
             if holds_current:
                 claims.append(f"{path.name} has current columns")
     return _in_si(path, arrays, given, _effort(effort, claims), metadata)
+
+
+def _dead_band(path: Path, band: NDArray) -> list[float]:
+    """A prepared log's ``dead_band`` array, checked: speeds >= 0, one per joint (its count
+    is checked against the joints by the fit)."""
+    band = np.asarray(band)
+    if band.ndim != 1 or band.dtype.kind != "f" or not (np.isfinite(band) & (band >= 0)).all():
+        raise ValueError(f"`path`: {path.name}'s `dead_band` must be speeds >= 0 (one float "
+                         f"per joint), got shape {band.shape} of {band.dtype}")
+    return band.tolist()
 
 
 def _in_si(path: Path, arrays: dict, units: dict[str, str], effort: str,
@@ -650,11 +663,13 @@ def write_log_pieces(path: str | Path, pieces: Iterable[Dataset]) -> Path:
 
     def write(tmp: Path) -> None:
         with tempfile.TemporaryDirectory(dir=tmp.parent, prefix=".pieces.") as folder:
-            raw, shape, effort, last = {}, None, None, -np.inf
+            raw, shape, effort, last, band = {}, None, None, -np.inf, None
             try:
                 for k, piece in enumerate(pieces):
                     if not isinstance(piece, Dataset) or piece.M is not None:
                         raise ValueError(f"`pieces[{k}]` must be a Dataset without M, g")
+                    if k == 0 and piece.metadata.get("dead_band") is not None:
+                        band = np.asarray(piece.metadata["dead_band"], dtype=float)
                     names = ("t", "q", "dq", "tau") + (("ddq",) if piece.ddq is not None
                                                        else ())
                     if shape is None:
@@ -685,6 +700,9 @@ def write_log_pieces(path: str | Path, pieces: Iterable[Dataset]) -> Path:
                           open(Path(folder) / name, "rb") as source):
                         npy_format.write_array_header_2_0(out, header)
                         shutil.copyfileobj(source, out, 1 << 24)
+                if band is not None:  # the friction fits' dead band, read back by read_dataset
+                    with archive.open("dead_band.npy", "w") as out:
+                        npy_format.write_array(out, band)
 
     return atomic_write(path, write)
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from dynid.data.cutoff import Cutoff
+from dynid.data.cutoff import SPECTRUM_SAMPLES, Cutoff
 from dynid.data.dataset import DERIVED_VELOCITY, Dataset, concatenate
 from dynid.robot import Robot
 
@@ -373,10 +373,12 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
                              "'positions'")
         return _as_is(data, rate=rate, cutoff=cutoff, trim_seconds=trim_seconds)
     from_positions = velocity == "positions" or derived_velocity(data)
+    band = (dead_band(data, from_positions=from_positions)
+            if (data.ddq is None or from_positions) and data.n_samples >= MIN_SAMPLES else None)
     parts = segments(data)
     if len(parts) == 1:
         return _prepare(data, rate=rate, cutoff=cutoff, order=order, trim_seconds=trim_seconds,
-                        from_positions=from_positions)
+                        from_positions=from_positions, band=band)
     steps = np.diff(data.t)
     largest = int(np.argmax(steps))
     note = _gap_note(len(parts) - 1, steps[largest], data.t[largest])
@@ -391,7 +393,8 @@ def prepare(data: Dataset, *, rate: float | None = None, cutoff: float | None = 
     for part in parts:
         try:
             ready.append(_prepare(part, rate=rate, cutoff=cutoff, order=order,
-                                  trim_seconds=trim_seconds, from_positions=from_positions))
+                                  trim_seconds=trim_seconds, from_positions=from_positions,
+                                  band=band))
         except ValueError:  # too short to filter, differentiate or trim
             dropped += part.n_samples
     if not ready:
@@ -463,7 +466,8 @@ def _too_few(metadata: dict, n_samples: int) -> ValueError:
 
 
 def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: int,
-             trim_seconds: float | None, from_positions: bool = False) -> Dataset:
+             trim_seconds: float | None, from_positions: bool = False,
+             band: NDArray | None = None) -> Dataset:
     if data.n_samples < MIN_SAMPLES:
         raise _too_few(data.metadata, data.n_samples)
     _, irregular = _irregularity(data.t)
@@ -480,13 +484,12 @@ def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: 
         if chosen is not None:
             data.metadata["preprocessing"][-1] += f" ({chosen.note})"
     if differentiates:
-        raw_dq = np.gradient(data.q, data.t, axis=0) if from_positions else data.dq
         data = differentiate(data, source="q" if from_positions else "dq")
     if differentiates or trim_seconds is not None:
         seconds = DEFAULT_TRIM if trim_seconds is None else trim_seconds
         data = trim(data, seconds, seconds)
-    if differentiates:
-        data = _with_dead_band(data, raw_dq)
+    if band is not None:
+        data = _with_dead_band(data, band)
     return data
 
 
@@ -497,7 +500,7 @@ DEAD_BAND_FRACTION = 0.02
 DEAD_BAND_NOISE = 3.0
 
 
-def dead_band(dq: NDArray, raw_dq: NDArray) -> NDArray:
+def dead_band(data: Dataset, *, from_positions: bool = False) -> NDArray:
     """Per joint, the speed [rad/s] below which a prepared log's samples carry no friction
     information a fit can use (``(n,)``; the fits leave those samples of that joint out).
 
@@ -508,19 +511,28 @@ def dead_band(dq: NDArray, raw_dq: NDArray) -> NDArray:
     Coulomb coefficient towards zero and inflates the viscous one to make up (on a Panda
     twin: Coulomb 10-28 % low on the wrist joints, viscous up to 2.6x high, from the 5-9 % of
     samples slower than 0.005 rad/s). The band is the larger of ``DEAD_BAND_NOISE`` times the
-    raw velocity's noise (``noise_level`` of ``raw_dq``, before any filter) and
-    ``DEAD_BAND_FRACTION`` of the joint's speed (the 99th percentile of ``|dq|``)."""
-    speed = np.percentile(np.abs(dq), 99, axis=0)
-    return np.maximum(DEAD_BAND_NOISE * noise_level(raw_dq), DEAD_BAND_FRACTION * speed)
+    raw velocity's noise (``noise_level``) and ``DEAD_BAND_FRACTION`` of the joint's speed
+    (the 99th percentile of ``|dq|``), both read from the log's first ``SPECTRUM_SAMPLES``
+    samples as logged (velocities, or central differences of the positions with
+    ``from_positions``): the same band for a log prepared whole or piece by piece."""
+    head = data.select(slice(0, min(data.n_samples, SPECTRUM_SAMPLES)))
+    if head.n_samples < 3:
+        raise ValueError(f"`data` needs at least 3 samples for a dead band, got "
+                         f"{head.n_samples}")
+    raw = np.gradient(head.q, head.t, axis=0) if from_positions else np.asarray(head.dq)
+    speed = np.percentile(np.abs(raw), 99, axis=0)
+    return np.maximum(DEAD_BAND_NOISE * noise_level(raw), DEAD_BAND_FRACTION * speed)
 
 
-def _with_dead_band(data: Dataset, raw_dq: NDArray) -> Dataset:
-    band = dead_band(data.dq, raw_dq)
-    left_out = (np.abs(data.dq) < band).mean(axis=0)
-    note = ("friction fits leave out each joint's samples slower than "
-            + ", ".join(f"{b:.2g}" for b in band) + " rad/s (sticking and reversals; "
-            + ", ".join(f"{100 * f:.1f}" for f in left_out) + " % of the samples)")
+def dead_band_note(band: NDArray) -> str:
+    """The preprocessing step that records ``band``."""
+    return ("friction fits leave out each joint's samples slower than "
+            + ", ".join(f"{b:.2g}" for b in band) + " rad/s (sticking and reversals)")
+
+
+def _with_dead_band(data: Dataset, band: NDArray) -> Dataset:
     metadata = {**data.metadata, "dead_band": [float(b) for b in band],
-                "preprocessing": [*data.metadata.get("preprocessing", []), note]}
+                "preprocessing": [*data.metadata.get("preprocessing", []),
+                                  dead_band_note(band)]}
     return Dataset(**{name: getattr(data, name) for name in ("t", *FIELDS, "M", "g")},
                    metadata=metadata, effort=data.effort)
