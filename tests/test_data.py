@@ -93,7 +93,7 @@ def test_npz_missing_array(tmp_path):
     from dynid.data.io import read_dataset
 
     np.savez(tmp_path / "bad.npz", t=np.arange(3.0), q=np.zeros((3, 1)))
-    with pytest.raises(ValueError, match=r"lacks arrays \['dq', 'tau'\]"):
+    with pytest.raises(ValueError, match=r"lacks arrays \['tau'\]"):  # dq: derived
         read_dataset(tmp_path / "bad.npz")
 
 

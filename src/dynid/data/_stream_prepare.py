@@ -57,6 +57,7 @@ from dynid.data.preprocess import (
     _not_uniform,
     _too_few,
     _trimmed_away,
+    check_step,
     data_cutoff,
     dead_band,
     dead_band_note,
@@ -216,6 +217,7 @@ def _plan(data: Dataset, start: int, stop: int, *, rate: float | None, cutoff: f
         raise _too_few(data.metadata, stop - start)
     log = grid = _LogTimes(data, start, stop)
     median = _median_step(log) if median is None else median
+    check_step(median if rate is None else 1.0 / rate, str(data.metadata.get("source", "the log")))
     irregular, shortest, longest = _irregularity(log, median)
     steps: list[str] = []
     resampled = rate is not None or irregular

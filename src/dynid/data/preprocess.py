@@ -140,6 +140,21 @@ def _grid_samples(first, last, rate: float) -> int:
 _DC_GAIN_RTOL = 1e-6
 
 
+# no arm is logged faster than this [s]: a log stepped finer has its time stamps in another unit
+MIN_STEP = 1e-6
+
+
+def check_step(step: float, source: str) -> None:
+    """ValueError naming ``source`` when its samples are closer than ``MIN_STEP``: time
+    stamps in ms, us or ns read as seconds."""
+    if step < MIN_STEP:
+        raise ValueError(
+            f"{source}: samples {step:.3g} s apart ({1.0 / step:.3g} Hz), faster than any arm "
+            "is logged: the time steps are too small to filter and differentiate; are the time "
+            "stamps in another unit (give it: --units t=ms, us or ns)? else resample the log "
+            "(--resample HZ)")
+
+
 def _butterworth(step: float, cutoff: float, order: int, source: str = "the log") -> NDArray:
     """The second-order sections of ``lowpass``'s filter for samples ``step`` apart (checked:
     a filter that cannot be computed at this step is an error naming ``source``)."""
@@ -470,7 +485,8 @@ def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: 
              band: NDArray | None = None) -> Dataset:
     if data.n_samples < MIN_SAMPLES:
         raise _too_few(data.metadata, data.n_samples)
-    _, irregular = _irregularity(data.t)
+    median, irregular = _irregularity(data.t)
+    check_step(median if rate is None else 1.0 / rate, data.metadata.get("source", "the log"))
     if rate is not None or irregular:
         data = resample(data, rate)
     differentiates = data.ddq is None or from_positions
