@@ -28,16 +28,28 @@ def test_identify_the_real_panda_log_beats_the_published_model(capsys):
     model, sigmoid = gaz_reverse_engineered_model()
     published = rmse(check.tau, model.predict(check.q, check.dq, check.ddq)
                      + sigmoid.torque(check.dq))
-    # better on joints 1-6 (joint 2: 0.10 vs 0.62 N m); on joint 7, where friction dominates,
-    # the published sigmoid beats our linear Coulomb + viscous + offset by a few mN m
+    # better on joints 1-6; on joint 7, where friction dominates, the published sigmoid beats
+    # our linear Coulomb + viscous + offset by a few mN m. The torques are as logged (prepare
+    # filters the states only): their 10-100 Hz content, 0.25-0.4 N m on joints 1-4 that no
+    # rigid-body model explains, is in every RMSE here
     assert (ours[:6] < published[:6]).all(), (ours, published)
     assert ours[6] < 1.15 * published[6]
-    assert ours.max() < 0.2  # N m, against RMS torques up to 19 N m
+    assert ours.max() < 0.45  # N m, against RMS torques up to 19 N m
     # the default, the structure chosen on the first 70 %: on this real arm (sigmoid-like,
     # drifting friction) it leaves out viscous terms the last 30 % needs a little of
     assert main(["identify", "panda", str(folder), "--validate", "0.3", "--json"]) == 0
     auto = np.array(json.loads(capsys.readouterr().out)["validation"]["rmse"])
-    assert (auto[:6] < published[:6]).all() and auto.max() < 0.2, (auto, published)
+    assert (auto[:6] < published[:6]).all() and auto.max() < 0.45, (auto, published)
+
+
+def _filtered_alike(folder):
+    """The real log prepared as Gaz et al. prepare theirs: every channel, the torques too,
+    low-passed at the cutoff prepare chooses for the states (prepare leaves the torques as
+    logged; their 10-100 Hz content would otherwise dominate these comparisons)."""
+    from dynid.data import data_cutoff, lowpass, resample
+
+    raw = resample(read_dataset(folder))
+    return prepare(lowpass(raw, float(data_cutoff(raw)), fields=("tau",)))
 
 
 def test_nls_with_sigmoid_friction_on_the_real_panda_log():
@@ -47,7 +59,7 @@ def test_nls_with_sigmoid_friction_on_the_real_panda_log():
     from dynid.identification.nonlinear.nls import identify_nls
 
     folder = reference_path("panda-gaz2019", "rbt_log_exciting_traj1")
-    data, check = split(prepare(read_dataset(folder)), 0.7)
+    data, check = split(_filtered_alike(folder), 0.7)
     result = identify_nls(load_robot("panda"), data, friction="sigmoid", max_samples=3000)
     assert result.consistency.consistent and result.consistency.within_bounds
     held_out = rmse(check.tau, result.model.predict(check.q, check.dq, check.ddq, check.t))
@@ -65,7 +77,7 @@ def test_gaz2019_sigmoid_refitted_on_the_residual_of_the_controller_model():
     from dynid.identification.nonlinear.nls import compare_friction
 
     folder = reference_path("panda-gaz2019", "rbt_log_exciting_traj1")
-    data, check = split(prepare(read_dataset(folder)), 0.7)
+    data, check = split(_filtered_alike(folder), 0.7)
     model, sigmoid = gaz_reverse_engineered_model()
     published = rmse(check.tau, model.predict(check.q, check.dq, check.ddq)
                      + sigmoid.torque(check.dq))

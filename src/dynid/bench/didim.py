@@ -64,9 +64,10 @@ def noisy_log(log: Dataset, *, position_noise: float, torque_noise: float,
 
 
 def ols_log(log: Dataset) -> Dataset:
-    """A noisy log prepared for OLS by ``dynid.data.preprocess.prepare``'s defaults (a 5 Hz
-    zero-phase Butterworth on positions, velocities and torques, accelerations by
-    differentiation, 0.5 s trimmed at both ends)."""
+    """A noisy log prepared for OLS by ``dynid.data.preprocess.prepare``'s defaults (a
+    zero-phase Butterworth on positions and velocities at the cutoff chosen from the log,
+    accelerations by differentiation, 0.5 s trimmed at both ends, the friction fits' dead
+    band)."""
     return prepare(log)
 
 
