@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
+from dynid.bench.choice import engine_torques
 from dynid.excitation.optimize import random_fourier
 from dynid.friction.models import ViscousCoulomb
 from dynid.identification._stream import from_arrays
@@ -175,11 +176,7 @@ def test_an_arm_simulated_by_mujoco_with_armature_is_at_its_noise_floor(tmp_path
     def log(seed: int):
         path = simulate_open_loop(user, random_fourier(user, seed=seed), duration=12.0,
                                   rate=200.0)
-        tau = np.empty_like(path.tau)
-        for k in range(path.n_samples):
-            state.qpos[:], state.qvel[:], state.qacc[:] = path.q[k], path.dq[k], path.ddq[k]
-            mujoco.mj_inverse(engine, state)
-            tau[k] = state.qfrc_inverse
+        tau = engine_torques(engine, state, path)
         noise = np.random.default_rng(seed).normal(0.0, NOISE, tau.shape)
         return dataclasses.replace(path, tau=tau + noise)
 

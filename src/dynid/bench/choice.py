@@ -54,8 +54,10 @@ def run(*, robot: str = "panda", duration: float = 30.0, rate: float = 1000.0,
     fixed_seconds = best_time(lambda: identify(description, data), repeat)
     auto_seconds = best_time(lambda: identify(description, data, structure="auto"), repeat)
     # the process's CPU time too: a shared machine's wall time swings with the others' load
-    fixed_cpu = _best_cpu(lambda: identify(description, data), repeat)
-    auto_cpu = _best_cpu(lambda: identify(description, data, structure="auto"), repeat)
+    fixed_cpu = best_time(lambda: identify(description, data), repeat,
+                          clock=time.process_time)
+    auto_cpu = best_time(lambda: identify(description, data, structure="auto"), repeat,
+                         clock=time.process_time)
     say(f"identify, {data.n_samples} samples of {n} joints: fixed {fixed_seconds:.2f} s "
         f"({fixed_cpu:.2f} s CPU), auto {auto_seconds:.2f} s ({auto_cpu:.2f} s CPU)")
     auto = identify(description, data, structure="auto")
@@ -109,11 +111,7 @@ def _mujoco_ratios(description, truth, data, check) -> dict | None:
     dry = truth.friction.per_joint()[:, 1]  # the twin's Coulomb friction, added exactly
 
     def engine_log(log, seed: int):
-        tau = np.empty_like(log.tau)
-        for k in range(log.n_samples):
-            state.qpos[:], state.qvel[:], state.qacc[:] = log.q[k], log.dq[k], log.ddq[k]
-            mujoco.mj_inverse(engine, state)
-            tau[k] = state.qfrc_inverse
+        tau = engine_torques(engine, state, log)
         noise = np.random.default_rng(seed).normal(0.0, NOISE, tau.shape)
         return dataclasses.replace(log, tau=tau + dry * np.sign(log.dq) + noise)
 
@@ -122,14 +120,17 @@ def _mujoco_ratios(description, truth, data, check) -> dict | None:
             for name in ("auto", "fixed")}
 
 
-def _best_cpu(function: Callable[[], object], repeat: int) -> float:
-    """The least CPU time of this process over ``repeat`` calls [s]."""
-    best = np.inf
-    for _ in range(repeat):
-        began = time.process_time()
-        function()
-        best = min(best, time.process_time() - began)
-    return best
+def engine_torques(engine, state, log) -> np.ndarray:
+    """MuJoCo's inverse dynamics (``mj_inverse``) of ``engine`` along ``log``'s states
+    ``(N, n)``: a torque log from an engine dynid did not write."""
+    import mujoco
+
+    tau = np.empty_like(log.tau)
+    for k in range(log.n_samples):
+        state.qpos[:], state.qvel[:], state.qacc[:] = log.q[k], log.dq[k], log.ddq[k]
+        mujoco.mj_inverse(engine, state)
+        tau[k] = state.qfrc_inverse
+    return tau
 
 
 def _floor_ratio(model, check) -> np.ndarray:
