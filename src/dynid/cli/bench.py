@@ -29,9 +29,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--repeat", type=Range(int, 1, 1000),
                        help=f"dynamics, all: best of this many runs (default {DEFAULT_REPEAT})")
     bench.add_argument("--suite", choices=list(SUITES), default="dynamics",
-                       help="default %(default)s; " + "; ".join(f"{name}: {suite.help}"
-                                      + (f" (on {suite.robot})" if suite.robot else "")
-                                      for name, suite in SUITES.items()))
+                       help="default %(default)s; " + "; ".join(
+                           f"{name}: {suite.help.replace('%', '%%')}"  # argparse formats it
+                           + (f" (on {suite.robot})" if suite.robot else "")
+                           for name, suite in SUITES.items()))
     bench.add_argument("--samples", type=Range(int, 10_000, 1_000_000_000),
                        help="scale: the streamed log's samples (default 10000000)")
     bench.add_argument("--folder", metavar="DIR",
