@@ -84,7 +84,7 @@ def test_prepare_filters_the_states_and_leaves_the_torques_as_logged(twin):
     assert steps[-1].startswith("friction fits leave out")
 
 
-def test_the_dead_band_is_a_fraction_of_each_joints_speed_or_its_noise(tmp_path):
+def test_the_dead_band_is_a_fraction_of_each_joints_speed(tmp_path):
     from dynid.data import Dataset, prepare_to_file
 
     t = np.linspace(0, 10, 1001)
@@ -94,7 +94,7 @@ def test_the_dead_band_is_a_fraction_of_each_joints_speed_or_its_noise(tmp_path)
     np.testing.assert_allclose(quiet, DEAD_BAND_FRACTION * np.abs(dq).max(axis=0), rtol=0.02)
     noisy = dataclasses.replace(
         log, dq=dq + 0.05 * np.random.default_rng(1).standard_normal(dq.shape))
-    assert (dead_band(noisy) > 0.1).all()  # three noise std above a noisy velocity
+    assert dead_band(noisy)[1] < 0.01  # the slow joint's noisy velocity keeps its samples
     # a prepared file keeps it for the fits that read it as it is
     written = read_dataset(prepare_to_file(noisy, tmp_path / "ready.npz", cutoff=5.0))
     np.testing.assert_allclose(written.metadata["dead_band"], dead_band(noisy))

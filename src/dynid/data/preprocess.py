@@ -512,8 +512,6 @@ def _prepare(data: Dataset, *, rate: float | None, cutoff: float | None, order: 
 # A joint slower than this fraction of its speed (99th percentile of |dq|) is taken as
 # stuck, or as reversing: see ``dead_band``
 DEAD_BAND_FRACTION = 0.02
-# ... or slower than this many standard deviations of its velocity's noise
-DEAD_BAND_NOISE = 3.0
 
 
 def dead_band(data: Dataset, *, from_positions: bool = False) -> NDArray:
@@ -526,18 +524,18 @@ def dead_band(data: Dataset, *, from_positions: bool = False) -> NDArray:
     column sign(dq) there is wrong in sign half the time, and a least-squares fit shrinks the
     Coulomb coefficient towards zero and inflates the viscous one to make up (on a Panda
     twin: Coulomb 10-28 % low on the wrist joints, viscous up to 2.6x high, from the 5-9 % of
-    samples slower than 0.005 rad/s). The band is the larger of ``DEAD_BAND_NOISE`` times the
-    raw velocity's noise (``noise_level``) and ``DEAD_BAND_FRACTION`` of the joint's speed
-    (the 99th percentile of ``|dq|``), both read from the log's first ``SPECTRUM_SAMPLES``
-    samples as logged (velocities, or central differences of the positions with
-    ``from_positions``): the same band for a log prepared whole or piece by piece."""
+    samples slower than 0.005 rad/s). The band is ``DEAD_BAND_FRACTION`` of the joint's speed
+    (the 99th percentile of ``|dq|``), read from the log's first ``SPECTRUM_SAMPLES`` samples
+    as logged (velocities, or central differences of the positions with ``from_positions``):
+    the same band for a log prepared whole or piece by piece. (Not the raw velocity's noise:
+    the fits read the filtered velocity, and the raw differences of a 1e-3 rad encoder at
+    1 kHz are 1 rad/s steps, which would leave every sample out.)"""
     head = data.select(slice(0, min(data.n_samples, SPECTRUM_SAMPLES)))
     if head.n_samples < 3:
         raise ValueError(f"`data` needs at least 3 samples for a dead band, got "
                          f"{head.n_samples}")
     raw = np.gradient(head.q, head.t, axis=0) if from_positions else np.asarray(head.dq)
-    speed = np.percentile(np.abs(raw), 99, axis=0)
-    return np.maximum(DEAD_BAND_NOISE * noise_level(raw), DEAD_BAND_FRACTION * speed)
+    return DEAD_BAND_FRACTION * np.percentile(np.abs(raw), 99, axis=0)
 
 
 def dead_band_note(band: NDArray) -> str:
