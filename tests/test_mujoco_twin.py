@@ -45,9 +45,11 @@ def test_dynid_identifies_the_mujoco_arm_at_the_noise_floor_with_rotor_inertia(
     assert identification.ddq is not None  # MuJoCo's accelerations; dropped to identify
     ratios = floor_ratios(description, identification, held_out, NOISE)
     assert ratios["rotor_inertia"].max() <= 1.5, ratios
-    # arm3 states no rotor inertia: by default the armature is left out of the model, and
-    # the held-out error of the joint it weighs most on is well above the floor
-    assert ratios["default"].max() > 2.0, ratios
+    # arm3 states no rotor inertia: `dynid identify`'s default path (the lag compensated, the
+    # structure chosen from the data) reaches the floor too (1.19 against 1.17 with every
+    # rotor column, measured), never better than the full model
+    assert ratios["default"].max() <= 1.5, ratios
+    assert ratios["default"].max() >= ratios["rotor_inertia"].max() - 0.01, ratios
 
 
 def test_the_identify_command_with_rotor_inertia_reaches_the_floor(arm3_in_mujoco, tmp_path,
