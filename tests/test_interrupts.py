@@ -138,7 +138,7 @@ def interrupt(argv: list[str], folder: Path, *, started: str) -> tuple[int, str]
                   "200", "-o", "out.yaml"], r"^penalty retrieval: run 1/200 ", id="retrieve"),
     pytest.param(["identify", "panda", "{panda-long-1}", "--method", "nls", "--friction",
                   "lugre", "--max-samples", "10000", "--max-iterations", "1000000",
-                  "-o", "out.yaml"], r"^nls: 10000 of 10000 samples", id="identify-nls"),
+                  "-o", "out.yaml"], r"^nls: \d+ of \d+ samples", id="identify-nls"),
     pytest.param(["compare", "panda", "{panda-long-1}", "{panda-long-2}", "--methods", "ols",
                   "nls", "--friction", "lugre", "-o", "out.md"], r"^compare: 1/4 fits done",
                  id="compare"),
