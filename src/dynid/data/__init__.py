@@ -28,6 +28,7 @@ from dynid.data.preprocess import FIELDS as FIELDS
 from dynid.data.preprocess import MAX_GAP_STEPS as MAX_GAP_STEPS
 from dynid.data.preprocess import GapWarning as GapWarning
 from dynid.data.preprocess import data_cutoff as data_cutoff
+from dynid.data.preprocess import dead_band as dead_band
 from dynid.data.preprocess import differentiate as differentiate
 from dynid.data.preprocess import inspect as inspect
 from dynid.data.preprocess import lowpass as lowpass
@@ -57,6 +58,7 @@ __all__ = [
     "StaticData",
     "concatenate",
     "data_cutoff",
+    "dead_band",
     "differentiate",
     "inspect",
     "lower_triangle",

@@ -112,6 +112,7 @@ from dynid.identification.simulation.didim import identify_didim as identify_did
 from dynid.identification.simulation.output_error import identify_clie as identify_clie
 from dynid.identification.simulation.output_error import identify_cloe as identify_cloe
 from dynid.identification.structure import Structure as Structure
+from dynid.identification.structure import Term as Term
 from dynid.identification.structure import choose_structure as choose_structure
 
 __all__ = [
@@ -162,6 +163,7 @@ __all__ = [
     "RetrievalResult",
     "Ridge",
     "Structure",
+    "Term",
     "arm_torque",
     "bootstrap",
     "check_bounds",

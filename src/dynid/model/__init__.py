@@ -33,6 +33,7 @@ from dynid.model.base_parameters import structural_regressor as structural_regre
 from dynid.model.consistency import ConsistencyReport as ConsistencyReport
 from dynid.model.consistency import check_consistency as check_consistency
 from dynid.model.identifiability import Identifiability as Identifiability
+from dynid.model.identifiability import Quantity as Quantity
 from dynid.model.identifiability import physical_identifiability as physical_identifiability
 from dynid.model.linear_model import MODEL_SCHEMA as MODEL_SCHEMA
 from dynid.model.linear_model import STD_KINDS as STD_KINDS
@@ -54,6 +55,7 @@ __all__ = [
     "ConsistencyReport",
     "Identifiability",
     "LinearModel",
+    "Quantity",
     "SymbolicRegrouping",
     "base_parameters",
     "bootstrap_table",
